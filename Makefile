@@ -1,0 +1,33 @@
+# crmd — the two commands a user needs: `make run` and `make test`.
+BUILD_DIR ?= build
+DATA_DIR  ?= data
+LISTEN    ?= 127.0.0.1:8080
+JOBS      ?= $(shell nproc)
+
+.PHONY: all deps build debug run test test-asan clean
+
+all: build
+
+deps:
+	@scripts/install-deps
+
+$(BUILD_DIR)/build.ninja:
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+build: deps $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+run: build
+	@scripts/run-demo "$(BUILD_DIR)/crmd" "$(DATA_DIR)" "$(LISTEN)"
+
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j 2 --timeout 600
+
+# Unit tests under AddressSanitizer and UndefinedBehaviorSanitizer.
+test-asan: deps
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCRMD_SANITIZE=ON
+	cmake --build build-asan -j $(JOBS) --target crmd_unit_tests
+	cd build-asan && ctest --output-on-failure -L unit
+
+clean:
+	rm -rf $(BUILD_DIR) build-asan

@@ -1,0 +1,62 @@
+#include "api/cors.hpp"
+
+#include <boost/algorithm/string/predicate.hpp>
+
+namespace crmd::api {
+
+namespace {
+
+constexpr const char* kAllowedMethods = "GET,PUT,POST,DELETE,OPTIONS";
+
+// Headers crmd reads under the prefix, plus Parse's other defaults, so SDK preflights pass.
+constexpr const char* kPrefixedHeaders[] = {"Application-Id", "API-Key",        "Master-Key",
+                                            "Session-Token",  "REST-API-Key",   "Javascript-Key",
+                                            "Client-Version", "Revocable-Session", "Request-Id",
+                                            "Installation-Id"};
+constexpr const char* kPlainHeaders = "X-Requested-With, Content-Type, Pragma, Cache-Control, Authorization";
+
+std::string Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+}  // namespace
+
+Response Preflight(const Request& request, const std::string& header_prefix) {
+  Response r;
+  r.status = 200;
+  r.content_type = "text/plain; charset=utf-8";
+  r.body = "OK";
+  std::string allowed;
+  for (const char* h : kPrefixedHeaders) allowed += header_prefix + h + ", ";
+  allowed += kPlainHeaders;
+  // Every X-Core-* header the browser asks about is allowed (spec §1), whatever its suffix.
+  if (auto asked = request.Header("access-control-request-headers")) {
+    std::string_view rest = *asked;
+    while (!rest.empty()) {
+      auto comma = rest.find(',');
+      std::string name = Trim(rest.substr(0, comma));
+      if (boost::algorithm::istarts_with(name, header_prefix) &&
+          name.find_first_of("\r\n") == std::string::npos &&
+          !boost::algorithm::icontains(allowed, name + ","))
+        allowed += ", " + name;
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+  }
+  r.headers.emplace_back("Access-Control-Allow-Methods", kAllowedMethods);
+  r.headers.emplace_back("Access-Control-Allow-Headers", allowed);
+  r.headers.emplace_back("Access-Control-Max-Age", "86400");
+  AddCorsHeaders(request, r);
+  return r;
+}
+
+void AddCorsHeaders(const Request& request, Response& response) {
+  auto origin = request.Header("origin");
+  if (!origin || origin->find_first_of("\r\n") != std::string_view::npos) return;
+  response.headers.emplace_back("Access-Control-Allow-Origin", std::string(*origin));
+  response.headers.emplace_back("Vary", "Origin");
+}
+
+}  // namespace crmd::api

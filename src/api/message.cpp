@@ -1,0 +1,36 @@
+#include "api/message.hpp"
+
+#include "util/json.hpp"
+
+namespace crmd::api {
+
+std::optional<std::string_view> Request::Header(std::string_view lower_name) const {
+  for (const auto& [name, value] : headers)
+    if (name == lower_name) return std::string_view(value);
+  return std::nullopt;
+}
+
+Response JsonResponse(int status, const boost::json::value& body) {
+  Response r;
+  r.status = status;
+  WriteJson(body, r.body);
+  return r;
+}
+
+Response ErrorResponse(const ApiError& error) {
+  boost::json::object body;
+  switch (error.body) {
+    case ErrorBody::kCodeAndError:
+      body["code"] = error.code;
+      body["error"] = error.message;
+      break;
+    case ErrorBody::kErrorOnly: body["error"] = error.message; break;
+    case ErrorBody::kCodeAndMessage:
+      body["code"] = error.code;
+      body["message"] = error.message;
+      break;
+  }
+  return JsonResponse(error.http_status, body);
+}
+
+}  // namespace crmd::api

@@ -1,0 +1,129 @@
+#include "api/records.hpp"
+
+#include <charconv>
+
+#include "query/read.hpp"
+#include "schema/names.hpp"
+#include "util/errors.hpp"
+#include "util/ids.hpp"
+#include "util/json.hpp"
+#include "write/record_writer.hpp"
+
+namespace crmd::api {
+
+namespace json = boost::json;
+
+namespace {
+
+// Longest objectId a path may carry (master-supplied ids included; see write/).
+constexpr std::size_t kMaxObjectIdLength = 64;
+
+Result<json::object> ParseBodyObject(const Request& request) {
+  CRMD_ASSIGN(auto body, ParseJson(request.body));
+  if (!body.is_object()) return errors::BodyNotObject();
+  return std::move(body.get_object());
+}
+
+Result<std::int64_t> NonNegative(const std::string& name, const std::string& text) {
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 0)
+    return errors::InvalidQueryParameter(name);
+  return v;
+}
+
+std::vector<storage::OrderKey> ParseOrder(std::string_view text) {
+  std::vector<storage::OrderKey> keys;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto comma = text.find(',', start);
+    auto part = text.substr(start, comma == std::string_view::npos ? std::string_view::npos
+                                                                   : comma - start);
+    bool descending = !part.empty() && part.front() == '-';
+    if (descending) part.remove_prefix(1);
+    if (part == "objectId" || part == "createdAt" || part == "updatedAt" ||
+        schema::IsValidFieldName(part))
+      keys.push_back({std::string(part), descending});
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return keys;
+}
+
+Result<query::ListRequest> ParseListParams(const Target& target) {
+  query::ListRequest list;
+  for (const auto& [name, value] : target.params) {
+    if (name == "limit") {
+      CRMD_ASSIGN(list.find.limit, NonNegative(name, value));
+    } else if (name == "skip") {
+      CRMD_ASSIGN(list.find.skip, NonNegative(name, value));
+    } else if (name == "order") {
+      list.find.order = ParseOrder(value);
+    } else if (name == "include") {
+      CRMD_ASSIGN(list.include, query::ParseIncludeList(value));
+    } else {
+      return errors::InvalidQueryParameter(name);
+    }
+  }
+  return list;
+}
+
+Response Respond(int status, Result<json::object> result) {
+  if (!result.ok()) return ErrorResponse(result.error());
+  return JsonResponse(status, result.value());
+}
+
+}  // namespace
+
+Response HandleRecords(const Request& request, const Target& target, auth::Context& ctx) {
+  const auto& segments = target.segments;
+  const std::string& class_name = segments[1];
+  if (!schema::IsValidUserClassName(class_name) && !schema::IsSystemClassName(class_name))
+    return ErrorResponse(errors::InvalidClassName(class_name));
+
+  if (segments.size() == 2) {
+    switch (request.method) {
+      case Method::kGet: {
+        auto list = ParseListParams(target);
+        if (!list.ok()) return ErrorResponse(list.error());
+        return Respond(200, query::ListRecords(ctx, class_name, list.value()));
+      }
+      case Method::kPost: {
+        auto body = ParseBodyObject(request);
+        if (!body.ok()) return ErrorResponse(body.error());
+        return Respond(201, write::CreateRecord(ctx, class_name, body.value()));
+      }
+      default: return ErrorResponse(errors::RouteNotFound(request.method_name, target.path));
+    }
+  }
+
+  const std::string& object_id = segments[2];
+  // An id that cannot exist (`..`, `a/b`, `role:Admin`) is simply not found; it never reaches SQL
+  // as anything but a bound value either way.
+  const bool valid_id = ids::IsAlnumId(object_id, kMaxObjectIdLength);
+  switch (request.method) {
+    case Method::kGet: {
+      std::vector<std::string> include;
+      for (const auto& [name, value] : target.params) {
+        if (name != "include") continue;
+        auto parsed = query::ParseIncludeList(value);
+        if (!parsed.ok()) return ErrorResponse(parsed.error());
+        include = std::move(parsed).value();
+      }
+      if (!valid_id) return ErrorResponse(errors::ObjectNotFound());
+      return Respond(200, query::GetRecord(ctx, class_name, object_id, include));
+    }
+    case Method::kPut: {
+      auto body = ParseBodyObject(request);
+      if (!body.ok()) return ErrorResponse(body.error());
+      if (!valid_id) return ErrorResponse(errors::ObjectNotFound());
+      return Respond(200, write::UpdateRecord(ctx, class_name, object_id, body.value()));
+    }
+    case Method::kDelete:
+      if (!valid_id) return ErrorResponse(errors::ObjectNotFound());
+      return Respond(200, write::DeleteRecord(ctx, class_name, object_id));
+    default: return ErrorResponse(errors::RouteNotFound(request.method_name, target.path));
+  }
+}
+
+}  // namespace crmd::api

@@ -1,0 +1,80 @@
+#include "api/router.hpp"
+
+#include <boost/algorithm/string/case_conv.hpp>
+
+#include "api/cors.hpp"
+#include "api/records.hpp"
+#include "api/target.hpp"
+#include "auth/identity.hpp"
+#include "util/errors.hpp"
+#include "util/log.hpp"
+
+namespace crmd::api {
+
+namespace {
+
+std::string Capitalised(std::string word) {
+  if (!word.empty()) word[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(word[0])));
+  return word;
+}
+
+}  // namespace
+
+Router::Router(RouterOptions options, auth::Registry& registry, app::Applications& apps)
+    : options_(std::move(options)), registry_(registry), apps_(apps) {
+  header_prefix_ = "X-" + Capitalised(options_.prefix) + "-";
+  const std::string lower = boost::algorithm::to_lower_copy(header_prefix_);
+  app_id_header_ = lower + "application-id";
+  master_key_header_ = lower + "master-key";
+  api_key_header_ = lower + "api-key";
+}
+
+Response Router::Handle(const Request& request) {
+  Response response;
+  try {
+    response = Route(request);
+  } catch (const std::exception& e) {
+    log::Error("request failed", {{"method", request.method_name}, {"error", e.what()}});
+    response = ErrorResponse(errors::Internal());
+  }
+  if (request.method != Method::kOptions) AddCorsHeaders(request, response);
+  return response;
+}
+
+Response Router::Route(const Request& request) {
+  if (request.method == Method::kOptions) return Preflight(request, header_prefix_);
+
+  auto target = ParseTarget(request.target);
+  if (!target) return ErrorResponse(errors::BadRequest("Invalid request target."));
+  const auto& segments = target->segments;
+
+  if (segments.size() == 1 && segments[0] == "health" &&
+      (request.method == Method::kGet || request.method == Method::kHead))
+    return JsonResponse(200, boost::json::object{{"status", "ok"}});
+
+  if (segments.empty() || segments[0] != options_.prefix)
+    return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
+
+  auto app_id = request.Header(app_id_header_);
+  if (!app_id) return ErrorResponse(errors::Unauthorized());
+  auto credentials = registry_.Find(*app_id);
+  if (!credentials) return ErrorResponse(errors::Unauthorized());
+
+  auth::Context ctx;
+  ctx.identity = auth::ResolveKeys(*credentials, request.Header(master_key_header_),
+                                   request.Header(api_key_header_));
+  ctx.remote_ip = request.remote_ip;
+  ctx.app = apps_.Open(credentials->app_id);
+
+  // Routes below the prefix, one handler per family.
+  std::vector<std::string> rest(segments.begin() + 1, segments.end());
+  Target routed = *target;
+  routed.segments = std::move(rest);
+  if (!routed.segments.empty() && routed.segments[0] == "classes" &&
+      (routed.segments.size() == 2 || routed.segments.size() == 3))
+    return HandleRecords(request, routed, ctx);
+
+  return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
+}
+
+}  // namespace crmd::api

@@ -1,0 +1,39 @@
+// The HTTP-facing entry of crmd: checks the application id and credentials, routes by path to
+// one handler per route family, and turns every outcome (faults included) into a Response.
+//
+// Thread-safe: Handle() is called concurrently from all server threads.
+#pragma once
+
+#include <string>
+
+#include "api/message.hpp"
+#include "app/application.hpp"
+#include "auth/registry.hpp"
+
+namespace crmd::api {
+
+struct RouterOptions {
+  // The word in `/core/...` and `X-Core-*` (DESIGN.md rule 5): `core`, or `parse` to answer Parse
+  // clients.
+  std::string prefix = "core";
+};
+
+class Router {
+ public:
+  Router(RouterOptions options, auth::Registry& registry, app::Applications& apps);
+
+  Response Handle(const Request& request);
+
+  const std::string& header_prefix() const { return header_prefix_; }
+
+ private:
+  Response Route(const Request& request);
+
+  RouterOptions options_;
+  std::string header_prefix_;  // "X-Core-"
+  std::string app_id_header_, master_key_header_, api_key_header_;  // lower case
+  auth::Registry& registry_;
+  app::Applications& apps_;
+};
+
+}  // namespace crmd::api

@@ -1,0 +1,29 @@
+#include "auth/identity.hpp"
+
+#include "util/ids.hpp"
+
+namespace crmd::auth {
+
+Identity ResolveKeys(const AppCredentials& app, std::optional<std::string_view> master_key,
+                     std::optional<std::string_view> api_key) {
+  Identity id;
+  if (!master_key && !api_key) return id;
+  id.principal = Principal::kRejected;
+  if (master_key) {
+    if (api_key) return id;  // two keys at once is not a credential we issue
+    if (ids::ConstantTimeEquals(ids::HashSecret(*master_key), app.master_key_hash))
+      id.principal = Principal::kMaster;
+    return id;
+  }
+  const std::string hash = ids::HashSecret(*api_key);
+  for (const auto& key : app.api_keys) {
+    if (ids::ConstantTimeEquals(hash, key.hash)) {
+      id.principal = Principal::kApiKey;
+      id.key_name = key.name;
+      return id;
+    }
+  }
+  return id;
+}
+
+}  // namespace crmd::auth

@@ -1,0 +1,34 @@
+// Who is making a request, decided once per request from its credential headers (spec §5.2).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "auth/registry.hpp"
+
+namespace crmd::auth {
+
+enum class Principal {
+  kMaster,     // the master key
+  kApiKey,     // a named API key: master identity (spec §5.2), revocable
+  kUser,       // a session token (users and sessions arrive with the permissions issue)
+  kAnonymous,  // the application id alone
+  kRejected,   // a credential header that matched nothing: every operation answers 119
+};
+
+struct Identity {
+  Principal principal = Principal::kAnonymous;
+  std::string key_name;            // kApiKey: which key, for logs
+  std::string user_id;             // kUser
+  std::vector<std::string> roles;  // kUser: role names, inherited ones included
+
+  bool IsMaster() const { return principal == Principal::kMaster || principal == Principal::kApiKey; }
+};
+
+// A key counts only under its own header: a master key sent as an API key is rejected.
+Identity ResolveKeys(const AppCredentials& app, std::optional<std::string_view> master_key,
+                     std::optional<std::string_view> api_key);
+
+}  // namespace crmd::auth

@@ -1,0 +1,62 @@
+#include "auth/registry.hpp"
+
+#include "storage/registry_store.hpp"
+#include "util/log.hpp"
+
+namespace crmd::auth {
+
+Registry::Registry(std::string registry_path) : path_(std::move(registry_path)) { Reload(); }
+
+Registry::~Registry() { StopWatching(); }
+
+std::shared_ptr<const AppCredentials> Registry::Find(std::string_view app_id) const {
+  std::shared_ptr<const Map> apps;
+  {
+    std::lock_guard lock(mutex_);
+    apps = apps_;
+  }
+  auto it = apps->find(app_id);
+  return it == apps->end() ? nullptr : it->second;
+}
+
+void Registry::Reload() {
+  storage::RegistryStore store(path_);
+  auto next = std::make_shared<Map>();
+  for (auto& app : store.LoadAll()) {
+    auto creds = std::make_shared<AppCredentials>();
+    creds->app_id = app.app_id;
+    creds->name = app.name;
+    creds->master_key_hash = app.master_key_hash;
+    for (auto& key : app.api_keys)
+      if (!key.revoked_at) creds->api_keys.push_back({key.name, key.key_hash});
+    (*next)[app.app_id] = std::move(creds);
+  }
+  std::lock_guard lock(mutex_);
+  apps_ = std::move(next);
+}
+
+void Registry::StartWatching() {
+  watcher_ = std::thread([this] {
+    try {
+      storage::RegistryStore store(path_);
+      auto version = store.DataVersion();
+      while (!stop_.load()) {
+        std::this_thread::sleep_for(kPollInterval);
+        auto now = store.DataVersion();
+        if (now == version) continue;
+        version = now;
+        Reload();
+        log::Info("registry reloaded");
+      }
+    } catch (const std::exception& e) {
+      log::Error("registry watcher stopped", {{"error", e.what()}});
+    }
+  });
+}
+
+void Registry::StopWatching() {
+  stop_ = true;
+  if (watcher_.joinable()) watcher_.join();
+}
+
+}  // namespace crmd::auth

@@ -1,0 +1,57 @@
+// The server's view of `DATA/registry.db`: which applications exist and which key hashes they
+// accept. The CLI changes the file; a watcher thread reloads it when SQLite's data_version moves,
+// so a revoked key stops working within one poll interval (spec: within 1 s).
+//
+// Thread-safe: Find() may be called from any thread; the snapshot it returns is immutable.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace crmd::auth {
+
+struct ApiKey {
+  std::string name;
+  std::string hash;
+};
+
+struct AppCredentials {
+  std::string app_id;
+  std::string name;
+  std::string master_key_hash;
+  std::vector<ApiKey> api_keys;  // active keys only
+};
+
+class Registry {
+ public:
+  // How often the watcher looks for CLI changes: well inside the 1 s the spec allows.
+  static constexpr std::chrono::milliseconds kPollInterval{200};
+
+  explicit Registry(std::string registry_path);
+  ~Registry();
+
+  // Null when the application is unknown.
+  std::shared_ptr<const AppCredentials> Find(std::string_view app_id) const;
+
+  void StartWatching();
+  void StopWatching();
+
+ private:
+  using Map = std::map<std::string, std::shared_ptr<const AppCredentials>, std::less<>>;
+  void Reload();
+
+  std::string path_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<const Map> apps_;
+  std::atomic<bool> stop_{false};
+  std::thread watcher_;
+};
+
+}  // namespace crmd::auth

@@ -1,0 +1,222 @@
+#include "http/server.hpp"
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "util/errors.hpp"
+#include "util/log.hpp"
+
+namespace crmd::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
+// How often a stopping server checks whether in-flight requests have finished.
+constexpr std::chrono::milliseconds kDrainPoll{20};
+
+api::Method ToMethod(bhttp::verb verb) {
+  switch (verb) {
+    case bhttp::verb::get: return api::Method::kGet;
+    case bhttp::verb::post: return api::Method::kPost;
+    case bhttp::verb::put: return api::Method::kPut;
+    case bhttp::verb::delete_: return api::Method::kDelete;
+    case bhttp::verb::options: return api::Method::kOptions;
+    case bhttp::verb::head: return api::Method::kHead;
+    default: return api::Method::kOther;
+  }
+}
+
+api::Request ToApiRequest(bhttp::request<bhttp::string_body>&& in, const std::string& remote_ip) {
+  api::Request out;
+  out.method = ToMethod(in.method());
+  out.method_name = std::string(in.method_string());
+  out.target = std::string(in.target());
+  out.headers.reserve(8);
+  for (const auto& field : in) {
+    std::string name(field.name_string());
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out.headers.emplace_back(std::move(name), std::string(field.value()));
+  }
+  out.body = std::move(in.body());
+  out.remote_ip = remote_ip;
+  return out;
+}
+
+bhttp::response<bhttp::string_body> ToBeastResponse(api::Response&& in, unsigned version,
+                                                    bool keep_alive, bool head) {
+  bhttp::response<bhttp::string_body> out;
+  out.version(version);
+  out.result(static_cast<unsigned>(in.status));
+  out.set(bhttp::field::server, "crmd");
+  out.set(bhttp::field::content_type, in.content_type);
+  out.set("X-Content-Type-Options", "nosniff");
+  for (auto& [name, value] : in.headers) out.insert(name, value);
+  out.body() = head ? std::string() : std::move(in.body);
+  out.keep_alive(keep_alive);
+  out.prepare_payload();
+  if (head) out.content_length(in.body.size());
+  return out;
+}
+
+}  // namespace
+
+struct Server::Impl {
+  ServerOptions options;
+  Handler handler;
+  asio::io_context ioc;
+  tcp::acceptor acceptor{ioc};
+  std::atomic<int> in_flight{0};
+  std::atomic<bool> stopping{false};
+
+  Impl(ServerOptions o, Handler h)
+      : options(std::move(o)), handler(std::move(h)), ioc(options.threads) {}
+
+  // Writes a response built outside the handler (limits, malformed requests) and closes.
+  asio::awaitable<void> WriteError(beast::tcp_stream& stream, const ApiError& error) {
+    auto res = ToBeastResponse(api::ErrorResponse(error), 11, false, false);
+    stream.expires_after(options.request_timeout);
+    co_await bhttp::async_write(stream, res, kNoThrow);
+    beast::error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  }
+
+  asio::awaitable<void> Session(tcp::socket socket) {
+    beast::error_code ep_error;
+    auto endpoint = socket.remote_endpoint(ep_error);
+    const std::string remote_ip = ep_error ? std::string() : endpoint.address().to_string();
+    beast::tcp_stream stream(std::move(socket));
+    beast::flat_buffer buffer;
+    for (;;) {
+      bhttp::request_parser<bhttp::string_body> parser;
+      parser.header_limit(static_cast<std::uint32_t>(options.header_limit));
+      parser.body_limit(options.json_body_limit);
+      stream.expires_after(options.idle_timeout);
+      auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, kNoThrow);
+      if (ec) {
+        if (ec == bhttp::error::header_limit) co_await WriteError(stream, errors::HeaderTooLarge());
+        else if (ec != bhttp::error::end_of_stream && ec != beast::error::timeout &&
+                 ec != asio::error::connection_reset && ec != asio::error::eof)
+          co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."));
+        co_return;
+      }
+      const auto start = std::chrono::steady_clock::now();
+      if (parser.get().target().starts_with(options.upload_path_prefix))
+        parser.body_limit(options.upload_body_limit);
+      if (beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
+        bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, parser.get().version()};
+        co_await bhttp::async_write(stream, cont, kNoThrow);
+      }
+      stream.expires_after(options.request_timeout);
+      std::tie(ec, n) = co_await bhttp::async_read(stream, buffer, parser, kNoThrow);
+      if (ec) {
+        if (ec == bhttp::error::body_limit) {
+          const bool upload = parser.get().target().starts_with(options.upload_path_prefix);
+          co_await WriteError(stream, errors::BodyTooLarge(upload ? options.upload_body_limit
+                                                                  : options.json_body_limit));
+        } else if (ec != beast::error::timeout && ec != bhttp::error::end_of_stream &&
+                   ec != asio::error::eof && ec != asio::error::connection_reset) {
+          co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."));
+        }
+        co_return;
+      }
+
+      ++in_flight;
+      auto request = parser.release();
+      const unsigned version = request.version();
+      const bool head = request.method() == bhttp::verb::head;
+      const bool keep_alive = request.keep_alive() && !stopping.load();
+      api::Request api_request = ToApiRequest(std::move(request), remote_ip);
+      api::Response api_response = handler(api_request);
+      const int status = api_response.status;
+      const std::size_t bytes = api_response.body.size();
+      auto response = ToBeastResponse(std::move(api_response), version, keep_alive, head);
+      auto [write_ec, written] = co_await bhttp::async_write(stream, response, kNoThrow);
+      --in_flight;
+
+      const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+      auto query = api_request.target.find('?');
+      log::Info("request", {{"method", api_request.method_name},
+                            {"path", api_request.target.substr(0, query)},
+                            {"status", status},
+                            {"bytes", bytes},
+                            {"ms", static_cast<double>(micros) / 1000.0},
+                            {"ip", remote_ip}});
+      if (write_ec || !keep_alive) {
+        beast::error_code ignored;
+        stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        co_return;
+      }
+    }
+  }
+
+  asio::awaitable<void> Accept() {
+    for (;;) {
+      auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(ioc), kNoThrow);
+      if (ec) {
+        if (!acceptor.is_open()) co_return;
+        continue;  // a transient accept error (EMFILE, aborted handshake): keep serving
+      }
+      socket.set_option(tcp::no_delay(true));
+      auto executor = socket.get_executor();
+      asio::co_spawn(executor, Session(std::move(socket)), asio::detached);
+    }
+  }
+
+  asio::awaitable<void> Drain() {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    const auto deadline = std::chrono::steady_clock::now() + options.drain_timeout;
+    while (in_flight.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+      timer.expires_after(kDrainPoll);
+      co_await timer.async_wait(kNoThrow);
+    }
+    ioc.stop();
+  }
+};
+
+Server::Server(ServerOptions options, Handler handler)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler))) {}
+
+Server::~Server() = default;
+
+unsigned short Server::Listen() {
+  auto& acceptor = impl_->acceptor;
+  tcp::endpoint endpoint(asio::ip::make_address(impl_->options.host), impl_->options.port);
+  acceptor.open(endpoint.protocol());
+  acceptor.set_option(asio::socket_base::reuse_address(true));
+  acceptor.bind(endpoint);
+  acceptor.listen(asio::socket_base::max_listen_connections);
+  return acceptor.local_endpoint().port();
+}
+
+void Server::Run() {
+  Impl& s = *impl_;
+  asio::signal_set signals(s.ioc, SIGTERM, SIGINT);
+  signals.async_wait([&s](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    log::Info("stopping", {{"signal", signal}, {"in_flight", s.in_flight.load()}});
+    s.stopping = true;
+    beast::error_code ignored;
+    s.acceptor.close(ignored);
+    asio::co_spawn(s.ioc, s.Drain(), asio::detached);
+  });
+  asio::co_spawn(s.ioc, s.Accept(), asio::detached);
+
+  std::vector<std::thread> threads;
+  for (int i = 1; i < s.options.threads; ++i) threads.emplace_back([&s] { s.ioc.run(); });
+  s.ioc.run();
+  for (auto& t : threads) t.join();
+}
+
+}  // namespace crmd::http

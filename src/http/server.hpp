@@ -1,0 +1,55 @@
+// The HTTP/1.1 server (Boost.Beast): accept, parse with limits, keep-alive, timeouts, one access
+// log line per request, graceful stop on SIGTERM/SIGINT. Knows nothing of records: each request
+// is handed to `handler` as an api::Request.
+//
+// Beast and Asio stay inside server.cpp so the rest of the build never compiles them.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "api/message.hpp"
+
+namespace crmd::http {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  unsigned short port = 8080;  // 0: any free port (the bound one is logged and returned)
+  int threads = 2;
+  // JSON bodies: a batch of 1,000 records of 20 fields is ~2 MiB; 8 MiB leaves room and still
+  // refuses the 10 MB strings of a memory attack.
+  std::size_t json_body_limit = 8u << 20;
+  // Paths starting with this get upload_body_limit instead (files: spec §4.8 accepts 15 MB).
+  std::string upload_path_prefix = "/core/files/";
+  std::size_t upload_body_limit = 64u << 20;
+  // Request line plus headers; browsers send under 8 KiB.
+  std::size_t header_limit = 16u << 10;
+  // A client has this long to send a whole request once it started.
+  std::chrono::seconds request_timeout{30};
+  // An idle keep-alive connection is closed after this.
+  std::chrono::seconds idle_timeout{60};
+  // On SIGTERM, in-flight requests get this long to finish.
+  std::chrono::seconds drain_timeout{15};
+};
+
+using Handler = std::function<api::Response(const api::Request&)>;
+
+class Server {
+ public:
+  Server(ServerOptions options, Handler handler);
+  ~Server();
+
+  // Binds and listens; returns the bound port. Throws on failure (address in use).
+  unsigned short Listen();
+  // Serves until SIGTERM/SIGINT, then drains in-flight requests and returns.
+  void Run();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace crmd::http

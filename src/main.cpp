@@ -1,0 +1,205 @@
+// crmd command line. The subcommands and their output are a contract other tooling relies on:
+//   crmd serve --data DIR --listen HOST:PORT [--prefix core] [--public-url URL] [--static-url URL]
+//              [--threads N] [--durability full|normal] [--session-ttl SECONDS]
+//   crmd app create --data DIR [--id APP_ID] [--name NAME]    -> {"appId","masterKey","apiKey","apiKeyName"}
+//   crmd key create --data DIR --app APP_ID --name NAME       -> {"apiKey"}
+//   crmd key revoke --data DIR --app APP_ID --name NAME
+//   crmd key list   --data DIR --app APP_ID                   -> {"keys":[{"name","createdAt","revokedAt"}]}
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "api/router.hpp"
+#include "app/application.hpp"
+#include "auth/registry.hpp"
+#include "http/server.hpp"
+#include "storage/registry_store.hpp"
+#include "util/ids.hpp"
+#include "util/json.hpp"
+#include "util/log.hpp"
+#include "util/time.hpp"
+
+namespace {
+
+namespace json = boost::json;
+using namespace crmd;
+
+constexpr const char* kDefaultKeyName = "default";
+
+std::string RegistryPath(const std::string& data_dir) {
+  std::filesystem::create_directories(data_dir);
+  return (std::filesystem::path(data_dir) / "registry.db").string();
+}
+
+void Print(const json::value& v) { std::cout << ToJson(v) << std::endl; }
+
+int Fail(const std::string& message) {
+  std::cerr << "crmd: " << message << std::endl;
+  return 1;
+}
+
+bool IsValidKeyName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
+  return true;
+}
+
+struct ServeFlags {
+  std::string data;
+  std::string listen = "127.0.0.1:8080";
+  std::string prefix = "core";
+  std::string public_url;
+  std::string static_url;
+  int threads = 0;
+  std::string durability = "full";
+  long session_ttl = 365L * 24 * 3600;
+};
+
+int Serve(const ServeFlags& flags) {
+  auto colon = flags.listen.rfind(':');
+  if (colon == std::string::npos) return Fail("--listen must be HOST:PORT");
+  http::ServerOptions options;
+  options.host = flags.listen.substr(0, colon);
+  try {
+    int port = std::stoi(flags.listen.substr(colon + 1));
+    if (port < 0 || port > 65535) return Fail("--listen port out of range");
+    options.port = static_cast<unsigned short>(port);
+  } catch (const std::exception&) {
+    return Fail("--listen must be HOST:PORT");
+  }
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.threads = flags.threads > 0 ? flags.threads : cores * 2;
+  options.upload_path_prefix = "/" + flags.prefix + "/files/";
+
+  app::StoreOptions store;
+  store.durability = flags.durability == "normal" ? storage::Durability::kNormal
+                                                  : storage::Durability::kFull;
+  store.readers = options.threads;
+
+  auth::Registry registry(RegistryPath(flags.data));
+  registry.StartWatching();
+  app::Applications apps(flags.data, store);
+  api::Router router(api::RouterOptions{flags.prefix}, registry, apps);
+  http::Server server(options, [&router](const api::Request& r) { return router.Handle(r); });
+  const unsigned short port = server.Listen();
+  log::Info("listening", {{"address", options.host},
+                          {"port", port},
+                          {"threads", options.threads},
+                          {"durability", flags.durability},
+                          {"prefix", flags.prefix}});
+  server.Run();
+  registry.StopWatching();
+  log::Info("stopped");
+  return 0;
+}
+
+int CreateApp(const std::string& data, std::string app_id, const std::string& name) {
+  if (app_id.empty()) app_id = ids::RandomAlnum(20);
+  if (!app::IsValidAppId(app_id)) return Fail("--id must be 1-64 of [A-Za-z0-9_-]");
+  const std::string master = ids::NewSecret(), api_key = ids::NewSecret(), now = timeutil::NowIso();
+  storage::AppRecord record{app_id, name.empty() ? app_id : name, ids::HashSecret(master), now,
+                            {{kDefaultKeyName, ids::HashSecret(api_key), now, std::nullopt}}};
+  storage::RegistryStore store(RegistryPath(data));
+  if (store.CreateApp(record) == storage::RegistryChange::kAlreadyExists)
+    return Fail("application " + app_id + " already exists");
+  Print(json::object{{"appId", app_id}, {"masterKey", master}, {"apiKey", api_key},
+                     {"apiKeyName", kDefaultKeyName}});
+  return 0;
+}
+
+int CreateKey(const std::string& data, const std::string& app_id, const std::string& name) {
+  if (!IsValidKeyName(name)) return Fail("--name must be 1-64 of [A-Za-z0-9._-]");
+  const std::string key = ids::NewSecret();
+  storage::RegistryStore store(RegistryPath(data));
+  switch (store.AddApiKey(app_id, {name, ids::HashSecret(key), timeutil::NowIso(), std::nullopt})) {
+    case storage::RegistryChange::kNoSuchApp: return Fail("no application " + app_id);
+    case storage::RegistryChange::kAlreadyExists: return Fail("an active key named " + name + " exists");
+    default: break;
+  }
+  Print(json::object{{"apiKey", key}});
+  return 0;
+}
+
+int RevokeKey(const std::string& data, const std::string& app_id, const std::string& name) {
+  storage::RegistryStore store(RegistryPath(data));
+  if (!store.Load(app_id)) return Fail("no application " + app_id);
+  if (store.RevokeApiKey(app_id, name, timeutil::NowIso()) != storage::RegistryChange::kDone)
+    return Fail("no active key named " + name);
+  Print(json::object{{"revoked", name}});
+  return 0;
+}
+
+int ListKeys(const std::string& data, const std::string& app_id) {
+  storage::RegistryStore store(RegistryPath(data));
+  auto app = store.Load(app_id);
+  if (!app) return Fail("no application " + app_id);
+  json::array keys;
+  for (const auto& k : app->api_keys) {
+    json::object o{{"name", k.name}, {"createdAt", k.created_at}};
+    o["revokedAt"] = k.revoked_at ? json::value(*k.revoked_at) : json::value(nullptr);
+    keys.push_back(std::move(o));
+  }
+  Print(json::object{{"appId", app_id}, {"keys", std::move(keys)}});
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ids::Init();
+  CLI::App cli{"crmd: multi-tenant CRM records service"};
+  cli.require_subcommand(1);
+
+  ServeFlags serve;
+  auto* serve_cmd = cli.add_subcommand("serve", "Serve the HTTP API");
+  serve_cmd->add_option("--data", serve.data, "Data directory")->required();
+  serve_cmd->add_option("--listen", serve.listen, "HOST:PORT (port 0 picks a free one)");
+  serve_cmd->add_option("--prefix", serve.prefix, "Path and header prefix")
+      ->check([](const std::string& p) {
+        for (char c : p)
+          if (!std::islower(static_cast<unsigned char>(c))) return std::string("lower-case letters only");
+        return p.empty() ? std::string("must not be empty") : std::string();
+      });
+  serve_cmd->add_option("--public-url", serve.public_url, "Public base URL of this server");
+  serve_cmd->add_option("--static-url", serve.static_url, "Public file host");
+  serve_cmd->add_option("--threads", serve.threads, "Worker threads (default: 2 per core)");
+  serve_cmd->add_option("--durability", serve.durability, "full: fsync every commit; normal: not")
+      ->check(CLI::IsMember({"full", "normal"}));
+  serve_cmd->add_option("--session-ttl", serve.session_ttl, "Session lifetime in seconds");
+
+  std::string data, app_id, name;
+  auto* app_cmd = cli.add_subcommand("app", "Manage applications");
+  app_cmd->require_subcommand(1);
+  auto* app_create = app_cmd->add_subcommand("create", "Create an application");
+  app_create->add_option("--data", data, "Data directory")->required();
+  app_create->add_option("--id", app_id, "Application id (default: random)");
+  app_create->add_option("--name", name, "Display name");
+
+  auto* key_cmd = cli.add_subcommand("key", "Manage API keys");
+  key_cmd->require_subcommand(1);
+  auto* key_create = key_cmd->add_subcommand("create", "Issue a named API key");
+  auto* key_revoke = key_cmd->add_subcommand("revoke", "Revoke a named API key");
+  auto* key_list = key_cmd->add_subcommand("list", "List API keys (names only)");
+  for (auto* sub : {key_create, key_revoke, key_list}) {
+    sub->add_option("--data", data, "Data directory")->required();
+    sub->add_option("--app", app_id, "Application id")->required();
+  }
+  key_create->add_option("--name", name, "Key name")->required();
+  key_revoke->add_option("--name", name, "Key name")->required();
+
+  CLI11_PARSE(cli, argc, argv);
+  try {
+    if (serve_cmd->parsed()) return Serve(serve);
+    if (app_create->parsed()) return CreateApp(data, app_id, name);
+    if (key_create->parsed()) return CreateKey(data, app_id, name);
+    if (key_revoke->parsed()) return RevokeKey(data, app_id, name);
+    if (key_list->parsed()) return ListKeys(data, app_id);
+  } catch (const std::exception& e) {
+    log::Error("fatal", {{"error", e.what()}});
+    return 1;
+  }
+  return 1;
+}

@@ -1,0 +1,18 @@
+// A stored row as the record API returns it (DESIGN.md "A read"): objectId, createdAt and
+// updatedAt flat, every field in its wire format (Date as `{"__type":"Date",...}`), explicit
+// nulls as null, the ACL when set.
+#pragma once
+
+#include <boost/json.hpp>
+#include <string>
+#include <vector>
+
+#include "schema/class_schema.hpp"
+#include "storage/row.hpp"
+
+namespace crmd::query {
+
+boost::json::object EncodeRow(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
+                              const storage::Row& row);
+
+}  // namespace crmd::query

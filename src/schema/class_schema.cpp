@@ -1,0 +1,93 @@
+#include "schema/class_schema.hpp"
+
+#include "schema/names.hpp"
+#include "util/errors.hpp"
+
+namespace crmd::schema {
+
+namespace json = boost::json;
+
+const FieldDef* ClassSchema::FindField(std::string_view field) const {
+  for (const auto& [name, def] : fields)
+    if (name == field) return &def;
+  return nullptr;
+}
+
+json::object ClassSchema::ToJson() const {
+  json::object field_map;
+  field_map["objectId"] = {{"type", "String"}};
+  field_map["createdAt"] = {{"type", "Date"}};
+  field_map["updatedAt"] = {{"type", "Date"}};
+  field_map["ACL"] = {{"type", "ACL"}};
+  for (const auto& [name, def] : fields) {
+    json::object f{{"type", TypeName(def.type)}};
+    if (def.type == FieldType::kPointer || def.type == FieldType::kRelation)
+      f["targetClass"] = def.target_class;
+    field_map[name] = std::move(f);
+  }
+  json::object out{{"className", name},
+                   {"fields", std::move(field_map)},
+                   {"classLevelPermissions", class_level_permissions},
+                   {"indexes", indexes},
+                   {"triggers", triggers}};
+  if (timeline) out["timeline"] = *timeline;
+  return out;
+}
+
+Result<ClassSchema> ClassSchema::FromJson(const json::object& definition) {
+  ClassSchema cls;
+  const auto* name = definition.if_contains("className");
+  if (!name || !name->is_string()) return errors::BadRequest("class definition without className");
+  cls.name = std::string(name->get_string());
+  if (const auto* f = definition.if_contains("fields"); f && f->is_object()) {
+    for (const auto& kv : f->get_object()) {
+      if (IsBuiltinField(kv.key()) && kv.key() != "createdBy" && kv.key() != "updatedBy") continue;
+      const auto& spec = kv.value().as_object();
+      auto type = ParseTypeName(spec.at("type").as_string());
+      if (!type) return errors::BadRequest("unknown field type in stored schema");
+      FieldDef def{*type, {}};
+      if (const auto* t = spec.if_contains("targetClass"); t && t->is_string())
+        def.target_class = std::string(t->get_string());
+      cls.fields.emplace_back(std::string(kv.key()), std::move(def));
+    }
+  }
+  if (const auto* p = definition.if_contains("classLevelPermissions"); p && p->is_object())
+    cls.class_level_permissions = p->get_object();
+  if (const auto* i = definition.if_contains("indexes"); i && i->is_object())
+    cls.indexes = i->get_object();
+  if (const auto* t = definition.if_contains("triggers"); t && t->is_array())
+    cls.triggers = t->get_array();
+  if (const auto* t = definition.if_contains("timeline"); t && t->is_object())
+    cls.timeline = t->get_object();
+  return cls;
+}
+
+json::object DefaultOpenPermissions() {
+  json::object open{{"*", true}};
+  return json::object{{"find", open},   {"count", open},  {"get", open},
+                      {"create", open}, {"update", open}, {"delete", open},
+                      {"addField", open}, {"protectedFields", json::object{{"*", json::array{}}}}};
+}
+
+ClassSchema ClassSchema::NewImplicit(std::string name) {
+  ClassSchema cls;
+  cls.name = std::move(name);
+  cls.fields.emplace_back("createdBy", FieldDef{FieldType::kPointer, "_User"});
+  cls.fields.emplace_back("updatedBy", FieldDef{FieldType::kPointer, "_User"});
+  cls.class_level_permissions = DefaultOpenPermissions();
+  return cls;
+}
+
+const ClassSchema* Snapshot::Find(std::string_view class_name) const {
+  auto it = classes_.find(class_name);
+  return it == classes_.end() ? nullptr : it->second.get();
+}
+
+std::shared_ptr<const Snapshot> Snapshot::With(ClassSchema cls) const {
+  ClassMap next = classes_;
+  std::string key = cls.name;
+  next[key] = std::make_shared<const ClassSchema>(std::move(cls));
+  return std::make_shared<const Snapshot>(std::move(next));
+}
+
+}  // namespace crmd::schema

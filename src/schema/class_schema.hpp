@@ -1,0 +1,61 @@
+// The schema of one class (spec §2.5) and the immutable snapshot of all classes of an application.
+//
+// A Snapshot is never changed once published: a write that adds a class or field builds a new one
+// and swaps it in after its transaction commits, so readers never lock and never see a half change.
+#pragma once
+
+#include <boost/json.hpp>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "schema/field_type.hpp"
+#include "util/result.hpp"
+
+namespace crmd::schema {
+
+struct ClassSchema {
+  std::string name;
+  // Declared fields in creation order, without objectId/createdAt/updatedAt/ACL (always present).
+  std::vector<std::pair<std::string, FieldDef>> fields;
+  boost::json::object class_level_permissions;
+  boost::json::object indexes;
+  boost::json::array triggers;
+  std::optional<boost::json::object> timeline;  // only on timeline-enabled classes
+
+  const FieldDef* FindField(std::string_view field) const;
+
+  // The schema object of spec §2.5, builtin fields included.
+  boost::json::object ToJson() const;
+  // The persisted form is ToJson(); builtin fields in it are skipped on load.
+  static Result<ClassSchema> FromJson(const boost::json::object& definition);
+
+  // A class created by its first write: createdBy/updatedBy declared, Parse's open default CLP.
+  static ClassSchema NewImplicit(std::string name);
+};
+
+// Parse's default class-level permissions for a class created by a write: open to everyone.
+boost::json::object DefaultOpenPermissions();
+
+class Snapshot {
+ public:
+  using ClassMap = std::map<std::string, std::shared_ptr<const ClassSchema>, std::less<>>;
+
+  Snapshot() = default;
+  explicit Snapshot(ClassMap classes) : classes_(std::move(classes)) {}
+
+  // Null when the class does not exist (not an error: queries on it answer an empty list).
+  const ClassSchema* Find(std::string_view class_name) const;
+  const ClassMap& classes() const { return classes_; }
+
+  // A new snapshot with `cls` added or replaced.
+  std::shared_ptr<const Snapshot> With(ClassSchema cls) const;
+
+ private:
+  ClassMap classes_;
+};
+
+}  // namespace crmd::schema

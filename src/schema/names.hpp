@@ -1,0 +1,24 @@
+// Which class and field names are legal. Names reach SQL only after passing these checks, and
+// storage quotes them as well (two doors, both shut).
+#pragma once
+
+#include <string_view>
+
+namespace crmd::schema {
+
+// Longest class or field name; SQLite and PostgreSQL (63) both hold it.
+inline constexpr std::size_t kMaxNameLength = 63;
+
+// A field a client may write: a letter, then letters, digits and `_` (Parse's rule; spec §2.2).
+bool IsValidFieldName(std::string_view name);
+
+// A class a client may create: a letter, then letters, digits and `_`.
+bool IsValidUserClassName(std::string_view name);
+
+// A system class (`_User`, `_Timeline`, ...): known by name only. Allowlist, never a prefix rule.
+bool IsSystemClassName(std::string_view name);
+
+// Names of the fields every record has (spec §2.1). Clients do not write them directly.
+bool IsBuiltinField(std::string_view name);
+
+}  // namespace crmd::schema

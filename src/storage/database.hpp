@@ -1,0 +1,103 @@
+// The storage interface: everything above storage/ reads and writes records through it, so a
+// PostgreSQL implementation can replace SQLite without touching api/ or write/.
+//
+// Thread-safety: a Database is shared by all request threads. Reads may run concurrently.
+// BeginWrite() returns a transaction that holds the store's write lock until it commits or is
+// destroyed (rolled back), so writes to one application are serialised here, not by callers.
+// Faults (I/O errors, a corrupt file) throw StorageError; expected outcomes are return values.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "schema/class_schema.hpp"
+#include "storage/row.hpp"
+
+namespace crmd::storage {
+
+struct StorageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class Durability {
+  kFull,    // a commit is on disk before it returns (fsync of the log on every commit)
+  kNormal,  // survives a process crash; the last commits may be lost on power failure
+};
+
+// A sort key: a builtin column (objectId, createdAt, updatedAt) or a declared field.
+struct OrderKey {
+  std::string field;
+  bool descending = false;
+};
+
+// What a list read returns. The where clause arrives with the query language (issue 3).
+struct FindOptions {
+  std::vector<OrderKey> order;
+  std::int64_t limit = 100;
+  std::int64_t skip = 0;
+};
+
+// Where a record is pointed at from: the class and the Pointer field.
+struct Reference {
+  std::string table;
+  std::string field;
+};
+
+class WriteTransaction {
+ public:
+  virtual ~WriteTransaction() = default;  // rolls back unless Commit() succeeded
+
+  // Creates the class's table (before == nullptr) or adds the columns `after` has and `before`
+  // lacks, and persists the definition.
+  virtual void SaveClass(const schema::ClassSchema* before, const schema::ClassSchema& after) = 0;
+
+  // `row.cells` is aligned with `columns` (declared field names). Every other column is NULL.
+  virtual void Insert(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
+                      const Row& row) = 0;
+  // Sets updatedAt, the ACL, the null list and the given columns of `row.object_id`.
+  virtual void Update(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
+                      const Row& row) = 0;
+  // False when there was no such row (not an error).
+  virtual bool Delete(const schema::ClassSchema& cls, std::string_view object_id) = 0;
+
+  // The row with every declared column, read inside this transaction.
+  virtual std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) = 0;
+  virtual bool Exists(const schema::ClassSchema& cls, std::string_view object_id) = 0;
+
+  // The first Pointer field in `classes` that points at `target_class`/`object_id`, if any.
+  virtual std::optional<Reference> FindReference(const schema::Snapshot& classes,
+                                                 std::string_view target_class,
+                                                 std::string_view object_id) = 0;
+
+  virtual void Commit() = 0;
+};
+
+class Database {
+ public:
+  virtual ~Database() = default;
+
+  virtual std::vector<schema::ClassSchema> LoadSchema() = 0;
+  virtual std::unique_ptr<WriteTransaction> BeginWrite() = 0;
+
+  // Reads return rows whose cells follow the class's declared fields (Relations excluded).
+  virtual std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) = 0;
+  virtual RowSet GetMany(const schema::ClassSchema& cls, const std::vector<std::string>& ids) = 0;
+  virtual RowSet Find(const schema::ClassSchema& cls, const FindOptions& options) = 0;
+
+  // True when the store's own consistency check passes.
+  virtual bool CheckIntegrity() = 0;
+};
+
+// Opens (creating if needed) the SQLite store at `path`. `readers` bounds concurrent reads.
+std::unique_ptr<Database> OpenSqlite(const std::string& path, Durability durability, int readers);
+
+// The declared columns of a class in storage order: every field but Relations.
+std::vector<std::string> StoredColumns(const schema::ClassSchema& cls);
+
+}  // namespace crmd::storage

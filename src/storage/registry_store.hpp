@@ -1,0 +1,53 @@
+// Persistence of the application registry, `DATA/registry.db`: applications and the hashes of
+// their master and API keys. Written by the CLI, read by the server.
+// Not thread-safe: each user (the CLI, the server's watcher) opens its own RegistryStore.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace crmd::storage {
+
+struct ApiKeyRecord {
+  std::string name;
+  std::string key_hash;
+  std::string created_at;
+  std::optional<std::string> revoked_at;
+};
+
+struct AppRecord {
+  std::string app_id;
+  std::string name;
+  std::string master_key_hash;
+  std::string created_at;
+  std::vector<ApiKeyRecord> api_keys;  // active and revoked
+};
+
+enum class RegistryChange { kDone, kNoSuchApp, kAlreadyExists, kNoSuchKey };
+
+class RegistryStore {
+ public:
+  explicit RegistryStore(const std::string& path);
+  ~RegistryStore();
+  RegistryStore(const RegistryStore&) = delete;
+  RegistryStore& operator=(const RegistryStore&) = delete;
+
+  RegistryChange CreateApp(const AppRecord& app);
+  // A revoked name may be issued again; an active one may not.
+  RegistryChange AddApiKey(const std::string& app_id, const ApiKeyRecord& key);
+  RegistryChange RevokeApiKey(const std::string& app_id, const std::string& name,
+                              const std::string& revoked_at);
+  std::vector<AppRecord> LoadAll();
+  std::optional<AppRecord> Load(const std::string& app_id);
+
+  // Changes whenever another connection commits to the registry: the server's reload trigger.
+  std::int64_t DataVersion();
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+}  // namespace crmd::storage

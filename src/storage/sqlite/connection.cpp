@@ -1,0 +1,121 @@
+#include "storage/sqlite/connection.hpp"
+
+#include <fmt/format.h>
+
+#include "storage/database.hpp"
+
+namespace crmd::storage::sqlite {
+
+namespace {
+// How long a connection waits for a lock held by another process (the CLI writing the registry,
+// a checkpoint) before reporting a fault.
+constexpr int kBusyTimeoutMs = 5000;
+
+[[noreturn]] void Fail(sqlite3* db, std::string_view what) {
+  throw StorageError(fmt::format("sqlite: {}: {}", what, db ? sqlite3_errmsg(db) : "no connection"));
+}
+}  // namespace
+
+Statement::~Statement() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+void Statement::BindCell(int index, const Cell& cell) {
+  int rc = SQLITE_OK;
+  if (std::holds_alternative<std::monostate>(cell)) rc = sqlite3_bind_null(stmt_, index);
+  else if (const auto* i = std::get_if<std::int64_t>(&cell)) rc = sqlite3_bind_int64(stmt_, index, *i);
+  else if (const auto* d = std::get_if<double>(&cell)) rc = sqlite3_bind_double(stmt_, index, *d);
+  else {
+    const auto& s = std::get<std::string>(cell);
+    rc = sqlite3_bind_text(stmt_, index, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+  }
+  if (rc != SQLITE_OK) Fail(sqlite3_db_handle(stmt_), "bind");
+}
+
+void Statement::Bind(int index, std::string_view text) {
+  if (sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT) !=
+      SQLITE_OK)
+    Fail(sqlite3_db_handle(stmt_), "bind");
+}
+
+void Statement::BindNull(int index) { sqlite3_bind_null(stmt_, index); }
+
+bool Statement::Step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  Fail(sqlite3_db_handle(stmt_), "step");
+}
+
+Cell Statement::Column(int index) const {
+  switch (sqlite3_column_type(stmt_, index)) {
+    case SQLITE_NULL: return std::monostate{};
+    case SQLITE_INTEGER: return static_cast<std::int64_t>(sqlite3_column_int64(stmt_, index));
+    case SQLITE_FLOAT: return sqlite3_column_double(stmt_, index);
+    default: return ColumnText(index);
+  }
+}
+
+std::string Statement::ColumnText(int index) const {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, index));
+  if (!p) return {};
+  return std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, index)));
+}
+
+bool Statement::ColumnIsNull(int index) const {
+  return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
+}
+
+Connection::Connection(const std::string& path, bool sync_full) {
+  // NOMUTEX: one thread at a time by construction.
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+    std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw StorageError(fmt::format("sqlite: open {}: {}", path, message));
+  }
+  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+  sqlite3_extended_result_codes(db_, 1);
+  Exec("PRAGMA journal_mode=WAL");
+  Exec(sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+  Exec("PRAGMA foreign_keys=OFF");
+}
+
+Connection::~Connection() {
+  for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+  sqlite3_close(db_);
+}
+
+Statement Connection::Prepare(const std::string& sql) {
+  auto it = cache_.find(sql);
+  if (it != cache_.end()) return Statement(it->second);
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
+                         &stmt, nullptr) != SQLITE_OK)
+    Fail(db_, "prepare");
+  cache_.emplace(sql, stmt);
+  return Statement(stmt);
+}
+
+void Connection::Exec(const std::string& sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string message = error ? error : "unknown error";
+    sqlite3_free(error);
+    throw StorageError(fmt::format("sqlite: exec: {}", message));
+  }
+}
+
+std::string Quote(std::string_view identifier) {
+  std::string out = "\"";
+  for (char c : identifier) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+}  // namespace crmd::storage::sqlite

@@ -1,0 +1,60 @@
+// One SQLite connection with its cache of prepared statements.
+// Not thread-safe: a connection is used by one thread at a time (the pool or the writer lock
+// in sqlite_database.cpp guarantees it).
+#pragma once
+
+#include <sqlite3.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "storage/row.hpp"
+
+namespace crmd::storage::sqlite {
+
+// A prepared statement borrowed from a connection's cache; reset and unbound when it goes out of
+// scope, so the next user finds it clean.
+class Statement {
+ public:
+  explicit Statement(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement();
+
+  void BindCell(int index, const Cell& cell);
+  void Bind(int index, std::string_view text);
+  void BindNull(int index);
+  // True while a row is available; throws StorageError on failure.
+  bool Step();
+  Cell Column(int index) const;
+  std::string ColumnText(int index) const;
+  bool ColumnIsNull(int index) const;
+
+ private:
+  sqlite3_stmt* stmt_;
+};
+
+class Connection {
+ public:
+  Connection(const std::string& path, bool sync_full);
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  ~Connection();
+
+  // A cached statement for `sql`. SQL text is the cache key, so callers build it deterministically.
+  Statement Prepare(const std::string& sql);
+  // Runs statements that return no rows (DDL, BEGIN, COMMIT).
+  void Exec(const std::string& sql);
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::unordered_map<std::string, sqlite3_stmt*> cache_;
+};
+
+// `"name"` with inner quotes doubled. Names are validated before they get here; this is the
+// second door.
+std::string Quote(std::string_view identifier);
+
+}  // namespace crmd::storage::sqlite

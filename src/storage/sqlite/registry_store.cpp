@@ -1,0 +1,149 @@
+#include "storage/registry_store.hpp"
+
+#include "storage/database.hpp"
+#include "storage/sqlite/connection.hpp"
+
+namespace crmd::storage {
+
+struct RegistryStore::Impl {
+  explicit Impl(const std::string& path) : c(path, /*sync_full=*/true) {}
+  sqlite::Connection c;
+};
+
+RegistryStore::RegistryStore(const std::string& path) : impl_(new Impl(path)) {
+  impl_->c.Exec(
+      "CREATE TABLE IF NOT EXISTS apps (app_id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, "
+      "master_key_hash TEXT NOT NULL, created_at TEXT NOT NULL)");
+  impl_->c.Exec(
+      "CREATE TABLE IF NOT EXISTS api_keys (app_id TEXT NOT NULL, name TEXT NOT NULL, "
+      "key_hash TEXT NOT NULL, created_at TEXT NOT NULL, revoked_at TEXT, "
+      "PRIMARY KEY (app_id, name))");
+}
+
+RegistryStore::~RegistryStore() { delete impl_; }
+
+RegistryChange RegistryStore::CreateApp(const AppRecord& app) {
+  auto& c = impl_->c;
+  c.Exec("BEGIN IMMEDIATE");
+  try {
+    {
+      auto st = c.Prepare("SELECT 1 FROM apps WHERE app_id = ?");
+      st.Bind(1, app.app_id);
+      if (st.Step()) {
+        c.Exec("ROLLBACK");
+        return RegistryChange::kAlreadyExists;
+      }
+    }
+    {
+      auto st = c.Prepare(
+          "INSERT INTO apps (app_id, name, master_key_hash, created_at) VALUES (?, ?, ?, ?)");
+      st.Bind(1, app.app_id);
+      st.Bind(2, app.name);
+      st.Bind(3, app.master_key_hash);
+      st.Bind(4, app.created_at);
+      st.Step();
+    }
+    for (const auto& key : app.api_keys) {
+      auto st = c.Prepare(
+          "INSERT INTO api_keys (app_id, name, key_hash, created_at) VALUES (?, ?, ?, ?)");
+      st.Bind(1, app.app_id);
+      st.Bind(2, key.name);
+      st.Bind(3, key.key_hash);
+      st.Bind(4, key.created_at);
+      st.Step();
+    }
+    c.Exec("COMMIT");
+  } catch (...) {
+    c.Exec("ROLLBACK");
+    throw;
+  }
+  return RegistryChange::kDone;
+}
+
+RegistryChange RegistryStore::AddApiKey(const std::string& app_id, const ApiKeyRecord& key) {
+  auto& c = impl_->c;
+  c.Exec("BEGIN IMMEDIATE");
+  try {
+    {
+      auto st = c.Prepare("SELECT 1 FROM apps WHERE app_id = ?");
+      st.Bind(1, app_id);
+      if (!st.Step()) {
+        c.Exec("ROLLBACK");
+        return RegistryChange::kNoSuchApp;
+      }
+    }
+    {
+      auto st = c.Prepare("SELECT revoked_at FROM api_keys WHERE app_id = ? AND name = ?");
+      st.Bind(1, app_id);
+      st.Bind(2, key.name);
+      if (st.Step() && st.ColumnIsNull(0)) {
+        c.Exec("ROLLBACK");
+        return RegistryChange::kAlreadyExists;
+      }
+    }
+    auto st = c.Prepare(
+        "INSERT INTO api_keys (app_id, name, key_hash, created_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (app_id, name) DO UPDATE SET key_hash = excluded.key_hash, "
+        "created_at = excluded.created_at, revoked_at = NULL");
+    st.Bind(1, app_id);
+    st.Bind(2, key.name);
+    st.Bind(3, key.key_hash);
+    st.Bind(4, key.created_at);
+    st.Step();
+    c.Exec("COMMIT");
+  } catch (...) {
+    c.Exec("ROLLBACK");
+    throw;
+  }
+  return RegistryChange::kDone;
+}
+
+RegistryChange RegistryStore::RevokeApiKey(const std::string& app_id, const std::string& name,
+                                           const std::string& revoked_at) {
+  auto st = impl_->c.Prepare(
+      "UPDATE api_keys SET revoked_at = ? WHERE app_id = ? AND name = ? AND revoked_at IS NULL "
+      "RETURNING name");
+  st.Bind(1, revoked_at);
+  st.Bind(2, app_id);
+  st.Bind(3, name);
+  bool changed = st.Step();
+  while (st.Step()) {
+  }
+  return changed ? RegistryChange::kDone : RegistryChange::kNoSuchKey;
+}
+
+std::vector<AppRecord> RegistryStore::LoadAll() {
+  std::vector<AppRecord> apps;
+  {
+    auto st = impl_->c.Prepare(
+        "SELECT app_id, name, master_key_hash, created_at FROM apps ORDER BY app_id");
+    while (st.Step())
+      apps.push_back({st.ColumnText(0), st.ColumnText(1), st.ColumnText(2), st.ColumnText(3), {}});
+  }
+  auto st = impl_->c.Prepare(
+      "SELECT app_id, name, key_hash, created_at, revoked_at FROM api_keys ORDER BY app_id, name");
+  std::size_t i = 0;
+  while (st.Step()) {
+    std::string app_id = st.ColumnText(0);
+    while (i < apps.size() && apps[i].app_id < app_id) ++i;
+    if (i == apps.size() || apps[i].app_id != app_id) continue;
+    ApiKeyRecord key{st.ColumnText(1), st.ColumnText(2), st.ColumnText(3), std::nullopt};
+    if (!st.ColumnIsNull(4)) key.revoked_at = st.ColumnText(4);
+    apps[i].api_keys.push_back(std::move(key));
+  }
+  return apps;
+}
+
+std::optional<AppRecord> RegistryStore::Load(const std::string& app_id) {
+  for (auto& app : LoadAll())
+    if (app.app_id == app_id) return std::move(app);
+  return std::nullopt;
+}
+
+std::int64_t RegistryStore::DataVersion() {
+  auto st = impl_->c.Prepare("PRAGMA data_version");
+  st.Step();
+  return std::get<std::int64_t>(st.Column(0));
+}
+
+}  // namespace crmd::storage

@@ -1,0 +1,377 @@
+// The SQLite store of one application: `DATA/apps/<appId>/data.db`.
+//
+// Layout (one SQL table per class, named by the class):
+//   objectId TEXT PRIMARY KEY, createdAt TEXT, updatedAt TEXT,   -- canonical ISO text
+//   _acl TEXT (ACL JSON or NULL = public), _rperm/_wperm TEXT (JSON arrays of principals with
+//   read/write, NULL = public), _nulls TEXT (",f1,f2," the fields holding an explicit null),
+//   then one column per declared field, typed by schema/codec.hpp.
+// Indexes: createdAt, updatedAt and every Pointer column. Class definitions live in
+// `_crmd_schema(className, definition JSON)`; `_crmd_` is not a routable class name.
+// WAL journal: readers never block the writer; one writer at a time, serialised by write_mutex_.
+#include <fmt/format.h>
+
+#include <condition_variable>
+#include <mutex>
+
+#include "storage/database.hpp"
+#include "storage/sqlite/connection.hpp"
+#include "util/json.hpp"
+
+namespace crmd::storage {
+
+namespace sqlite {
+namespace {
+
+constexpr const char* kRowPrefix = "objectId, createdAt, updatedAt, _acl, _nulls";
+constexpr int kFirstCellColumn = 5;
+
+std::string SelectList(const schema::ClassSchema& cls) {
+  std::string sql = kRowPrefix;
+  for (const auto& c : StoredColumns(cls)) sql += ", " + Quote(c);
+  return sql;
+}
+
+std::string NullsText(const std::vector<std::string>& nulls) {
+  if (nulls.empty()) return {};
+  std::string out = ",";
+  for (const auto& n : nulls) out += n + ",";
+  return out;
+}
+
+std::vector<std::string> ParseNulls(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 1;
+  while (start < text.size()) {
+    auto end = text.find(',', start);
+    if (end == std::string::npos) break;
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+// Principals granted `right` ("read"/"write") by an ACL, as a JSON array; NULL when public.
+Cell Permissions(const std::optional<std::string>& acl, const char* right) {
+  if (!acl) return std::monostate{};
+  auto parsed = ParseJson(*acl);
+  if (!parsed.ok() || !parsed.value().is_object()) return std::string("[]");
+  boost::json::array out;
+  for (const auto& kv : parsed.value().get_object()) {
+    const auto* grant = kv.value().is_object() ? kv.value().get_object().if_contains(right) : nullptr;
+    if (grant && grant->is_bool() && grant->get_bool()) out.emplace_back(kv.key());
+  }
+  return ToJson(out);
+}
+
+Row ReadRow(const Statement& st, std::size_t cell_count) {
+  Row row;
+  row.object_id = st.ColumnText(0);
+  row.created_at = st.ColumnText(1);
+  row.updated_at = st.ColumnText(2);
+  if (!st.ColumnIsNull(3)) row.acl = st.ColumnText(3);
+  if (!st.ColumnIsNull(4)) row.nulls = ParseNulls(st.ColumnText(4));
+  row.cells.reserve(cell_count);
+  for (std::size_t i = 0; i < cell_count; ++i)
+    row.cells.push_back(st.Column(kFirstCellColumn + static_cast<int>(i)));
+  return row;
+}
+
+std::string SqlType(schema::FieldType type) {
+  switch (type) {
+    case schema::FieldType::kNumber: return "NUMERIC";
+    case schema::FieldType::kBoolean: return "INTEGER";
+    case schema::FieldType::kString:
+    case schema::FieldType::kHtml:
+    case schema::FieldType::kDate:
+    case schema::FieldType::kPointer:
+    case schema::FieldType::kArray:
+    case schema::FieldType::kObject:
+    case schema::FieldType::kFile:
+    case schema::FieldType::kPrivateFile:
+    case schema::FieldType::kAcl:
+    case schema::FieldType::kRelation: return "TEXT";
+  }
+  return "TEXT";
+}
+
+std::string IndexName(std::string_view table, std::string_view column) {
+  return Quote(fmt::format("idx:{}:{}", table, column));
+}
+
+void CreateIndex(Connection& c, std::string_view table, std::string_view column) {
+  c.Exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {}({})", IndexName(table, column), Quote(table),
+                     Quote(column)));
+}
+
+std::optional<Row> GetRow(Connection& c, const schema::ClassSchema& cls, std::string_view id) {
+  auto st = c.Prepare(fmt::format("SELECT {} FROM {} WHERE objectId = ?", SelectList(cls),
+                                  Quote(cls.name)));
+  st.Bind(1, id);
+  if (!st.Step()) return std::nullopt;
+  return ReadRow(st, StoredColumns(cls).size());
+}
+
+class SqliteWriteTransaction final : public WriteTransaction {
+ public:
+  SqliteWriteTransaction(std::unique_lock<std::mutex> lock, Connection& c)
+      : lock_(std::move(lock)), c_(c) {
+    c_.Exec("BEGIN IMMEDIATE");
+  }
+
+  ~SqliteWriteTransaction() override {
+    if (!committed_) {
+      try {
+        c_.Exec("ROLLBACK");
+      } catch (const StorageError&) {
+        // The transaction may already be gone (SQLite rolls back on some errors); nothing to do.
+      }
+    }
+  }
+
+  void SaveClass(const schema::ClassSchema* before, const schema::ClassSchema& after) override {
+    if (!before) {
+      std::string sql = fmt::format(
+          "CREATE TABLE {} (objectId TEXT PRIMARY KEY NOT NULL, createdAt TEXT NOT NULL, "
+          "updatedAt TEXT NOT NULL, _acl TEXT, _rperm TEXT, _wperm TEXT, _nulls TEXT",
+          Quote(after.name));
+      for (const auto& [name, def] : after.fields)
+        if (def.type != schema::FieldType::kRelation)
+          sql += fmt::format(", {} {}", Quote(name), SqlType(def.type));
+      sql += ")";
+      c_.Exec(sql);
+      CreateIndex(c_, after.name, "createdAt");
+      CreateIndex(c_, after.name, "updatedAt");
+      for (const auto& [name, def] : after.fields)
+        if (def.type == schema::FieldType::kPointer) CreateIndex(c_, after.name, name);
+    } else {
+      for (const auto& [name, def] : after.fields) {
+        if (before->FindField(name) || def.type == schema::FieldType::kRelation) continue;
+        c_.Exec(fmt::format("ALTER TABLE {} ADD COLUMN {} {}", Quote(after.name), Quote(name),
+                            SqlType(def.type)));
+        if (def.type == schema::FieldType::kPointer) CreateIndex(c_, after.name, name);
+      }
+    }
+    auto st = c_.Prepare(
+        "INSERT INTO _crmd_schema(className, definition) VALUES (?, ?) "
+        "ON CONFLICT(className) DO UPDATE SET definition = excluded.definition");
+    st.Bind(1, after.name);
+    st.Bind(2, ToJson(after.ToJson()));
+    st.Step();
+  }
+
+  void Insert(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
+              const Row& row) override {
+    std::string names = "objectId, createdAt, updatedAt, _acl, _rperm, _wperm, _nulls";
+    std::string marks = "?, ?, ?, ?, ?, ?, ?";
+    for (const auto& c : columns) {
+      names += ", " + Quote(c);
+      marks += ", ?";
+    }
+    auto st = c_.Prepare(fmt::format("INSERT INTO {} ({}) VALUES ({})", Quote(cls.name), names, marks));
+    BindCommon(st, row, 1);
+    st.Bind(2, row.created_at);
+    for (std::size_t i = 0; i < columns.size(); ++i)
+      st.BindCell(kFirstBoundCell + static_cast<int>(i), row.cells[i]);
+    st.Step();
+  }
+
+  void Update(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
+              const Row& row) override {
+    // Same placeholder numbering as Insert so BindCommon serves both; ?2 is unused here.
+    std::string sql = fmt::format(
+        "UPDATE {} SET updatedAt = ?3, _acl = ?4, _rperm = ?5, _wperm = ?6, _nulls = ?7",
+        Quote(cls.name));
+    for (std::size_t i = 0; i < columns.size(); ++i)
+      sql += fmt::format(", {} = ?{}", Quote(columns[i]), kFirstBoundCell + static_cast<int>(i));
+    sql += " WHERE objectId = ?1";
+    auto st = c_.Prepare(sql);
+    BindCommon(st, row, 1);
+    for (std::size_t i = 0; i < columns.size(); ++i)
+      st.BindCell(kFirstBoundCell + static_cast<int>(i), row.cells[i]);
+    st.Step();
+  }
+
+  bool Delete(const schema::ClassSchema& cls, std::string_view object_id) override {
+    auto st = c_.Prepare(fmt::format("DELETE FROM {} WHERE objectId = ? RETURNING objectId",
+                                     Quote(cls.name)));
+    st.Bind(1, object_id);
+    bool deleted = st.Step();
+    while (st.Step()) {
+    }
+    return deleted;
+  }
+
+  std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
+    return GetRow(c_, cls, object_id);
+  }
+
+  bool Exists(const schema::ClassSchema& cls, std::string_view object_id) override {
+    auto st = c_.Prepare(fmt::format("SELECT 1 FROM {} WHERE objectId = ?", Quote(cls.name)));
+    st.Bind(1, object_id);
+    return st.Step();
+  }
+
+  std::optional<Reference> FindReference(const schema::Snapshot& classes,
+                                         std::string_view target_class,
+                                         std::string_view object_id) override {
+    for (const auto& [name, cls] : classes.classes()) {
+      for (const auto& [field, def] : cls->fields) {
+        if (def.type != schema::FieldType::kPointer || def.target_class != target_class) continue;
+        auto st = c_.Prepare(
+            fmt::format("SELECT 1 FROM {} WHERE {} = ? LIMIT 1", Quote(name), Quote(field)));
+        st.Bind(1, object_id);
+        if (st.Step()) return Reference{name, field};
+      }
+    }
+    return std::nullopt;
+  }
+
+  void Commit() override {
+    c_.Exec("COMMIT");
+    committed_ = true;
+  }
+
+ private:
+  static constexpr int kFirstBoundCell = 8;
+
+  static void BindCommon(Statement& st, const Row& row, int first) {
+    st.Bind(first, row.object_id);
+    st.Bind(first + 2, row.updated_at);
+    if (row.acl) st.Bind(first + 3, *row.acl);
+    else st.BindNull(first + 3);
+    st.BindCell(first + 4, Permissions(row.acl, "read"));
+    st.BindCell(first + 5, Permissions(row.acl, "write"));
+    if (row.nulls.empty()) st.BindNull(first + 6);
+    else st.Bind(first + 6, NullsText(row.nulls));
+  }
+
+  std::unique_lock<std::mutex> lock_;
+  Connection& c_;
+  bool committed_ = false;
+};
+
+class SqliteDatabase final : public Database {
+ public:
+  SqliteDatabase(std::string path, Durability durability, int readers)
+      : path_(std::move(path)), sync_full_(durability == Durability::kFull), max_readers_(readers) {
+    writer_ = std::make_unique<Connection>(path_, sync_full_);
+    writer_->Exec(
+        "CREATE TABLE IF NOT EXISTS _crmd_schema (className TEXT PRIMARY KEY NOT NULL, "
+        "definition TEXT NOT NULL)");
+  }
+
+  std::vector<schema::ClassSchema> LoadSchema() override {
+    std::lock_guard lock(write_mutex_);
+    std::vector<schema::ClassSchema> out;
+    auto st = writer_->Prepare("SELECT definition FROM _crmd_schema ORDER BY className");
+    while (st.Step()) {
+      auto parsed = ParseJson(st.ColumnText(0));
+      if (!parsed.ok() || !parsed.value().is_object())
+        throw StorageError("sqlite: unreadable class definition in " + path_);
+      auto cls = schema::ClassSchema::FromJson(parsed.value().get_object());
+      if (!cls.ok()) throw StorageError("sqlite: invalid class definition: " + cls.error().message);
+      out.push_back(std::move(cls).value());
+    }
+    return out;
+  }
+
+  std::unique_ptr<WriteTransaction> BeginWrite() override {
+    std::unique_lock lock(write_mutex_);
+    return std::make_unique<SqliteWriteTransaction>(std::move(lock), *writer_);
+  }
+
+  std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
+    auto reader = Acquire();
+    return GetRow(*reader, cls, object_id);
+  }
+
+  RowSet GetMany(const schema::ClassSchema& cls, const std::vector<std::string>& ids) override {
+    RowSet out{StoredColumns(cls), {}};
+    if (ids.empty()) return out;
+    auto reader = Acquire();
+    // json_each binds the whole id list as one value: one statement shape for any list size.
+    auto st = reader->Prepare(fmt::format(
+        "SELECT {} FROM {} WHERE objectId IN (SELECT value FROM json_each(?))", SelectList(cls),
+        Quote(cls.name)));
+    boost::json::array list;
+    for (const auto& id : ids) list.emplace_back(id);
+    st.Bind(1, ToJson(list));
+    while (st.Step()) out.rows.push_back(ReadRow(st, out.columns.size()));
+    return out;
+  }
+
+  RowSet Find(const schema::ClassSchema& cls, const FindOptions& options) override {
+    RowSet out{StoredColumns(cls), {}};
+    std::string sql = fmt::format("SELECT {} FROM {}", SelectList(cls), Quote(cls.name));
+    if (!options.order.empty()) {
+      sql += " ORDER BY ";
+      for (std::size_t i = 0; i < options.order.size(); ++i) {
+        if (i) sql += ", ";
+        sql += Quote(options.order[i].field) + (options.order[i].descending ? " DESC" : " ASC");
+      }
+    }
+    sql += " LIMIT ? OFFSET ?";
+    auto reader = Acquire();
+    auto st = reader->Prepare(sql);
+    st.BindCell(1, Cell(options.limit));
+    st.BindCell(2, Cell(options.skip));
+    while (st.Step()) out.rows.push_back(ReadRow(st, out.columns.size()));
+    return out;
+  }
+
+  bool CheckIntegrity() override {
+    std::lock_guard lock(write_mutex_);
+    auto st = writer_->Prepare("PRAGMA integrity_check");
+    return st.Step() && st.ColumnText(0) == "ok";
+  }
+
+ private:
+  // A reader connection lent for one read; returned to the pool by the deleter.
+  struct Return {
+    SqliteDatabase* db;
+    void operator()(Connection* c) const {
+      {
+        std::lock_guard lock(db->pool_mutex_);
+        db->idle_.emplace_back(c);
+      }
+      db->pool_cv_.notify_one();
+    }
+  };
+  using Lease = std::unique_ptr<Connection, Return>;
+
+  Lease Acquire() {
+    std::unique_lock lock(pool_mutex_);
+    for (;;) {
+      if (!idle_.empty()) {
+        Connection* c = idle_.back().release();
+        idle_.pop_back();
+        return Lease(c, Return{this});
+      }
+      if (open_readers_ < max_readers_) {
+        ++open_readers_;
+        lock.unlock();
+        return Lease(new Connection(path_, sync_full_), Return{this});
+      }
+      pool_cv_.wait(lock);
+    }
+  }
+
+  std::string path_;
+  bool sync_full_;
+  int max_readers_;
+  std::mutex write_mutex_;
+  std::unique_ptr<Connection> writer_;
+  std::mutex pool_mutex_;
+  std::condition_variable pool_cv_;
+  std::vector<std::unique_ptr<Connection>> idle_;
+  int open_readers_ = 0;
+};
+
+}  // namespace
+}  // namespace sqlite
+
+std::unique_ptr<Database> OpenSqlite(const std::string& path, Durability durability, int readers) {
+  return std::make_unique<sqlite::SqliteDatabase>(path, durability, readers);
+}
+
+}  // namespace crmd::storage

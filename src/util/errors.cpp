@@ -1,0 +1,108 @@
+#include "util/errors.hpp"
+
+#include <fmt/format.h>
+
+namespace crmd::errors {
+
+namespace {
+ApiError Make(int status, int code, std::string message) {
+  return ApiError{status, code, std::move(message), ErrorBody::kCodeAndError};
+}
+}  // namespace
+
+ApiError ObjectNotFound() { return Make(404, kObjectNotFound, "Object not found."); }
+
+ApiError PermissionDenied(std::string_view operation, std::string_view class_name) {
+  return Make(400, kOperationForbidden,
+              fmt::format("Permission denied for action {} on class {}.", operation, class_name));
+}
+
+ApiError CaptchaRequired() {
+  return Make(400, kOperationForbidden, "This action is not allowed without a valid CAPTCHA");
+}
+
+ApiError PointerExists(std::string_view object_id, std::string_view table, std::string_view field) {
+  return Make(400, kOperationForbidden,
+              fmt::format("Pointer to Object {} exists in table {} in key {}. Delete is not allowed.",
+                          object_id, table, field));
+}
+
+ApiError InvalidFieldName(std::string_view name) {
+  return Make(400, kInvalidKeyName, fmt::format("Invalid field name: {}.", name));
+}
+
+ApiError InvalidClassName(std::string_view name) {
+  return Make(400, kInvalidClassName,
+              fmt::format("Invalid classname: {}, classnames can only have alphanumeric characters and "
+                          "_, and must start with an alpha character ",
+                          name));
+}
+
+ApiError InvalidObjectId(std::string_view id) {
+  return Make(400, kInvalidKeyName, fmt::format("Invalid objectId: {}.", id));
+}
+
+ApiError ObjectIdNotWritable() {
+  return Make(400, kInvalidKeyName, "objectId is an invalid field name.");
+}
+
+ApiError DuplicateObjectId() {
+  return Make(400, kDuplicateValue, "A duplicate value for a field with unique values was provided");
+}
+
+ApiError SchemaMismatch(std::string_view table, std::string_view field, std::string_view expected,
+                        std::string_view got) {
+  return Make(400, kIncorrectType,
+              fmt::format("schema mismatch for {}.{}; expected {} but got {}", table, field, expected,
+                          got));
+}
+
+ApiError InvalidNestedKey() {
+  return Make(400, kInvalidNestedKey, "Nested keys should not contain the '$' or '.' characters");
+}
+
+ApiError InvalidAcl() { return Make(400, kInvalidAcl, "Invalid ACL."); }
+
+ApiError InvalidJson(std::string_view detail) {
+  return Make(400, kInvalidJson, fmt::format("Invalid JSON: {}", detail));
+}
+
+ApiError BodyNotObject() { return Make(400, kInvalidJson, "Request body must be a JSON object."); }
+
+ApiError BodyTooLarge(std::size_t limit) {
+  return Make(413, kInvalidJson, fmt::format("Request body is larger than {} bytes.", limit));
+}
+
+ApiError HeaderTooLarge() { return Make(431, kInvalidJson, "Request header fields are too large."); }
+
+ApiError BadRequest(std::string_view detail) { return Make(400, kInvalidJson, std::string(detail)); }
+
+ApiError UnsupportedOperator(std::string_view op) {
+  return Make(400, kCommandUnavailable, fmt::format("The {} operator is not supported yet.", op));
+}
+
+ApiError InvalidOperatorArgument(std::string_view message) {
+  return Make(400, kInvalidJson, std::string(message));
+}
+
+ApiError InvalidQueryParameter(std::string_view name) {
+  return Make(400, kInvalidQuery, fmt::format("Invalid parameter for query: {}", name));
+}
+
+ApiError Unauthorized() { return ApiError{403, 0, "unauthorized", ErrorBody::kErrorOnly}; }
+
+ApiError MasterKeyRequired() {
+  return ApiError{403, 0, "unauthorized: master key is required", ErrorBody::kErrorOnly};
+}
+
+ApiError RouteNotFound(std::string_view method, std::string_view path) {
+  return ApiError{404, 0, fmt::format("Cannot {} {}", method, path), ErrorBody::kErrorOnly};
+}
+
+ApiError Internal() {
+  return ApiError{500, kInternal, "Internal server error.", ErrorBody::kCodeAndMessage};
+}
+
+ApiError RequestTimeout() { return Make(408, kInvalidJson, "Request timed out."); }
+
+}  // namespace crmd::errors

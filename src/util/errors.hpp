@@ -1,0 +1,52 @@
+// Every error the spec names, defined once. Messages are contractual, to the letter (spec §7).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "util/result.hpp"
+
+namespace crmd::errors {
+
+// Parse error codes used by the spec.
+inline constexpr int kInternal = 1;
+inline constexpr int kObjectNotFound = 101;
+inline constexpr int kInvalidQuery = 102;
+inline constexpr int kInvalidClassName = 103;
+inline constexpr int kInvalidKeyName = 105;
+inline constexpr int kInvalidJson = 107;
+inline constexpr int kCommandUnavailable = 108;
+inline constexpr int kIncorrectType = 111;
+inline constexpr int kOperationForbidden = 119;
+inline constexpr int kInvalidNestedKey = 121;
+inline constexpr int kInvalidAcl = 123;
+inline constexpr int kDuplicateValue = 137;
+
+ApiError ObjectNotFound();
+ApiError PermissionDenied(std::string_view operation, std::string_view class_name);
+ApiError CaptchaRequired();
+ApiError PointerExists(std::string_view object_id, std::string_view table, std::string_view field);
+ApiError InvalidFieldName(std::string_view name);
+ApiError InvalidClassName(std::string_view name);
+ApiError InvalidObjectId(std::string_view id);
+ApiError ObjectIdNotWritable();  // 105 `objectId is an invalid field name.`
+ApiError DuplicateObjectId();
+ApiError SchemaMismatch(std::string_view table, std::string_view field, std::string_view expected,
+                        std::string_view got);
+ApiError InvalidNestedKey();
+ApiError InvalidAcl();
+ApiError InvalidJson(std::string_view detail);
+ApiError BodyNotObject();
+ApiError BodyTooLarge(std::size_t limit);
+ApiError HeaderTooLarge();
+ApiError BadRequest(std::string_view detail);
+ApiError UnsupportedOperator(std::string_view op);
+ApiError InvalidOperatorArgument(std::string_view message);
+ApiError InvalidQueryParameter(std::string_view name);
+ApiError Unauthorized();               // 403 {"error":"unauthorized"}: missing or unknown app id
+ApiError MasterKeyRequired();          // 403 {"error":"unauthorized: master key is required"}
+ApiError RouteNotFound(std::string_view method, std::string_view path);
+ApiError Internal();                   // 500 {"code":1,"message":"Internal server error."}
+ApiError RequestTimeout();
+
+}  // namespace crmd::errors

@@ -1,0 +1,46 @@
+#include "util/ids.hpp"
+
+#include <sodium.h>
+
+#include <stdexcept>
+
+namespace crmd::ids {
+
+namespace {
+constexpr std::string_view kAlphabet =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+}
+
+void Init() {
+  if (sodium_init() < 0) throw std::runtime_error("libsodium failed to initialise");
+}
+
+std::string RandomAlnum(std::size_t length) {
+  std::string out(length, '\0');
+  for (auto& c : out) c = kAlphabet[randombytes_uniform(static_cast<uint32_t>(kAlphabet.size()))];
+  return out;
+}
+
+std::string HashSecret(std::string_view secret) {
+  unsigned char digest[crypto_hash_sha256_BYTES];
+  crypto_hash_sha256(digest, reinterpret_cast<const unsigned char*>(secret.data()), secret.size());
+  char hex[crypto_hash_sha256_BYTES * 2 + 1];
+  sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
+  return std::string(hex, crypto_hash_sha256_BYTES * 2);
+}
+
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  return sodium_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+bool IsAlnumId(std::string_view id, std::size_t max_length) {
+  if (id.empty() || id.size() > max_length) return false;
+  for (char c : id) {
+    bool alnum = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (!alnum) return false;
+  }
+  return true;
+}
+
+}  // namespace crmd::ids

@@ -1,0 +1,44 @@
+#include "util/log.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+#include "util/json.hpp"
+#include "util/time.hpp"
+
+namespace crmd::log {
+
+namespace {
+std::atomic<Level> g_level{Level::kInfo};
+std::mutex g_mutex;
+
+const char* LevelName(Level level) {
+  switch (level) {
+    case Level::kDebug: return "debug";
+    case Level::kInfo: return "info";
+    case Level::kWarn: return "warn";
+    case Level::kError: return "error";
+  }
+  return "info";
+}
+}  // namespace
+
+void SetLevel(Level level) { g_level = level; }
+
+void Write(Level level, std::string_view message, const boost::json::object& fields) {
+  if (level < g_level.load(std::memory_order_relaxed)) return;
+  boost::json::object line;
+  line["ts"] = timeutil::NowIso();
+  line["level"] = LevelName(level);
+  line["msg"] = message;
+  for (const auto& kv : fields) line[kv.key()] = kv.value();
+  std::string text = ToJson(line);
+  text.push_back('\n');
+  std::lock_guard lock(g_mutex);
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace crmd::log

@@ -1,0 +1,126 @@
+#include "write/field_changes.hpp"
+
+#include "auth/acl.hpp"
+#include "schema/codec.hpp"
+#include "schema/names.hpp"
+#include "storage/database.hpp"
+#include "util/errors.hpp"
+#include "util/ids.hpp"
+#include "write/operators.hpp"
+
+namespace crmd::write {
+
+namespace json = boost::json;
+
+namespace {
+
+// Longest client-supplied objectId (master key only). The spec allows "any length"; this bound
+// keeps ids usable as ACL principals and index keys.
+constexpr std::size_t kMaxCustomObjectIdLength = 64;
+
+bool IsDateObject(const json::value& v) {
+  if (!v.is_object()) return false;
+  const auto* t = v.get_object().if_contains("__type");
+  return t && t->is_string() && t->get_string() == "Date";
+}
+
+void Assign(FieldChanges& out, const std::string& field, storage::Cell cell) {
+  out.columns.push_back(field);
+  out.cells.push_back(std::move(cell));
+  out.cleared.push_back(field);
+}
+
+}  // namespace
+
+CurrentValues::CurrentValues(const schema::ClassSchema& cls, const storage::Row& row)
+    : row_(&row), columns_(storage::StoredColumns(cls)) {}
+
+json::value CurrentValues::Get(std::string_view field, const schema::FieldDef& def) const {
+  if (!row_) return nullptr;
+  for (std::size_t i = 0; i < columns_.size() && i < row_->cells.size(); ++i)
+    if (columns_[i] == field) return schema::DecodeCell(row_->cells[i], def);
+  return nullptr;
+}
+
+Result<FieldChanges> CollectChanges(const json::object& body, schema::ClassSchema& cls,
+                                    const auth::Identity& identity, WriteKind kind,
+                                    std::string_view object_id, const CurrentValues& current) {
+  FieldChanges out;
+  for (const auto& kv : body) {
+    const std::string key(kv.key());
+    const json::value& value = kv.value();
+
+    if (key == "objectId") {
+      if (kind == WriteKind::kUpdate && value.is_string() && value.get_string() == object_id) continue;
+      if (kind == WriteKind::kUpdate || !identity.IsMaster())
+        return errors::ObjectIdNotWritable();
+      if (!value.is_string() || !ids::IsAlnumId(value.get_string(), kMaxCustomObjectIdLength))
+        return errors::InvalidObjectId(value.is_string() ? std::string(value.get_string())
+                                                         : json::serialize(value));
+      out.object_id = std::string(value.get_string());
+      continue;
+    }
+    if (key == "createdAt" || key == "updatedAt") {
+      if (IsDateObject(value)) continue;  // server-owned; a well-formed value is ignored (Parse)
+      return errors::SchemaMismatch(cls.name, key, "Date", schema::DescribeValue(value));
+    }
+    if (key == "ACL") {
+      if (value.is_null()) {
+        out.acl.emplace(std::nullopt);
+        continue;
+      }
+      CRMD_ASSIGN(auto acl, auth::NormalizeAcl(value));
+      out.acl.emplace(std::move(acl));
+      continue;
+    }
+    if (key == "createdBy" || key == "updatedBy") continue;  // server-owned (COMPATIBILITY.md)
+    if (!schema::IsValidFieldName(key)) return errors::InvalidFieldName(key);
+
+    const schema::FieldDef* def = cls.FindField(key);
+    if (def && def->type == schema::FieldType::kRelation)
+      return errors::SchemaMismatch(cls.name, key, def->Describe(), schema::DescribeValue(value));
+
+    json::value effective = value;
+    if (IsOperator(value)) {
+      CRMD_ASSIGN(auto op, ParseOperator(value.get_object()));
+      if (!def) {
+        auto created = TypeCreatedBy(op);
+        if (!created) continue;  // Delete of a field that does not exist
+        cls.fields.emplace_back(key, *created);
+        out.schema_changed = true;
+        def = cls.FindField(key);
+      }
+      CRMD_ASSIGN(auto result, ApplyOperator(op, current.Get(key, *def), *def, cls.name, key));
+      if (!result) {
+        Assign(out, key, std::monostate{});
+        continue;
+      }
+      if (EchoesResult(op)) out.echoed[key] = *result;
+      effective = std::move(*result);
+    }
+
+    if (effective.is_null()) {
+      if (!def) continue;  // a new field first written with null is not created (Parse)
+      out.columns.push_back(key);
+      out.cells.emplace_back(std::monostate{});
+      out.set_null.push_back(key);
+      continue;
+    }
+    if (!def) {
+      CRMD_ASSIGN(auto inferred, schema::InferFieldType(effective, cls.name, key));
+      if (!inferred) continue;
+      if (inferred->type == schema::FieldType::kPointer &&
+          !schema::IsValidUserClassName(inferred->target_class) &&
+          !schema::IsSystemClassName(inferred->target_class))
+        return errors::InvalidClassName(inferred->target_class);
+      cls.fields.emplace_back(key, *inferred);
+      out.schema_changed = true;
+      def = cls.FindField(key);
+    }
+    CRMD_ASSIGN(auto cell, schema::EncodeValue(effective, *def, cls.name, key));
+    Assign(out, key, std::move(cell));
+  }
+  return out;
+}
+
+}  // namespace crmd::write

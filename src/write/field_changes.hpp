@@ -1,0 +1,49 @@
+// Turns a request body into checked field changes against a class schema: the part of a create
+// and an update that is the same. Server-owned keys are handled here too.
+#pragma once
+
+#include <boost/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "auth/identity.hpp"
+#include "schema/class_schema.hpp"
+#include "storage/row.hpp"
+#include "util/result.hpp"
+
+namespace crmd::write {
+
+// The current values of a record, for operators; empty on create.
+class CurrentValues {
+ public:
+  CurrentValues() = default;
+  CurrentValues(const schema::ClassSchema& cls, const storage::Row& row);
+  // Null when the field is absent or null.
+  boost::json::value Get(std::string_view field, const schema::FieldDef& def) const;
+
+ private:
+  const storage::Row* row_ = nullptr;
+  std::vector<std::string> columns_;
+};
+
+struct FieldChanges {
+  std::vector<std::string> columns;  // aligned with cells
+  std::vector<storage::Cell> cells;
+  std::vector<std::string> set_null;   // explicit nulls written
+  std::vector<std::string> cleared;    // columns that now hold a value or were deleted
+  std::optional<std::optional<std::string>> acl;  // outer: ACL sent; inner: nullopt = removed
+  std::optional<std::string> object_id;           // a master-supplied objectId (create only)
+  boost::json::object echoed;                     // operator results for the update response
+  bool schema_changed = false;
+};
+
+enum class WriteKind { kCreate, kUpdate };
+
+// Checks `body` against `cls`, adding fields the body introduces to `cls` (schema_changed).
+Result<FieldChanges> CollectChanges(const boost::json::object& body, schema::ClassSchema& cls,
+                                    const auth::Identity& identity, WriteKind kind,
+                                    std::string_view object_id, const CurrentValues& current);
+
+}  // namespace crmd::write

@@ -1,0 +1,97 @@
+#include "write/operators.hpp"
+
+#include <algorithm>
+
+#include "util/errors.hpp"
+
+namespace crmd::write {
+
+namespace json = boost::json;
+
+bool IsOperator(const json::value& value) {
+  return value.is_object() && value.get_object().contains("__op");
+}
+
+Result<Operator> ParseOperator(const json::object& value) {
+  const auto* op = value.if_contains("__op");
+  if (!op || !op->is_string()) return errors::UnsupportedOperator("__op");
+  std::string_view name = op->get_string();
+  if (name == "Delete") return Operator{OperatorKind::kDelete, nullptr};
+  if (name == "Increment") {
+    const auto* amount = value.if_contains("amount");
+    if (!amount || !amount->is_number())
+      return errors::InvalidOperatorArgument("incrementing must provide a number");
+    return Operator{OperatorKind::kIncrement, *amount};
+  }
+  const bool add = name == "Add", unique = name == "AddUnique", remove = name == "Remove";
+  if (add || unique || remove) {
+    const auto* objects = value.if_contains("objects");
+    if (!objects || !objects->is_array())
+      return errors::InvalidOperatorArgument(remove ? "objects to remove must be an array"
+                                                    : "objects to add must be an array");
+    auto kind = add ? OperatorKind::kAdd : unique ? OperatorKind::kAddUnique : OperatorKind::kRemove;
+    return Operator{kind, *objects};
+  }
+  return errors::UnsupportedOperator(name);
+}
+
+std::optional<schema::FieldDef> TypeCreatedBy(const Operator& op) {
+  switch (op.kind) {
+    case OperatorKind::kIncrement: return schema::FieldDef{schema::FieldType::kNumber, {}};
+    case OperatorKind::kAdd:
+    case OperatorKind::kAddUnique:
+    case OperatorKind::kRemove: return schema::FieldDef{schema::FieldType::kArray, {}};
+    case OperatorKind::kDelete: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+json::value Sum(const json::value& a, const json::value& b) {
+  if (a.is_int64() && b.is_int64()) {
+    std::int64_t out;
+    if (!__builtin_add_overflow(a.get_int64(), b.get_int64(), &out)) return out;
+  }
+  return a.to_number<double>() + b.to_number<double>();
+}
+
+}  // namespace
+
+Result<std::optional<json::value>> ApplyOperator(const Operator& op, const json::value& current,
+                                                 const schema::FieldDef& def, std::string_view table,
+                                                 std::string_view field) {
+  using Out = std::optional<json::value>;
+  switch (op.kind) {
+    case OperatorKind::kDelete: return Out();
+    case OperatorKind::kIncrement: {
+      if (def.type != schema::FieldType::kNumber)
+        return errors::SchemaMismatch(table, field, def.Describe(), "Number");
+      json::value base = current.is_number() ? current : json::value(std::int64_t{0});
+      return Out(Sum(base, op.argument));
+    }
+    case OperatorKind::kAdd:
+    case OperatorKind::kAddUnique:
+    case OperatorKind::kRemove: {
+      if (def.type != schema::FieldType::kArray)
+        return errors::SchemaMismatch(table, field, def.Describe(), "Array");
+      json::array items = current.is_array() ? current.get_array() : json::array{};
+      const auto& objects = op.argument.get_array();
+      if (op.kind == OperatorKind::kAdd) {
+        for (const auto& o : objects) items.push_back(o);
+      } else if (op.kind == OperatorKind::kAddUnique) {
+        for (const auto& o : objects)
+          if (std::find(items.begin(), items.end(), o) == items.end()) items.push_back(o);
+      } else {
+        auto gone = [&](const json::value& v) {
+          return std::find(objects.begin(), objects.end(), v) != objects.end();
+        };
+        items.erase(std::remove_if(items.begin(), items.end(), gone), items.end());
+      }
+      return Out(json::value(std::move(items)));
+    }
+  }
+  return Out();
+}
+
+}  // namespace crmd::write

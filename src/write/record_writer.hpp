@@ -1,0 +1,29 @@
+// The write pipeline (DESIGN.md "A write, end to end") for single records: create, update,
+// delete. Every path that writes records (REST, batch items, functions, triggers, MCP) calls
+// these, so checks happen in one place.
+//
+// Each call is one storage transaction: the row, any new class or columns, and (later) timeline
+// rows and synchronous trigger effects commit together or not at all.
+#pragma once
+
+#include <boost/json.hpp>
+#include <string_view>
+
+#include "auth/context.hpp"
+#include "util/result.hpp"
+
+namespace crmd::write {
+
+// 201 body `{objectId, createdAt}`.
+Result<boost::json::object> CreateRecord(auth::Context& ctx, std::string_view class_name,
+                                         const boost::json::object& body);
+
+// 200 body `{updatedAt, objectId, ...results of Increment/Add/AddUnique/Remove}`.
+Result<boost::json::object> UpdateRecord(auth::Context& ctx, std::string_view class_name,
+                                         std::string_view object_id, const boost::json::object& body);
+
+// 200 body `{}`. 119 when another record points at it (spec §3.4).
+Result<boost::json::object> DeleteRecord(auth::Context& ctx, std::string_view class_name,
+                                         std::string_view object_id);
+
+}  // namespace crmd::write
