@@ -1,0 +1,43 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "util/json.hpp"
+
+namespace crmd {
+namespace {
+
+TEST(JsonTest, NumbersAreWrittenAsJavaScriptWrites) {
+  EXPECT_EQ(FormatNumber(1.5), "1.5");
+  EXPECT_EQ(FormatNumber(3.0), "3");
+  EXPECT_EQ(FormatNumber(-0.1), "-0.1");
+  EXPECT_EQ(FormatNumber(1e21), "1e+21");
+  EXPECT_EQ(FormatNumber(1e-7), "1e-7");
+  EXPECT_EQ(ToJson(boost::json::value(0.1 + 0.2)), "0.30000000000000004");
+}
+
+TEST(JsonTest, StringsAreEscaped) {
+  EXPECT_EQ(ToJson(boost::json::value("a\"b\\c\n\x01")), R"("a\"b\\c\n\u0001")");
+  EXPECT_EQ(ToJson(boost::json::value("שלום")), "\"שלום\"");
+}
+
+TEST(JsonTest, DeepNestingIsRefusedNotRecursedInto) {
+  std::string deep(10000, '[');
+  deep += std::string(10000, ']');
+  auto r = ParseJson(deep);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, 107);
+  std::string ok(kMaxJsonDepth - 1, '[');
+  ok += std::string(kMaxJsonDepth - 1, ']');
+  EXPECT_TRUE(ParseJson(ok).ok());
+}
+
+TEST(JsonTest, InvalidUtf8AndTrailingGarbageAreRefused) {
+  EXPECT_FALSE(ParseJson("{\"a\":\"\xff\xfe\"}").ok());
+  EXPECT_FALSE(ParseJson("{\"a\":1} x").ok());
+  EXPECT_FALSE(ParseJson("{\"a\":1,}").ok());
+  EXPECT_FALSE(ParseJson("").ok());
+}
+
+}  // namespace
+}  // namespace crmd
