@@ -5,7 +5,6 @@
 #include "query/read.hpp"
 #include "schema/names.hpp"
 #include "util/errors.hpp"
-#include "util/ids.hpp"
 #include "util/json.hpp"
 #include "write/record_writer.hpp"
 
@@ -14,9 +13,6 @@ namespace crmd::api {
 namespace json = boost::json;
 
 namespace {
-
-// Longest objectId a path may carry (master-supplied ids included; see write/).
-constexpr std::size_t kMaxObjectIdLength = 64;
 
 Result<json::object> ParseBodyObject(const Request& request) {
   CRMD_ASSIGN(auto body, ParseJson(request.body));
@@ -97,10 +93,9 @@ Response HandleRecords(const Request& request, const Target& target, auth::Conte
     }
   }
 
+  // An id that cannot exist (`..`, `a/b`, `role:Admin`) is looked up like any other and simply
+  // not found, after the permission checks, so refusals do not depend on the id's shape.
   const std::string& object_id = segments[2];
-  // An id that cannot exist (`..`, `a/b`, `role:Admin`) is simply not found; it never reaches SQL
-  // as anything but a bound value either way.
-  const bool valid_id = ids::IsAlnumId(object_id, kMaxObjectIdLength);
   switch (request.method) {
     case Method::kGet: {
       std::vector<std::string> include;
@@ -110,17 +105,14 @@ Response HandleRecords(const Request& request, const Target& target, auth::Conte
         if (!parsed.ok()) return ErrorResponse(parsed.error());
         include = std::move(parsed).value();
       }
-      if (!valid_id) return ErrorResponse(errors::ObjectNotFound());
       return Respond(200, query::GetRecord(ctx, class_name, object_id, include));
     }
     case Method::kPut: {
       auto body = ParseBodyObject(request);
       if (!body.ok()) return ErrorResponse(body.error());
-      if (!valid_id) return ErrorResponse(errors::ObjectNotFound());
       return Respond(200, write::UpdateRecord(ctx, class_name, object_id, body.value()));
     }
     case Method::kDelete:
-      if (!valid_id) return ErrorResponse(errors::ObjectNotFound());
       return Respond(200, write::DeleteRecord(ctx, class_name, object_id));
     default: return ErrorResponse(errors::RouteNotFound(request.method_name, target.path));
   }

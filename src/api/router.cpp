@@ -27,6 +27,7 @@ Router::Router(RouterOptions options, auth::Registry& registry, app::Application
   app_id_header_ = lower + "application-id";
   master_key_header_ = lower + "master-key";
   api_key_header_ = lower + "api-key";
+  session_token_header_ = lower + "session-token";
 }
 
 Response Router::Handle(const Request& request) {
@@ -63,6 +64,11 @@ Response Router::Route(const Request& request) {
   auth::Context ctx;
   ctx.identity = auth::ResolveKeys(*credentials, request.Header(master_key_header_),
                                    request.Header(api_key_header_));
+  // Sessions arrive with the users issue; until then no token is valid (spec §3.2: 209), and a
+  // token is never silently treated as anonymous.
+  if (ctx.identity.principal == auth::Principal::kAnonymous &&
+      request.Header(session_token_header_))
+    return ErrorResponse(errors::InvalidSessionToken());
   ctx.remote_ip = request.remote_ip;
   ctx.app = apps_.Open(credentials->app_id);
 

@@ -31,7 +31,8 @@ class Router {
 
   RouterOptions options_;
   std::string header_prefix_;  // "X-Core-"
-  std::string app_id_header_, master_key_header_, api_key_header_;  // lower case
+  // Lower-case header names under the prefix.
+  std::string app_id_header_, master_key_header_, api_key_header_, session_token_header_;
   auth::Registry& registry_;
   app::Applications& apps_;
 };

@@ -1,5 +1,7 @@
 #include "auth/registry.hpp"
 
+#include <memory>
+
 #include "storage/registry_store.hpp"
 #include "util/log.hpp"
 
@@ -37,19 +39,25 @@ void Registry::Reload() {
 
 void Registry::StartWatching() {
   watcher_ = std::thread([this] {
-    try {
-      storage::RegistryStore store(path_);
-      auto version = store.DataVersion();
-      while (!stop_.load()) {
-        std::this_thread::sleep_for(kPollInterval);
-        auto now = store.DataVersion();
+    std::unique_ptr<storage::RegistryStore> store;
+    std::int64_t version = -1;
+    while (!stop_.load()) {
+      std::this_thread::sleep_for(kPollInterval);
+      // A failed poll (a lock held by the CLI, no file descriptors) is retried on the next tick:
+      // revocations must keep reaching the server.
+      try {
+        if (!store) store = std::make_unique<storage::RegistryStore>(path_);
+        // -1 (first poll, or after a failure) always reloads: a change made between the last
+        // load and this poll must not be missed.
+        auto now = store->DataVersion();
         if (now == version) continue;
-        version = now;
         Reload();
-        log::Info("registry reloaded");
+        version = now;
+      } catch (const std::exception& e) {
+        log::Error("registry poll failed", {{"error", e.what()}});
+        store.reset();
+        version = -1;
       }
-    } catch (const std::exception& e) {
-      log::Error("registry watcher stopped", {{"error", e.what()}});
     }
   });
 }

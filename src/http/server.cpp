@@ -4,6 +4,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -74,7 +75,9 @@ struct Server::Impl {
   ServerOptions options;
   Handler handler;
   asio::io_context ioc;
-  tcp::acceptor acceptor{ioc};
+  // The acceptor is used by Accept() and closed by the signal handler: both run on this strand.
+  asio::strand<asio::io_context::executor_type> acceptor_strand{ioc.get_executor()};
+  tcp::acceptor acceptor{acceptor_strand};
   std::atomic<int> in_flight{0};
   std::atomic<bool> stopping{false};
 
@@ -82,8 +85,15 @@ struct Server::Impl {
       : options(std::move(o)), handler(std::move(h)), ioc(options.threads) {}
 
   // Writes a response built outside the handler (limits, malformed requests) and closes.
-  asio::awaitable<void> WriteError(beast::tcp_stream& stream, const ApiError& error) {
-    auto res = ToBeastResponse(api::ErrorResponse(error), 11, false, false);
+  // `origin` is echoed as on every other response, so browsers can read the error.
+  asio::awaitable<void> WriteError(beast::tcp_stream& stream, const ApiError& error,
+                                   std::string origin) {
+    api::Response response = api::ErrorResponse(error);
+    if (!origin.empty() && origin.find_first_of("\r\n") == std::string::npos) {
+      response.headers.emplace_back("Access-Control-Allow-Origin", std::move(origin));
+      response.headers.emplace_back("Vary", "Origin");
+    }
+    auto res = ToBeastResponse(std::move(response), 11, false, false);
     stream.expires_after(options.request_timeout);
     co_await bhttp::async_write(stream, res, kNoThrow);
     beast::error_code ignored;
@@ -99,19 +109,30 @@ struct Server::Impl {
     for (;;) {
       bhttp::request_parser<bhttp::string_body> parser;
       parser.header_limit(static_cast<std::uint32_t>(options.header_limit));
-      parser.body_limit(options.json_body_limit);
+      // Beast checks Content-Length against the limit while reading the header, so the header is
+      // read under the largest limit and the route's own limit is set once the target is known.
+      parser.body_limit(std::max(options.json_body_limit, options.upload_body_limit));
       stream.expires_after(options.idle_timeout);
       auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, kNoThrow);
       if (ec) {
-        if (ec == bhttp::error::header_limit) co_await WriteError(stream, errors::HeaderTooLarge());
+        if (ec == bhttp::error::header_limit)
+          co_await WriteError(stream, errors::HeaderTooLarge(), {});
+        else if (ec == bhttp::error::body_limit)
+          co_await WriteError(stream, errors::BodyTooLarge(options.upload_body_limit), {});
         else if (ec != bhttp::error::end_of_stream && ec != beast::error::timeout &&
                  ec != asio::error::connection_reset && ec != asio::error::eof)
-          co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."));
+          co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."), {});
         co_return;
       }
+      const std::string origin(parser.get()[bhttp::field::origin]);
       const auto start = std::chrono::steady_clock::now();
-      if (parser.get().target().starts_with(options.upload_path_prefix))
-        parser.body_limit(options.upload_body_limit);
+      const bool upload = parser.get().target().starts_with(options.upload_path_prefix);
+      const std::size_t body_limit = upload ? options.upload_body_limit : options.json_body_limit;
+      if (parser.content_length() && *parser.content_length() > body_limit) {
+        co_await WriteError(stream, errors::BodyTooLarge(body_limit), origin);
+        co_return;
+      }
+      parser.body_limit(body_limit);
       if (beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
         bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, parser.get().version()};
         co_await bhttp::async_write(stream, cont, kNoThrow);
@@ -120,12 +141,10 @@ struct Server::Impl {
       std::tie(ec, n) = co_await bhttp::async_read(stream, buffer, parser, kNoThrow);
       if (ec) {
         if (ec == bhttp::error::body_limit) {
-          const bool upload = parser.get().target().starts_with(options.upload_path_prefix);
-          co_await WriteError(stream, errors::BodyTooLarge(upload ? options.upload_body_limit
-                                                                  : options.json_body_limit));
+          co_await WriteError(stream, errors::BodyTooLarge(body_limit), origin);
         } else if (ec != beast::error::timeout && ec != bhttp::error::end_of_stream &&
                    ec != asio::error::eof && ec != asio::error::connection_reset) {
-          co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."));
+          co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."), origin);
         }
         co_return;
       }
@@ -168,7 +187,8 @@ struct Server::Impl {
         if (!acceptor.is_open()) co_return;
         continue;  // a transient accept error (EMFILE, aborted handshake): keep serving
       }
-      socket.set_option(tcp::no_delay(true));
+      beast::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
       auto executor = socket.get_executor();
       asio::co_spawn(executor, Session(std::move(socket)), asio::detached);
     }
@@ -207,11 +227,13 @@ void Server::Run() {
     if (ec) return;
     log::Info("stopping", {{"signal", signal}, {"in_flight", s.in_flight.load()}});
     s.stopping = true;
-    beast::error_code ignored;
-    s.acceptor.close(ignored);
+    asio::post(s.acceptor_strand, [&s] {
+      beast::error_code ignored;
+      s.acceptor.close(ignored);
+    });
     asio::co_spawn(s.ioc, s.Drain(), asio::detached);
   });
-  asio::co_spawn(s.ioc, s.Accept(), asio::detached);
+  asio::co_spawn(s.acceptor_strand, s.Accept(), asio::detached);
 
   std::vector<std::thread> threads;
   for (int i = 1; i < s.options.threads; ++i) threads.emplace_back([&s] { s.ioc.run(); });

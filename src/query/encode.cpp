@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "schema/codec.hpp"
+#include "schema/names.hpp"
 #include "util/json.hpp"
 
 namespace crmd::query {
@@ -16,15 +17,19 @@ json::object EncodeRow(const schema::ClassSchema& cls, const std::vector<std::st
   out["objectId"] = row.object_id;
   out["createdAt"] = row.created_at;
   out["updatedAt"] = row.updated_at;
-  for (std::size_t i = 0; i < columns.size() && i < row.cells.size(); ++i) {
-    const auto* def = cls.FindField(columns[i]);
-    if (!def) continue;
-    if (storage::IsNull(row.cells[i])) {
-      if (std::find(row.nulls.begin(), row.nulls.end(), columns[i]) != row.nulls.end())
-        out[columns[i]] = nullptr;
+  // `columns` is StoredColumns(cls): the declared fields in order, Relations skipped. Walking both
+  // in step keeps a row linear in its field count.
+  std::size_t i = 0;
+  for (const auto& [name, def] : cls.fields) {
+    if (def.type == schema::FieldType::kRelation) continue;
+    if (i >= columns.size() || i >= row.cells.size()) break;
+    const std::size_t at = i++;
+    if (schema::IsSecretField(cls.name, name)) continue;
+    if (storage::IsNull(row.cells[at])) {
+      if (std::find(row.nulls.begin(), row.nulls.end(), name) != row.nulls.end()) out[name] = nullptr;
       continue;
     }
-    out[columns[i]] = schema::DecodeCell(row.cells[i], *def);
+    out[name] = schema::DecodeCell(row.cells[at], def);
   }
   for (const auto& [name, def] : cls.fields)
     if (def.type == schema::FieldType::kRelation)

@@ -12,6 +12,7 @@
 
 namespace crmd::query {
 
+// `columns` must be storage::StoredColumns(cls) (what every storage read returns).
 boost::json::object EncodeRow(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
                               const storage::Row& row);
 

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "app/application.hpp"
 #include "auth/authorize.hpp"
@@ -46,21 +47,23 @@ std::string_view PointerId(const json::value& v) {
 }
 
 // Replaces Pointer values in `objects` by the records they point at, level by level.
-void Expand(const schema::Snapshot& snapshot, storage::Database& db, const schema::ClassSchema& cls,
-            const std::vector<json::object*>& objects, const IncludeTree& tree) {
+void Expand(const auth::Context& ctx, const schema::Snapshot& snapshot,
+            const schema::ClassSchema& cls, const std::vector<json::object*>& objects,
+            const IncludeTree& tree) {
   for (const auto& [field, subtree] : tree.children) {
     const auto* def = cls.FindField(field);
     if (!def || def->type != schema::FieldType::kPointer) continue;  // Parse ignores these
     const auto* target = snapshot.Find(def->target_class);
     if (!target) continue;
-    std::vector<std::string> ids;
+    // An included record is read through the same door as a direct get; a pointer the caller may
+    // not follow stays a Pointer. (Record ACLs join this check with the permissions issue.)
+    if (!auth::Authorize(ctx.identity, auth::Operation::kGet, target->name, target).ok()) continue;
+    std::unordered_set<std::string> unique;
     for (auto* obj : objects)
       if (auto* v = obj->if_contains(field); v && !PointerId(*v).empty())
-        ids.emplace_back(PointerId(*v));
-    if (ids.empty()) continue;
-    // The permissions issue filters these rows through auth::Authorize and the record ACL, the
-    // same door as a direct get.
-    auto rows = db.GetMany(*target, ids);
+        unique.emplace(PointerId(*v));
+    if (unique.empty()) continue;
+    auto rows = ctx.app->db().GetMany(*target, {unique.begin(), unique.end()});
     std::unordered_map<std::string, json::object> found;
     for (const auto& row : rows.rows) {
       auto encoded = EncodeRow(*target, rows.columns, row);
@@ -77,7 +80,7 @@ void Expand(const schema::Snapshot& snapshot, storage::Database& db, const schem
       *v = it->second;
       next.push_back(&v->get_object());
     }
-    if (!subtree.children.empty()) Expand(snapshot, db, *target, next, subtree);
+    if (!subtree.children.empty()) Expand(ctx, snapshot, *target, next, subtree);
   }
 }
 
@@ -118,7 +121,7 @@ Result<json::object> GetRecord(auth::Context& ctx, std::string_view class_name,
   auto row = ctx.app->db().Get(*cls, object_id);
   if (!row) return errors::ObjectNotFound();
   json::object out = EncodeRow(*cls, storage::StoredColumns(*cls), *row);
-  if (!include.empty()) Expand(*snapshot, ctx.app->db(), *cls, {&out}, BuildTree(include));
+  if (!include.empty()) Expand(ctx, *snapshot, *cls, {&out}, BuildTree(include));
   return out;
 }
 
@@ -142,7 +145,7 @@ Result<json::object> ListRecords(auth::Context& ctx, std::string_view class_name
     if (!request.include.empty()) {
       std::vector<json::object*> pointers;
       for (auto& o : objects) pointers.push_back(&o);
-      Expand(*snapshot, ctx.app->db(), *cls, pointers, BuildTree(request.include));
+      Expand(ctx, *snapshot, *cls, pointers, BuildTree(request.include));
     }
     results.reserve(objects.size());
     for (auto& o : objects) results.emplace_back(std::move(o));

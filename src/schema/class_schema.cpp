@@ -69,12 +69,21 @@ json::object DefaultOpenPermissions() {
                       {"addField", open}, {"protectedFields", json::object{{"*", json::array{}}}}};
 }
 
+json::object ClosedPermissions() {
+  return json::object{{"find", json::object{}},   {"count", json::object{}},
+                      {"get", json::object{}},    {"create", json::object{}},
+                      {"update", json::object{}}, {"delete", json::object{}},
+                      {"addField", json::object{}}, {"protectedFields", json::object{}}};
+}
+
 ClassSchema ClassSchema::NewImplicit(std::string name) {
   ClassSchema cls;
   cls.name = std::move(name);
   cls.fields.emplace_back("createdBy", FieldDef{FieldType::kPointer, "_User"});
   cls.fields.emplace_back("updatedBy", FieldDef{FieldType::kPointer, "_User"});
-  cls.class_level_permissions = DefaultOpenPermissions();
+  // System classes hold users, sessions and logs: a keyed first write must not open them to the
+  // public. An empty map per operation means "master and API keys only" (spec §2.5).
+  cls.class_level_permissions = IsSystemClassName(cls.name) ? ClosedPermissions() : DefaultOpenPermissions();
   return cls;
 }
 

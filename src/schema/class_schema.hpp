@@ -39,6 +39,8 @@ struct ClassSchema {
 
 // Parse's default class-level permissions for a class created by a write: open to everyone.
 boost::json::object DefaultOpenPermissions();
+// Every operation closed to everyone but the master and API keys.
+boost::json::object ClosedPermissions();
 
 class Snapshot {
  public:

@@ -113,7 +113,7 @@ Result<storage::Cell> EncodeValue(const json::value& value, const FieldDef& def,
       const auto& o = value.get_object();
       if (StringMember(o, "className") != def.target_class) return Mismatch(table, field, def, value);
       auto id = StringMember(o, "objectId");
-      if (!ids::IsAlnumId(id, kMaxPointerIdLength)) return errors::InvalidObjectId(id);
+      if (!ids::IsAlnumId(id, kMaxPointerIdLength)) return Mismatch(table, field, def, value);
       return storage::Cell(std::string(id));
     }
     case FieldType::kArray:

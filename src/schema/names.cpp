@@ -33,7 +33,23 @@ constexpr std::array<std::string_view, 6> kBuiltinFields{"objectId", "createdAt"
 
 bool IsValidFieldName(std::string_view name) { return IsIdentifier(name); }
 
-bool IsValidUserClassName(std::string_view name) { return IsIdentifier(name); }
+bool IsValidUserClassName(std::string_view name) {
+  // `sqlite_*` names belong to the embedded store's own tables.
+  return IsIdentifier(name) && !(name.size() >= 7 && EqualsIgnoringCase(name.substr(0, 7), "sqlite_"));
+}
+
+bool IsSecretField(std::string_view class_name, std::string_view field) {
+  return class_name == "_User" && (field == "password" || field == "_hashed_password");
+}
+
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
 
 bool IsSystemClassName(std::string_view name) {
   for (auto n : kSystemClasses)

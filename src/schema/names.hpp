@@ -21,4 +21,12 @@ bool IsSystemClassName(std::string_view name);
 // Names of the fields every record has (spec §2.1). Clients do not write them directly.
 bool IsBuiltinField(std::string_view name);
 
+// Fields whose values never leave the server in any response (spec §2.4: `password`, even with
+// the master key and `keys=password`).
+bool IsSecretField(std::string_view class_name, std::string_view field);
+
+// Class and field names are compared exactly, but SQL engines fold identifier case: two names
+// that differ only in case cannot both be stored.
+bool EqualsIgnoringCase(std::string_view a, std::string_view b);
+
 }  // namespace crmd::schema

@@ -38,6 +38,20 @@ ApiError InvalidClassName(std::string_view name) {
                           name));
 }
 
+ApiError FieldNameCaseCollision(std::string_view name, std::string_view existing) {
+  return Make(400, kInvalidKeyName,
+              fmt::format("Invalid field name: {}. It differs only in case from the field {}.", name,
+                          existing));
+}
+
+ApiError ClassNameCaseCollision(std::string_view name, std::string_view existing) {
+  return Make(400, kInvalidClassName,
+              fmt::format("Invalid classname: {}. It differs only in case from the class {}.", name,
+                          existing));
+}
+
+ApiError InvalidSessionToken() { return Make(400, kInvalidSessionToken, "invalid session token"); }
+
 ApiError InvalidObjectId(std::string_view id) {
   return Make(400, kInvalidKeyName, fmt::format("Invalid objectId: {}.", id));
 }

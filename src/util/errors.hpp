@@ -21,6 +21,7 @@ inline constexpr int kOperationForbidden = 119;
 inline constexpr int kInvalidNestedKey = 121;
 inline constexpr int kInvalidAcl = 123;
 inline constexpr int kDuplicateValue = 137;
+inline constexpr int kInvalidSessionToken = 209;
 
 ApiError ObjectNotFound();
 ApiError PermissionDenied(std::string_view operation, std::string_view class_name);
@@ -28,6 +29,9 @@ ApiError CaptchaRequired();
 ApiError PointerExists(std::string_view object_id, std::string_view table, std::string_view field);
 ApiError InvalidFieldName(std::string_view name);
 ApiError InvalidClassName(std::string_view name);
+ApiError FieldNameCaseCollision(std::string_view name, std::string_view existing);
+ApiError ClassNameCaseCollision(std::string_view name, std::string_view existing);
+ApiError InvalidSessionToken();  // 400 209 `invalid session token`
 ApiError InvalidObjectId(std::string_view id);
 ApiError ObjectIdNotWritable();  // 105 `objectId is an invalid field name.`
 ApiError DuplicateObjectId();

@@ -22,19 +22,32 @@ Result<json::value> ParseJson(std::string_view text) {
 std::string FormatNumber(double d) {
   if (!std::isfinite(d)) return "null";  // JSON has no NaN or Infinity; JSON.stringify writes null
   if (d == 0) return "0";
-  if (std::fabs(d) < 1e21 && d == std::trunc(d)) {
-    char buf[32];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed, 0);
-    return std::string(buf, end);
-  }
+  // ECMAScript Number::toString: the shortest round-trip digits, placed by the decimal exponent n
+  // (value = 0.digits * 10^n): plain notation for -6 < n <= 21, exponent notation otherwise.
   char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d);  // shortest round-trip
-  std::string s(buf, end);
-  // to_chars writes `1e+21`/`1e-07`; JavaScript writes `1e+21`/`1e-7`.
-  if (auto e = s.find('e'); e != std::string::npos && e + 2 < s.size() && s[e + 2] == '0') {
-    s.erase(e + 2, 1);
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, std::fabs(d), std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<std::size_t>(end - buf));
+  const auto e = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, e))
+    if (c != '.') digits.push_back(c);
+  int exponent = 0;
+  std::from_chars(sci.data() + e + 1 + (sci[e + 1] == '+'), sci.data() + sci.size(), exponent);
+  const int k = static_cast<int>(digits.size());
+  const int n = exponent + 1;
+  std::string out = d < 0 ? "-" : "";
+  if (k <= n && n <= 21) {
+    out += digits + std::string(static_cast<std::size_t>(n - k), '0');
+  } else if (0 < n && n <= 21) {
+    out += digits.substr(0, static_cast<std::size_t>(n)) + "." + digits.substr(static_cast<std::size_t>(n));
+  } else if (-6 < n && n <= 0) {
+    out += "0." + std::string(static_cast<std::size_t>(-n), '0') + digits;
+  } else {
+    out += digits.substr(0, 1);
+    if (k > 1) out += "." + digits.substr(1);
+    out += (n - 1 >= 0 ? "e+" : "e-") + std::to_string(std::abs(n - 1));
   }
-  return s;
+  return out;
 }
 
 namespace {

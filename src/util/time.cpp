@@ -41,6 +41,11 @@ bool Digits(std::string_view s, std::size_t pos, std::size_t n, int& out) {
   return true;
 }
 
+// 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: beyond them the text form stops sorting
+// in time order.
+constexpr std::int64_t kMinMillis = -62167219200000;
+constexpr std::int64_t kMaxMillis = 253402300799999;
+
 bool IsLeap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 
 int DaysInMonth(int y, int m) {
@@ -119,8 +124,10 @@ std::optional<std::int64_t> ParseIso(std::string_view s) {
   }
   if (pos != s.size()) return std::nullopt;
   const std::int64_t days = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
-  return ((days * 24 + hh) * 60 + mi - offset_minutes) * 60000 + static_cast<std::int64_t>(ss) * 1000 +
-         ms;
+  const std::int64_t millis = ((days * 24 + hh) * 60 + mi - offset_minutes) * 60000 +
+                              static_cast<std::int64_t>(ss) * 1000 + ms;
+  if (millis < kMinMillis || millis > kMaxMillis) return std::nullopt;
+  return millis;
 }
 
 std::optional<std::string> NormalizeIso(std::string_view text) {

@@ -24,6 +24,16 @@ bool IsDateObject(const json::value& v) {
   return t && t->is_string() && t->get_string() == "Date";
 }
 
+// A new field may not differ only in case from a declared or builtin one: SQL folds the case of
+// column names, so the two could not both be stored.
+Status CheckNewFieldName(const schema::ClassSchema& cls, const std::string& field) {
+  for (const char* builtin : {"objectId", "createdAt", "updatedAt"})
+    if (schema::EqualsIgnoringCase(field, builtin)) return errors::FieldNameCaseCollision(field, builtin);
+  for (const auto& [name, def] : cls.fields)
+    if (schema::EqualsIgnoringCase(field, name)) return errors::FieldNameCaseCollision(field, name);
+  return {};
+}
+
 void Assign(FieldChanges& out, const std::string& field, storage::Cell cell) {
   out.columns.push_back(field);
   out.cells.push_back(std::move(cell));
@@ -86,6 +96,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, schema::ClassSchem
       if (!def) {
         auto created = TypeCreatedBy(op);
         if (!created) continue;  // Delete of a field that does not exist
+        CRMD_TRY(CheckNewFieldName(cls, key));
         cls.fields.emplace_back(key, *created);
         out.schema_changed = true;
         def = cls.FindField(key);
@@ -113,6 +124,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, schema::ClassSchem
           !schema::IsValidUserClassName(inferred->target_class) &&
           !schema::IsSystemClassName(inferred->target_class))
         return errors::InvalidClassName(inferred->target_class);
+      CRMD_TRY(CheckNewFieldName(cls, key));
       cls.fields.emplace_back(key, *inferred);
       out.schema_changed = true;
       def = cls.FindField(key);

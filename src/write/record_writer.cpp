@@ -4,6 +4,7 @@
 
 #include "app/application.hpp"
 #include "auth/authorize.hpp"
+#include "schema/names.hpp"
 #include "storage/database.hpp"
 #include "util/errors.hpp"
 #include "util/ids.hpp"
@@ -43,6 +44,11 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
   auto txn = app.db().BeginWrite();
   auto snapshot = app.schema();
   const schema::ClassSchema* existing = snapshot->Find(class_name);
+  if (!existing) {
+    for (const auto& [name, other] : snapshot->classes())
+      if (schema::EqualsIgnoringCase(name, class_name))
+        return errors::ClassNameCaseCollision(class_name, name);
+  }
   schema::ClassSchema cls =
       existing ? *existing : schema::ClassSchema::NewImplicit(std::string(class_name));
 

@@ -61,7 +61,7 @@ TEST(CodecTest, PointerIdThatCouldPoseAsPrincipalIsRefused) {
   auto r = EncodeValue(J(R"({"__type":"Pointer","className":"_User","objectId":"role:Admin"})"), ptr,
                        "T", "owner");
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().code, 105);
+  EXPECT_EQ(r.error().code, 111);  // spec §2.2: a malformed Pointer in a write is a type mismatch
 }
 
 TEST(CodecTest, InfersTypesOfFirstWrites) {

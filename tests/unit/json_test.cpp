@@ -14,6 +14,12 @@ TEST(JsonTest, NumbersAreWrittenAsJavaScriptWrites) {
   EXPECT_EQ(FormatNumber(1e21), "1e+21");
   EXPECT_EQ(FormatNumber(1e-7), "1e-7");
   EXPECT_EQ(ToJson(boost::json::value(0.1 + 0.2)), "0.30000000000000004");
+  EXPECT_EQ(FormatNumber(0.0001), "0.0001");
+  EXPECT_EQ(FormatNumber(0.000001), "0.000001");
+  EXPECT_EQ(FormatNumber(1.5e-7), "1.5e-7");
+  EXPECT_EQ(FormatNumber(123456789012345680000.0), "123456789012345680000");
+  EXPECT_EQ(FormatNumber(1.2345e25), "1.2345e+25");
+  EXPECT_EQ(FormatNumber(-42.25), "-42.25");
 }
 
 TEST(JsonTest, StringsAreEscaped) {

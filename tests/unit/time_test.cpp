@@ -24,6 +24,12 @@ TEST(TimeTest, RefusesMalformedDates) {
     EXPECT_FALSE(ParseIso(bad).has_value()) << bad;
 }
 
+TEST(TimeTest, OffsetsThatLeaveFourDigitYearsAreRefused) {
+  EXPECT_FALSE(ParseIso("9999-12-31T23:30:00-01:00").has_value());
+  EXPECT_FALSE(ParseIso("0000-01-01T00:00:00+00:01").has_value());
+  EXPECT_EQ(NormalizeIso("9999-12-31T23:59:59.999Z"), "9999-12-31T23:59:59.999Z");
+}
+
 TEST(TimeTest, BeforeTheEpochRoundTrips) {
   EXPECT_EQ(FormatIso(*ParseIso("1969-12-31T23:59:59.999Z")), "1969-12-31T23:59:59.999Z");
 }

@@ -10,6 +10,8 @@ namespace {
 // How long a connection waits for a lock held by another process (the CLI writing the registry,
 // a checkpoint) before reporting a fault.
 constexpr int kBusyTimeoutMs = 5000;
+// Prepared statements kept per connection before the cache is emptied.
+constexpr std::size_t kMaxCachedStatements = 512;
 
 [[noreturn]] void Fail(sqlite3* db, std::string_view what) {
   throw StorageError(fmt::format("sqlite: {}: {}", what, db ? sqlite3_errmsg(db) : "no connection"));
@@ -78,9 +80,14 @@ Connection::Connection(const std::string& path, bool sync_full) {
   }
   sqlite3_busy_timeout(db_, kBusyTimeoutMs);
   sqlite3_extended_result_codes(db_, 1);
-  Exec("PRAGMA journal_mode=WAL");
-  Exec(sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
-  Exec("PRAGMA foreign_keys=OFF");
+  try {
+    Exec("PRAGMA journal_mode=WAL");
+    Exec(sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+    Exec("PRAGMA foreign_keys=OFF");
+  } catch (...) {
+    sqlite3_close(db_);
+    throw;
+  }
 }
 
 Connection::~Connection() {
@@ -91,6 +98,12 @@ Connection::~Connection() {
 Statement Connection::Prepare(const std::string& sql) {
   auto it = cache_.find(sql);
   if (it != cache_.end()) return Statement(it->second);
+  if (cache_.size() >= kMaxCachedStatements) {
+    // Statement shapes are bounded by the schema in normal use; this only trips on clients that
+    // generate endless shapes. Start over rather than track recency on the hot path.
+    for (auto& [text, cached] : cache_) sqlite3_finalize(cached);
+    cache_.clear();
+  }
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
                          &stmt, nullptr) != SQLITE_OK)

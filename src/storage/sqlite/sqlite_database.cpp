@@ -350,7 +350,14 @@ class SqliteDatabase final : public Database {
       if (open_readers_ < max_readers_) {
         ++open_readers_;
         lock.unlock();
-        return Lease(new Connection(path_, sync_full_), Return{this});
+        try {
+          return Lease(new Connection(path_, sync_full_), Return{this});
+        } catch (...) {
+          lock.lock();
+          --open_readers_;
+          pool_cv_.notify_one();
+          throw;
+        }
       }
       pool_cv_.wait(lock);
     }
