@@ -14,6 +14,9 @@ namespace json = boost::json;
 
 namespace {
 
+// More sort keys than any index could serve; a longer list is a mistake or an attack.
+constexpr std::size_t kMaxOrderKeys = 16;
+
 Result<json::object> ParseBodyObject(const Request& request) {
   CRMD_ASSIGN(auto body, ParseJson(request.body));
   if (!body.is_object()) return errors::BodyNotObject();
@@ -28,7 +31,9 @@ Result<std::int64_t> NonNegative(const std::string& name, const std::string& tex
   return v;
 }
 
-std::vector<storage::OrderKey> ParseOrder(std::string_view text) {
+// Sort keys are field names with an optional `-`; anything else is 105, as Parse answers.
+// Repeated keys are dropped and the list is bounded, so clients cannot mint endless SQL shapes.
+Result<std::vector<storage::OrderKey>> ParseOrder(std::string_view text) {
   std::vector<storage::OrderKey> keys;
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -37,9 +42,15 @@ std::vector<storage::OrderKey> ParseOrder(std::string_view text) {
                                                                    : comma - start);
     bool descending = !part.empty() && part.front() == '-';
     if (descending) part.remove_prefix(1);
-    if (part == "objectId" || part == "createdAt" || part == "updatedAt" ||
-        schema::IsValidFieldName(part))
-      keys.push_back({std::string(part), descending});
+    if (!part.empty()) {
+      if (part != "objectId" && part != "createdAt" && part != "updatedAt" &&
+          !schema::IsValidFieldName(part))
+        return errors::InvalidFieldName(part);
+      bool seen = false;
+      for (const auto& k : keys) seen = seen || k.field == part;
+      if (!seen) keys.push_back({std::string(part), descending});
+      if (keys.size() > kMaxOrderKeys) return errors::InvalidQueryParameter("order");
+    }
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
@@ -54,7 +65,7 @@ Result<query::ListRequest> ParseListParams(const Target& target) {
     } else if (name == "skip") {
       CRMD_ASSIGN(list.find.skip, NonNegative(name, value));
     } else if (name == "order") {
-      list.find.order = ParseOrder(value);
+      CRMD_ASSIGN(list.find.order, ParseOrder(value));
     } else if (name == "include") {
       CRMD_ASSIGN(list.include, query::ParseIncludeList(value));
     } else {

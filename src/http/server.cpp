@@ -24,6 +24,9 @@ namespace {
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 // How often a stopping server checks whether in-flight requests have finished.
 constexpr std::chrono::milliseconds kDrainPoll{20};
+// After refusing a request, how long input is drained so the client can read the refusal.
+constexpr std::chrono::seconds kLingerTime{2};
+constexpr std::size_t kLingerChunk = 64 * 1024;
 
 api::Method ToMethod(bhttp::verb verb) {
   switch (verb) {
@@ -84,26 +87,65 @@ struct Server::Impl {
   Impl(ServerOptions o, Handler h)
       : options(std::move(o)), handler(std::move(h)), ioc(options.threads) {}
 
-  // Writes a response built outside the handler (limits, malformed requests) and closes.
-  // `origin` is echoed as on every other response, so browsers can read the error.
+  // What the access log says of one request.
+  struct LogFacts {
+    std::string method;
+    std::string path;
+    std::string remote_ip;
+  };
+
+  void LogRequest(const LogFacts& facts, int status, std::size_t bytes,
+                  std::chrono::steady_clock::time_point start) {
+    const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+    log::Info("request", {{"method", facts.method},
+                          {"path", facts.path},
+                          {"status", status},
+                          {"bytes", bytes},
+                          {"ms", static_cast<double>(micros) / 1000.0},
+                          {"ip", facts.remote_ip}});
+  }
+
+  // Answers a request the handler never saw (a limit, a malformed message) and closes.
+  // `origin` is echoed as on every other response, so browsers can read the error. The close
+  // lingers (RFC 9112 §9.6): input is drained for a moment so the client reads the answer instead
+  // of a reset while it is still sending the body we refused.
   asio::awaitable<void> WriteError(beast::tcp_stream& stream, const ApiError& error,
-                                   std::string origin) {
+                                   std::string origin, const LogFacts& facts,
+                                   std::chrono::steady_clock::time_point start) {
     api::Response response = api::ErrorResponse(error);
     if (!origin.empty() && origin.find_first_of("\r\n") == std::string::npos) {
       response.headers.emplace_back("Access-Control-Allow-Origin", std::move(origin));
       response.headers.emplace_back("Vary", "Origin");
     }
+    const std::size_t bytes = response.body.size();
     auto res = ToBeastResponse(std::move(response), 11, false, false);
     stream.expires_after(options.request_timeout);
     co_await bhttp::async_write(stream, res, kNoThrow);
+    LogRequest(facts, error.http_status, bytes, start);
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    std::vector<char> sink(kLingerChunk);
+    std::size_t drained = 0;
+    stream.expires_after(kLingerTime);
+    while (drained < options.upload_body_limit) {
+      auto [ec, n] = co_await stream.async_read_some(asio::buffer(sink), kNoThrow);
+      if (ec) break;
+      drained += n;
+    }
+  }
+
+  static bool IsQuietDisconnect(const beast::error_code& ec) {
+    return ec == bhttp::error::end_of_stream || ec == beast::error::timeout ||
+           ec == asio::error::eof || ec == asio::error::connection_reset ||
+           ec == asio::error::operation_aborted;
   }
 
   asio::awaitable<void> Session(tcp::socket socket) {
     beast::error_code ep_error;
     auto endpoint = socket.remote_endpoint(ep_error);
-    const std::string remote_ip = ep_error ? std::string() : endpoint.address().to_string();
+    LogFacts facts{{}, {}, ep_error ? std::string() : endpoint.address().to_string()};
     beast::tcp_stream stream(std::move(socket));
     beast::flat_buffer buffer;
     for (;;) {
@@ -114,64 +156,61 @@ struct Server::Impl {
       parser.body_limit(std::max(options.json_body_limit, options.upload_body_limit));
       stream.expires_after(options.idle_timeout);
       auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, kNoThrow);
+      auto start = std::chrono::steady_clock::now();
       if (ec) {
+        facts.method = "-";
+        facts.path = "-";
         if (ec == bhttp::error::header_limit)
-          co_await WriteError(stream, errors::HeaderTooLarge(), {});
+          co_await WriteError(stream, errors::HeaderTooLarge(), {}, facts, start);
         else if (ec == bhttp::error::body_limit)
-          co_await WriteError(stream, errors::BodyTooLarge(options.upload_body_limit), {});
-        else if (ec != bhttp::error::end_of_stream && ec != beast::error::timeout &&
-                 ec != asio::error::connection_reset && ec != asio::error::eof)
-          co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."), {});
+          co_await WriteError(stream, errors::BodyTooLarge(options.upload_body_limit), {}, facts, start);
+        else if (!IsQuietDisconnect(ec))
+          co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."), {}, facts, start);
         co_return;
       }
-      const std::string origin(parser.get()[bhttp::field::origin]);
-      const auto start = std::chrono::steady_clock::now();
-      const bool upload = parser.get().target().starts_with(options.upload_path_prefix);
+
+      // From here the request counts as in flight: a SIGTERM waits for it to finish.
+      ++in_flight;
+      struct InFlight {
+        std::atomic<int>& count;
+        ~InFlight() { --count; }
+      } guard{in_flight};
+
+      const auto& header = parser.get();
+      facts.method = std::string(header.method_string());
+      facts.path = std::string(header.target().substr(0, header.target().find('?')));
+      const std::string origin(header[bhttp::field::origin]);
+      const bool upload = header.target().starts_with(options.upload_path_prefix);
       const std::size_t body_limit = upload ? options.upload_body_limit : options.json_body_limit;
       if (parser.content_length() && *parser.content_length() > body_limit) {
-        co_await WriteError(stream, errors::BodyTooLarge(body_limit), origin);
+        co_await WriteError(stream, errors::BodyTooLarge(body_limit), origin, facts, start);
         co_return;
       }
       parser.body_limit(body_limit);
-      if (beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
-        bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, parser.get().version()};
+      if (beast::iequals(header[bhttp::field::expect], "100-continue")) {
+        bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, header.version()};
         co_await bhttp::async_write(stream, cont, kNoThrow);
       }
       stream.expires_after(options.request_timeout);
       std::tie(ec, n) = co_await bhttp::async_read(stream, buffer, parser, kNoThrow);
       if (ec) {
-        if (ec == bhttp::error::body_limit) {
-          co_await WriteError(stream, errors::BodyTooLarge(body_limit), origin);
-        } else if (ec != beast::error::timeout && ec != bhttp::error::end_of_stream &&
-                   ec != asio::error::eof && ec != asio::error::connection_reset) {
-          co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."), origin);
-        }
+        if (ec == bhttp::error::body_limit)
+          co_await WriteError(stream, errors::BodyTooLarge(body_limit), origin, facts, start);
+        else if (!IsQuietDisconnect(ec))
+          co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."), origin, facts, start);
         co_return;
       }
 
-      ++in_flight;
       auto request = parser.release();
       const unsigned version = request.version();
       const bool head = request.method() == bhttp::verb::head;
       const bool keep_alive = request.keep_alive() && !stopping.load();
-      api::Request api_request = ToApiRequest(std::move(request), remote_ip);
-      api::Response api_response = handler(api_request);
+      api::Response api_response = handler(ToApiRequest(std::move(request), facts.remote_ip));
       const int status = api_response.status;
       const std::size_t bytes = api_response.body.size();
       auto response = ToBeastResponse(std::move(api_response), version, keep_alive, head);
       auto [write_ec, written] = co_await bhttp::async_write(stream, response, kNoThrow);
-      --in_flight;
-
-      const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                              std::chrono::steady_clock::now() - start)
-                              .count();
-      auto query = api_request.target.find('?');
-      log::Info("request", {{"method", api_request.method_name},
-                            {"path", api_request.target.substr(0, query)},
-                            {"status", status},
-                            {"bytes", bytes},
-                            {"ms", static_cast<double>(micros) / 1000.0},
-                            {"ip", remote_ip}});
+      LogRequest(facts, status, bytes, start);
       if (write_ec || !keep_alive) {
         beast::error_code ignored;
         stream.socket().shutdown(tcp::socket::shutdown_send, ignored);

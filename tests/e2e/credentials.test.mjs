@@ -302,6 +302,31 @@ test('§5.2 SECURITY tenant isolation: an application never accepts another appl
   await assertUntouched(appB, 'CrossKeys', rb, 'orig');
 });
 
+test('§5 (DESIGN --prefix) --prefix parse answers X-Parse-* headers on /parse; /core and X-Core-* are not served', async () => {
+  const dir = makeDataDir();
+  const app = createApp(dir);
+  secrets.push(app.masterKey, app.apiKey);
+  const other = await startServer(dir, { prefix: 'parse' });
+  try {
+    const P = { 'X-Parse-Application-Id': app.appId, 'X-Parse-Master-Key': app.masterKey };
+    const c = await request(other, 'POST', '/parse/classes/Prefixed', { headers: P, body: { Name: 'p' } });
+    assert.equal(c.status, 201, c.text);
+    const g = await request(other, 'GET', `/parse/classes/Prefixed/${c.body.objectId}`, { headers: P });
+    assert.equal(g.status, 200, g.text);
+    assert.equal(g.body.Name, 'p');
+    const api = await request(other, 'GET', '/parse/classes/Prefixed', { headers: { 'X-Parse-Application-Id': app.appId, 'X-Parse-REST-API-Key': 'x', 'X-Parse-API-Key': app.apiKey } });
+    assert.equal(api.status, 200, api.text);
+    const coreHeaders = await request(other, 'GET', '/parse/classes/Prefixed', { headers: masterHeaders(app) });
+    assert.equal(coreHeaders.status, 403, coreHeaders.text);
+    assert.deepEqual(coreHeaders.body, UNAUTHORIZED);
+    const corePath = await request(other, 'GET', '/core/classes/Prefixed', { headers: P });
+    assert.equal(corePath.status, 404, corePath.text);
+    assert.deepEqual(corePath.body, { error: 'Cannot GET /core/classes/Prefixed' });
+  } finally {
+    assert.deepEqual(await other.stop(), { code: 0, signal: null });
+  }
+});
+
 // Runs last: stops the server and reads everything it logged.
 test('SECURITY secrets: logs are JSON lines, one access line per request, and no key ever appears; SIGTERM exits 0', async () => {
   const served = server.responseCount;

@@ -36,7 +36,7 @@ async function pool(items, width, fn) {
   await Promise.all(workers);
 }
 
-test('§8 --durability full: every create and Increment acknowledged before kill -9 survives the restart; integrity_check ok', async () => {
+test('§8 --durability full: every create and Increment acknowledged before kill -9 survives the restart; integrity_check ok', async (t) => {
   const dataDir = makeDataDir();
   const app = createApp(dataDir);
   const M = masterHeaders(app);
@@ -90,6 +90,7 @@ test('§8 --durability full: every create and Increment acknowledged before kill
   killed = true;
   await killer;
 
+  t.diagnostic(`kill -9 after ${Date.now() - start} ms: ${acked.length} creates and ${incAcked} increments acknowledged, ${sent} writes sent`);
   assert.equal(server.exitSignal, 'SIGKILL', 'the server was killed mid-stream, not finished');
   assert.deepEqual(otherStatuses, [], 'every answered write succeeded');
   assert.ok(acked.length >= 20, `only ${acked.length} creates acknowledged before the kill`);

@@ -151,6 +151,22 @@ test('SECURITY exhaustion: a 10 MB string field answers 413 107 Request body is 
   });
 });
 
+test('SECURITY exhaustion: an ordinary client (fetch) sending 10 MB receives the 413, not a reset (RFC 9112 §9.6 lingering close)', async () => {
+  const big = `{"Name":"${'x'.repeat(10 * 1024 * 1024)}"}`;
+  const outcomes = [];
+  await unchanged(async () => {
+    for (let i = 0; i < 3; i++) {
+      try {
+        const r = await request(server, 'POST', '/core/classes/Accounts', { headers: M, body: big, timeoutMs: 30_000 });
+        outcomes.push(r.status === 413 && r.body.code === 107 ? 'ok' : `${r.status} ${r.text.slice(0, 100)}`);
+      } catch (err) {
+        outcomes.push(`request failed: ${err.cause?.code ?? err.message}`);
+      }
+    }
+  });
+  assert.deepEqual(outcomes, ['ok', 'ok', 'ok']);
+});
+
 test('§8 a 7 MB string field, under the 8 MiB body limit, is stored whole', async () => {
   const value = 'y'.repeat(7 * 1024 * 1024);
   const c = await request(server, 'POST', '/core/classes/BigValues', { headers: M, body: { Text: value }, timeoutMs: 30_000 });
@@ -272,11 +288,20 @@ test('SECURITY injection: SQL and escape characters in values are stored and ret
   assert.equal((await listAll(server, app, 'Accounts')).length, 4);
 });
 
-test('SECURITY injection: SQL in order and include answers a 4xx with a code or is ignored, never an SQL error', async () => {
+test('SECURITY injection: order by an invalid field name answers 400 105 Invalid field name (Parse\'s DatabaseController.find)', async () => {
   await unchanged(async () => {
-    const order = await request(server, 'GET', `/core/classes/Accounts?order=${encodeURIComponent('Name; DROP TABLE Accounts; --')}`, { headers: M });
-    assert.equal(order.status, 400, order.text);
-    assert.deepEqual(order.body, { code: 105, error: 'Invalid field name: Name; DROP TABLE Accounts; --.' });
+    for (const field of ['Name; DROP TABLE Accounts; --', '(SELECT 1)', 'N" DESC']) {
+      for (const order of [field, `-${field}`, `Name,${field}`]) {
+        const r = await request(server, 'GET', `/core/classes/Accounts?order=${encodeURIComponent(order)}`, { headers: M });
+        assert.equal(r.status, 400, `order=${order}: ${r.text.slice(0, 200)}`);
+        assert.deepEqual(r.body, { code: 105, error: `Invalid field name: ${field}.` }, `order=${order}`);
+      }
+    }
+  });
+});
+
+test('SECURITY injection: SQL in order, include, limit and skip answers a 4xx with a code or is ignored, never an SQL error', async () => {
+  await unchanged(async () => {
     for (const q of [
       `order=${encodeURIComponent('-Name,(SELECT 1)')}`,
       `order=${encodeURIComponent('N" DESC; --')}`,
@@ -443,4 +468,16 @@ test('SECURITY: the server still serves after every hostile case', async () => {
   const h = await request(server, 'GET', `/core/classes/Hidden/${hiddenId}`, { headers: M });
   assert.equal(h.status, 200, h.text);
   assert.equal(h.body.Name, 'hidden secret');
+});
+
+// Runs last: stops the server and reads its log.
+test('SECURITY: refused requests are access-logged like any other; no key in the log; SIGTERM exits 0', async () => {
+  assert.deepEqual(await server.stop(), { code: 0, signal: null });
+  const lines = server.logLines();
+  for (const l of lines) assert.equal(l.__unparsed, undefined, `not a JSON log line: ${String(l.__unparsed).slice(0, 200)}`);
+  const requests = lines.filter((l) => l.msg === 'request');
+  const statuses = new Set(requests.map((l) => l.status));
+  const missing = [400, 404, 413, 431].filter((status) => !statuses.has(status));
+  assert.deepEqual(missing, [], `statuses answered but never access-logged: ${missing.join(', ')}`);
+  assert.equal(server.stderr().includes(app.masterKey), false, 'the master key appears in the log');
 });

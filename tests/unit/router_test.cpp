@@ -103,8 +103,9 @@ TEST_F(RouterTest, SqlInjectionCorpusInIdentifiersGivesClientErrors) {
     EXPECT_EQ(cls.status, 400) << bad;
     EXPECT_EQ(Body(cls).at("code"), json::value(103)) << bad;
 
-    auto order = Call(Method::kGet, "/core/classes/Accounts?order=" + encoded);
-    EXPECT_EQ(order.status, 200) << bad;  // an unknown sort key orders nothing
+    auto order = Call(Method::kGet, "/core/classes/Accounts?order=-" + encoded);
+    EXPECT_EQ(order.status, 400) << bad;
+    EXPECT_EQ(Body(order).at("code"), json::value(105)) << bad;
     auto include = Call(Method::kGet, "/core/classes/Accounts?include=" + encoded);
     if (bad == "a.b") {
       EXPECT_EQ(include.status, 200) << bad;  // a well-formed path to no pointer: nothing expands

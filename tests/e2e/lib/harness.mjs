@@ -19,6 +19,10 @@ const START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 15_000;
 // Default per-request timeout.
 const REQUEST_TIMEOUT_MS = 20_000;
+// Raw requests with a body larger than this send the head first and give the server EARLY_ANSWER_MS
+// to refuse it before the body follows.
+const EARLY_ANSWER_BODY = 64 * 1024;
+const EARLY_ANSWER_MS = 300;
 
 const liveServers = new Set();
 const tempDirs = new Set();
@@ -292,12 +296,25 @@ export function rawRequest(server, head, body = Buffer.alloc(0), { timeoutMs = R
   if (bodyBuf.length > 0 && !/\r\ncontent-length:/i.test(headText) && !/\r\ntransfer-encoding:/i.test(headText)) {
     headText += `\r\nContent-Length: ${bodyBuf.length}`;
   }
-  const requestBytes = Buffer.concat([Buffer.from(headText + '\r\n\r\n', 'latin1'), bodyBuf]);
+  const headBytes = Buffer.from(headText + '\r\n\r\n', 'latin1');
 
   return new Promise((resolve, reject) => {
-    const sock = net.createConnection({ host: HOST, port: server.port });
     let buf = Buffer.alloc(0);
     let done = false;
+    // `onread` hands us each chunk straight from the read, before any write error of the same loop
+    // turn can destroy the socket: a server that answers early and resets must not lose its answer.
+    const sock = net.createConnection({
+      host: HOST,
+      port: server.port,
+      onread: {
+        buffer: Buffer.alloc(64 * 1024),
+        callback: (n, chunk) => {
+          buf = Buffer.concat([buf, Buffer.from(chunk.subarray(0, n))]);
+          const parsed = parseRawResponse(buf, false);
+          if (parsed && parsed.complete) finish(null, parsed);
+        },
+      },
+    });
     const finish = (err, value) => {
       if (done) return;
       done = true;
@@ -306,25 +323,37 @@ export function rawRequest(server, head, body = Buffer.alloc(0), { timeoutMs = R
       if (err) reject(err); else resolve(value);
     };
     const timer = setTimeout(() => {
-      const parsed = parseRawResponse(buf);
+      const parsed = parseRawResponse(buf, true);
       if (parsed) finish(null, parsed);
       else finish(new Error(`raw request timed out after ${timeoutMs} ms; got ${buf.length} bytes: ${buf.toString('latin1').slice(0, 200)}`));
     }, timeoutMs);
-    sock.on('connect', () => {
-      sock.write(requestBytes, () => { /* errors are handled below */ });
-    });
-    sock.on('data', (d) => {
-      buf = Buffer.concat([buf, d]);
-      const parsed = parseRawResponse(buf, false);
-      if (parsed && parsed.complete) finish(null, parsed);
+    sock.on('connect', async () => {
+      if (bodyBuf.length <= EARLY_ANSWER_BODY) {
+        sock.write(Buffer.concat([headBytes, bodyBuf]), () => { /* errors: see 'error' */ });
+        return;
+      }
+      // Like a client sending `Expect: 100-continue`: a large body follows the head only if the server
+      // has not answered (e.g. 413 on Content-Length) within EARLY_ANSWER_MS. The wait is bounded and
+      // asserts nothing.
+      sock.write(headBytes, () => { /* errors: see 'error' */ });
+      const until = Date.now() + EARLY_ANSWER_MS;
+      for (let i = 0; i < 100 && Date.now() < until && buf.length === 0 && !done; i++) {
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      if (buf.length === 0 && !done && !sock.destroyed) sock.write(bodyBuf, () => { /* errors: see 'error' */ });
     });
     sock.on('error', (err) => {
-      // EPIPE/ECONNRESET after a complete early answer is fine; otherwise report what we have.
+      // EPIPE/ECONNRESET after an early answer is fine; otherwise report what we have.
       const parsed = parseRawResponse(buf, true);
       if (parsed) finish(null, parsed);
       else finish(Object.assign(err, { received: buf.toString('latin1') }));
     });
     sock.on('end', () => {
+      const parsed = parseRawResponse(buf, true);
+      if (parsed) finish(null, parsed);
+      else finish(new Error(`connection closed without a response (${buf.length} bytes: ${buf.toString('latin1').slice(0, 200)})`));
+    });
+    sock.on('close', () => {
       const parsed = parseRawResponse(buf, true);
       if (parsed) finish(null, parsed);
       else finish(new Error(`connection closed without a response (${buf.length} bytes: ${buf.toString('latin1').slice(0, 200)})`));
