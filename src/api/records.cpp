@@ -6,6 +6,7 @@
 #include "schema/names.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
+#include "util/strings.hpp"
 #include "write/record_writer.hpp"
 
 namespace crmd::api {
@@ -35,24 +36,17 @@ Result<std::int64_t> NonNegative(const std::string& name, const std::string& tex
 // Repeated keys are dropped and the list is bounded, so clients cannot mint endless SQL shapes.
 Result<std::vector<storage::OrderKey>> ParseOrder(std::string_view text) {
   std::vector<storage::OrderKey> keys;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    auto comma = text.find(',', start);
-    auto part = text.substr(start, comma == std::string_view::npos ? std::string_view::npos
-                                                                   : comma - start);
+  for (auto part : Split(text, ',')) {
     bool descending = !part.empty() && part.front() == '-';
     if (descending) part.remove_prefix(1);
-    if (!part.empty()) {
-      if (part != "objectId" && part != "createdAt" && part != "updatedAt" &&
-          !schema::IsValidFieldName(part))
-        return errors::InvalidFieldName(part);
-      bool seen = false;
-      for (const auto& k : keys) seen = seen || k.field == part;
-      if (!seen) keys.push_back({std::string(part), descending});
-      if (keys.size() > kMaxOrderKeys) return errors::InvalidQueryParameter("order");
-    }
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
+    if (part.empty()) continue;
+    if (part != "objectId" && part != "createdAt" && part != "updatedAt" &&
+        !schema::IsValidFieldName(part))
+      return errors::InvalidFieldName(part);
+    bool seen = false;
+    for (const auto& k : keys) seen = seen || k.field == part;
+    if (!seen) keys.push_back({std::string(part), descending});
+    if (keys.size() > kMaxOrderKeys) return errors::InvalidQueryParameter("order");
   }
   return keys;
 }

@@ -9,6 +9,7 @@
 #include "query/encode.hpp"
 #include "schema/names.hpp"
 #include "util/errors.hpp"
+#include "util/strings.hpp"
 
 namespace crmd::query {
 
@@ -25,14 +26,7 @@ IncludeTree BuildTree(const std::vector<std::string>& paths) {
   IncludeTree root;
   for (const auto& path : paths) {
     IncludeTree* node = &root;
-    std::size_t start = 0;
-    while (start <= path.size()) {
-      auto dot = path.find('.', start);
-      auto part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-      node = &node->children[part];
-      if (dot == std::string::npos) break;
-      start = dot + 1;
-    }
+    for (auto part : Split(path, '.')) node = &node->children[std::string(part)];
   }
   return root;
 }
@@ -88,26 +82,13 @@ void Expand(const auth::Context& ctx, const schema::Snapshot& snapshot,
 
 Result<std::vector<std::string>> ParseIncludeList(std::string_view text) {
   std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    auto comma = text.find(',', start);
-    auto path = text.substr(start, comma == std::string_view::npos ? std::string_view::npos
-                                                                   : comma - start);
-    if (!path.empty()) {
-      std::size_t depth = 0, part_start = 0;
-      while (part_start <= path.size()) {
-        auto dot = path.find('.', part_start);
-        auto part = path.substr(part_start, dot == std::string_view::npos ? std::string_view::npos
-                                                                          : dot - part_start);
-        if (!schema::IsValidFieldName(part) || ++depth > kMaxIncludeDepth)
-          return errors::InvalidQueryParameter("include");
-        if (dot == std::string_view::npos) break;
-        part_start = dot + 1;
-      }
-      out.emplace_back(path);
-    }
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
+  for (auto path : Split(text, ',')) {
+    if (path.empty()) continue;
+    auto parts = Split(path, '.');
+    if (parts.size() > kMaxIncludeDepth) return errors::InvalidQueryParameter("include");
+    for (auto part : parts)
+      if (!schema::IsValidFieldName(part)) return errors::InvalidQueryParameter("include");
+    out.emplace_back(path);
   }
   return out;
 }

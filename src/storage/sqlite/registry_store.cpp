@@ -22,80 +22,71 @@ RegistryStore::RegistryStore(const std::string& path) : impl_(new Impl(path)) {
 
 RegistryStore::~RegistryStore() { delete impl_; }
 
-RegistryChange RegistryStore::CreateApp(const AppRecord& app) {
-  auto& c = impl_->c;
+namespace {
+
+// Runs `body` in an immediate transaction: committed when it answers kDone, rolled back
+// otherwise or when it throws.
+template <typename Body>
+RegistryChange InTransaction(sqlite::Connection& c, Body&& body) {
   c.Exec("BEGIN IMMEDIATE");
   try {
-    {
-      auto st = c.Prepare("SELECT 1 FROM apps WHERE app_id = ?");
-      st.Bind(1, app.app_id);
-      if (st.Step()) {
-        c.Exec("ROLLBACK");
-        return RegistryChange::kAlreadyExists;
-      }
-    }
-    {
-      auto st = c.Prepare(
-          "INSERT INTO apps (app_id, name, master_key_hash, created_at) VALUES (?, ?, ?, ?)");
-      st.Bind(1, app.app_id);
-      st.Bind(2, app.name);
-      st.Bind(3, app.master_key_hash);
-      st.Bind(4, app.created_at);
-      st.Step();
-    }
-    for (const auto& key : app.api_keys) {
-      auto st = c.Prepare(
-          "INSERT INTO api_keys (app_id, name, key_hash, created_at) VALUES (?, ?, ?, ?)");
-      st.Bind(1, app.app_id);
-      st.Bind(2, key.name);
-      st.Bind(3, key.key_hash);
-      st.Bind(4, key.created_at);
-      st.Step();
-    }
-    c.Exec("COMMIT");
+    RegistryChange change = body();
+    c.Exec(change == RegistryChange::kDone ? "COMMIT" : "ROLLBACK");
+    return change;
   } catch (...) {
     c.Exec("ROLLBACK");
     throw;
   }
-  return RegistryChange::kDone;
+}
+
+bool AppExists(sqlite::Connection& c, const std::string& app_id) {
+  auto st = c.Prepare("SELECT 1 FROM apps WHERE app_id = ?");
+  st.Bind(1, app_id);
+  return st.Step();
+}
+
+void InsertKey(sqlite::Connection& c, const std::string& app_id, const ApiKeyRecord& key) {
+  // A revoked name may be issued again: the row is reused with the new hash.
+  auto st = c.Prepare(
+      "INSERT INTO api_keys (app_id, name, key_hash, created_at) VALUES (?, ?, ?, ?) "
+      "ON CONFLICT (app_id, name) DO UPDATE SET key_hash = excluded.key_hash, "
+      "created_at = excluded.created_at, revoked_at = NULL");
+  st.Bind(1, app_id);
+  st.Bind(2, key.name);
+  st.Bind(3, key.key_hash);
+  st.Bind(4, key.created_at);
+  st.Step();
+}
+
+}  // namespace
+
+RegistryChange RegistryStore::CreateApp(const AppRecord& app) {
+  auto& c = impl_->c;
+  return InTransaction(c, [&] {
+    if (AppExists(c, app.app_id)) return RegistryChange::kAlreadyExists;
+    auto st = c.Prepare(
+        "INSERT INTO apps (app_id, name, master_key_hash, created_at) VALUES (?, ?, ?, ?)");
+    st.Bind(1, app.app_id);
+    st.Bind(2, app.name);
+    st.Bind(3, app.master_key_hash);
+    st.Bind(4, app.created_at);
+    st.Step();
+    for (const auto& key : app.api_keys) InsertKey(c, app.app_id, key);
+    return RegistryChange::kDone;
+  });
 }
 
 RegistryChange RegistryStore::AddApiKey(const std::string& app_id, const ApiKeyRecord& key) {
   auto& c = impl_->c;
-  c.Exec("BEGIN IMMEDIATE");
-  try {
-    {
-      auto st = c.Prepare("SELECT 1 FROM apps WHERE app_id = ?");
-      st.Bind(1, app_id);
-      if (!st.Step()) {
-        c.Exec("ROLLBACK");
-        return RegistryChange::kNoSuchApp;
-      }
-    }
-    {
-      auto st = c.Prepare("SELECT revoked_at FROM api_keys WHERE app_id = ? AND name = ?");
-      st.Bind(1, app_id);
-      st.Bind(2, key.name);
-      if (st.Step() && st.ColumnIsNull(0)) {
-        c.Exec("ROLLBACK");
-        return RegistryChange::kAlreadyExists;
-      }
-    }
-    auto st = c.Prepare(
-        "INSERT INTO api_keys (app_id, name, key_hash, created_at) VALUES (?, ?, ?, ?) "
-        "ON CONFLICT (app_id, name) DO UPDATE SET key_hash = excluded.key_hash, "
-        "created_at = excluded.created_at, revoked_at = NULL");
+  return InTransaction(c, [&] {
+    if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
+    auto st = c.Prepare("SELECT revoked_at FROM api_keys WHERE app_id = ? AND name = ?");
     st.Bind(1, app_id);
     st.Bind(2, key.name);
-    st.Bind(3, key.key_hash);
-    st.Bind(4, key.created_at);
-    st.Step();
-    c.Exec("COMMIT");
-  } catch (...) {
-    c.Exec("ROLLBACK");
-    throw;
-  }
-  return RegistryChange::kDone;
+    if (st.Step() && st.ColumnIsNull(0)) return RegistryChange::kAlreadyExists;
+    InsertKey(c, app_id, key);
+    return RegistryChange::kDone;
+  });
 }
 
 RegistryChange RegistryStore::RevokeApiKey(const std::string& app_id, const std::string& name,
