@@ -1,11 +1,13 @@
 #include "api/records.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include "query/read.hpp"
 #include "schema/names.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
+#include "util/log.hpp"
 #include "util/strings.hpp"
 #include "write/record_writer.hpp"
 
@@ -34,8 +36,8 @@ Result<std::int64_t> NonNegative(const std::string& name, const std::string& tex
 
 // Sort keys are field names with an optional `-`; anything else is 105, as Parse answers.
 // Repeated keys are dropped and the list is bounded, so clients cannot mint endless SQL shapes.
-Result<std::vector<storage::OrderKey>> ParseOrder(std::string_view text) {
-  std::vector<storage::OrderKey> keys;
+Result<std::vector<std::pair<std::string, bool>>> ParseOrder(std::string_view text) {
+  std::vector<std::pair<std::string, bool>> keys;
   for (auto part : Split(text, ',')) {
     bool descending = !part.empty() && part.front() == '-';
     if (descending) part.remove_prefix(1);
@@ -44,24 +46,49 @@ Result<std::vector<storage::OrderKey>> ParseOrder(std::string_view text) {
         !schema::IsValidFieldName(part))
       return errors::InvalidFieldName(part);
     bool seen = false;
-    for (const auto& k : keys) seen = seen || k.field == part;
-    if (!seen) keys.push_back({std::string(part), descending});
+    for (const auto& k : keys) seen = seen || k.first == part;
+    if (!seen) keys.emplace_back(std::string(part), descending);
     if (keys.size() > kMaxOrderKeys) return errors::InvalidQueryParameter("order");
   }
   return keys;
 }
 
+// `where` is URL-encoded JSON (spec §4.2). Malformed JSON is the spec's 500; JSON nested past the
+// limit is a client error.
+Result<json::value> ParseWhereParam(const std::string& text) {
+  bool too_deep = false;
+  auto parsed = ParseJson(text, &too_deep);
+  if (parsed.ok()) return parsed;
+  if (too_deep) return errors::InvalidQueryParameter("where");
+  log::Warn("invalid where JSON", {{"error", parsed.error().message}});
+  return errors::Internal();
+}
+
+constexpr std::string_view kListParams[] = {"where", "limit", "skip", "order", "include", "keys", "count"};
+
 Result<query::ListRequest> ParseListParams(const Target& target) {
+  // Names first: an unencoded `&` splits `where` into a bad name and broken JSON, and the spec
+  // answers the name (400 102) rather than the JSON (500).
+  for (const auto& [name, value] : target.params)
+    if (std::find(std::begin(kListParams), std::end(kListParams), name) == std::end(kListParams))
+      return errors::InvalidQueryParameter(name);
   query::ListRequest list;
   for (const auto& [name, value] : target.params) {
-    if (name == "limit") {
-      CRMD_ASSIGN(list.find.limit, NonNegative(name, value));
+    if (name == "where") {
+      CRMD_ASSIGN(list.where, ParseWhereParam(value));
+    } else if (name == "limit") {
+      CRMD_ASSIGN(list.limit, NonNegative(name, value));
     } else if (name == "skip") {
-      CRMD_ASSIGN(list.find.skip, NonNegative(name, value));
+      CRMD_ASSIGN(list.skip, NonNegative(name, value));
     } else if (name == "order") {
-      CRMD_ASSIGN(list.find.order, ParseOrder(value));
+      CRMD_ASSIGN(list.order, ParseOrder(value));
     } else if (name == "include") {
       CRMD_ASSIGN(list.include, query::ParseIncludeList(value));
+    } else if (name == "keys") {
+      CRMD_ASSIGN(list.keys, query::ParseKeysList(value));
+    } else if (name == "count") {
+      if (value != "0" && value != "1") return errors::InvalidQueryParameter(name);
+      list.count = value == "1";
     } else {
       return errors::InvalidQueryParameter(name);
     }
@@ -87,7 +114,10 @@ Response HandleRecords(const Request& request, const Target& target, auth::Conte
       case Method::kGet: {
         auto list = ParseListParams(target);
         if (!list.ok()) return ErrorResponse(list.error());
-        return Respond(200, query::ListRecords(ctx, class_name, list.value()));
+        Response response;
+        auto status = query::ListRecords(ctx, class_name, list.value(), response.body);
+        if (!status.ok()) return ErrorResponse(status.error());
+        return response;
       }
       case Method::kPost: {
         auto body = ParseBodyObject(request);
@@ -104,13 +134,19 @@ Response HandleRecords(const Request& request, const Target& target, auth::Conte
   switch (request.method) {
     case Method::kGet: {
       std::vector<std::string> include;
+      std::optional<std::vector<std::string>> keys;
       for (const auto& [name, value] : target.params) {
-        if (name != "include") continue;
-        auto parsed = query::ParseIncludeList(value);
-        if (!parsed.ok()) return ErrorResponse(parsed.error());
-        include = std::move(parsed).value();
+        if (name == "include") {
+          auto parsed = query::ParseIncludeList(value);
+          if (!parsed.ok()) return ErrorResponse(parsed.error());
+          include = std::move(parsed).value();
+        } else if (name == "keys") {
+          auto parsed = query::ParseKeysList(value);
+          if (!parsed.ok()) return ErrorResponse(parsed.error());
+          keys = std::move(parsed).value();
+        }
       }
-      return Respond(200, query::GetRecord(ctx, class_name, object_id, include));
+      return Respond(200, query::GetRecord(ctx, class_name, object_id, include, keys));
     }
     case Method::kPut: {
       auto body = ParseBodyObject(request);

@@ -4,6 +4,7 @@
 
 #include "api/cors.hpp"
 #include "api/records.hpp"
+#include "api/schemas.hpp"
 #include "api/target.hpp"
 #include "auth/identity.hpp"
 #include "util/errors.hpp"
@@ -79,6 +80,8 @@ Response Router::Route(const Request& request) {
   if (!routed.segments.empty() && routed.segments[0] == "classes" &&
       (routed.segments.size() == 2 || routed.segments.size() == 3))
     return HandleRecords(request, routed, ctx);
+  if (!routed.segments.empty() && routed.segments[0] == "schemas" && routed.segments.size() <= 2)
+    return HandleSchemas(request, routed, ctx);
 
   return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
 }

@@ -6,6 +6,9 @@
 namespace crmd::api {
 
 std::optional<Target> ParseTarget(std::string_view raw) {
+  // An unencoded `#` begins a fragment, which is not part of the request; what precedes it is
+  // the request (so a `where` cut there is malformed JSON: spec §4.2's 500).
+  raw = raw.substr(0, raw.find('#'));
   auto parsed = boost::urls::parse_origin_form(raw);
   if (!parsed) return std::nullopt;
   const boost::urls::url_view& url = *parsed;

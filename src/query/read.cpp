@@ -1,14 +1,18 @@
 #include "query/read.hpp"
 
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "app/application.hpp"
 #include "auth/authorize.hpp"
 #include "query/encode.hpp"
+#include "query/where_parser.hpp"
 #include "schema/names.hpp"
+#include "storage/database.hpp"
 #include "util/errors.hpp"
+#include "util/json.hpp"
 #include "util/strings.hpp"
 
 namespace crmd::query {
@@ -17,18 +21,44 @@ namespace json = boost::json;
 
 namespace {
 
-// Include paths as a tree: {"AccountId": {"StatusId": {}}}.
-struct IncludeTree {
-  std::map<std::string, IncludeTree> children;
+// Rows are encoded, expanded and written this many at a time: include lookups stay batched while
+// memory stays bounded by the chunk, not the result.
+constexpr std::size_t kStreamChunk = 1000;
+
+// Dotted paths as a tree: {"AccountId": {"StatusId": {}}}. Used for include and for keys.
+struct PathTree {
+  std::map<std::string, PathTree, std::less<>> children;
 };
 
-IncludeTree BuildTree(const std::vector<std::string>& paths) {
-  IncludeTree root;
+PathTree BuildTree(const std::vector<std::string>& paths) {
+  PathTree root;
   for (const auto& path : paths) {
-    IncludeTree* node = &root;
+    PathTree* node = &root;
     for (auto part : Split(path, '.')) node = &node->children[std::string(part)];
   }
   return root;
+}
+
+bool IsBuiltinKey(std::string_view key) {
+  return key == "objectId" || key == "createdAt" || key == "updatedAt" || key == "__type" ||
+         key == "className";
+}
+
+// Keeps only the keys the projection names (and the builtins every object keeps). A key with
+// children projects inside the included object it holds.
+void Project(json::object& obj, const PathTree& keys) {
+  for (auto it = obj.begin(); it != obj.end();) {
+    const std::string_view key = it->key();
+    auto spec = keys.children.find(key);
+    if (spec == keys.children.end()) {
+      if (IsBuiltinKey(key)) ++it;
+      else it = obj.erase(it);
+      continue;
+    }
+    if (!spec->second.children.empty() && it->value().is_object())
+      Project(it->value().get_object(), spec->second);
+    ++it;
+  }
 }
 
 std::string_view PointerId(const json::value& v) {
@@ -43,7 +73,7 @@ std::string_view PointerId(const json::value& v) {
 // Replaces Pointer values in `objects` by the records they point at, level by level.
 void Expand(const auth::Context& ctx, const schema::Snapshot& snapshot,
             const schema::ClassSchema& cls, const std::vector<json::object*>& objects,
-            const IncludeTree& tree) {
+            const PathTree& tree) {
   for (const auto& [field, subtree] : tree.children) {
     const auto* def = cls.FindField(field);
     if (!def || def->type != schema::FieldType::kPointer) continue;  // Parse ignores these
@@ -78,23 +108,55 @@ void Expand(const auth::Context& ctx, const schema::Snapshot& snapshot,
   }
 }
 
-}  // namespace
+// Order keys the class can sort by; an undeclared field orders nothing (Parse on MongoDB) and
+// never reaches SQL.
+std::vector<std::pair<std::string, bool>> SortableOrder(const schema::ClassSchema& cls,
+                                                        const std::vector<std::pair<std::string, bool>>& order) {
+  std::vector<std::pair<std::string, bool>> out;
+  for (const auto& [field, descending] : order) {
+    const auto* def = cls.FindField(field);
+    bool builtin = field == "objectId" || field == "createdAt" || field == "updatedAt";
+    if (builtin || (def && def->type != schema::FieldType::kRelation &&
+                    !schema::IsSecretField(cls.name, field)))
+      out.emplace_back(field, descending);
+  }
+  return out;
+}
 
-Result<std::vector<std::string>> ParseIncludeList(std::string_view text) {
+Result<std::vector<std::string>> ParsePaths(std::string_view text, std::size_t max_depth,
+                                            const ApiError& error_for_bad) {
   std::vector<std::string> out;
   for (auto path : Split(text, ',')) {
     if (path.empty()) continue;
     auto parts = Split(path, '.');
-    if (parts.size() > kMaxIncludeDepth) return errors::InvalidQueryParameter("include");
+    if (parts.size() > max_depth) return error_for_bad;
     for (auto part : parts)
-      if (!schema::IsValidFieldName(part)) return errors::InvalidQueryParameter("include");
+      if (!schema::IsValidFieldName(part) && part != "objectId" && part != "createdAt" &&
+          part != "updatedAt")
+        return error_for_bad;
     out.emplace_back(path);
   }
   return out;
 }
 
+}  // namespace
+
+Result<std::vector<std::string>> ParseIncludeList(std::string_view text) {
+  return ParsePaths(text, kMaxIncludeDepth, errors::InvalidQueryParameter("include"));
+}
+
+Result<std::vector<std::string>> ParseKeysList(std::string_view text) {
+  for (auto path : Split(text, ','))
+    for (auto part : Split(path, '.'))
+      if (!path.empty() && !schema::IsValidFieldName(part) && part != "objectId" &&
+          part != "createdAt" && part != "updatedAt")
+        return errors::InvalidFieldName(part);
+  return ParsePaths(text, kMaxIncludeDepth + 1, errors::InvalidQueryParameter("keys"));
+}
+
 Result<json::object> GetRecord(auth::Context& ctx, std::string_view class_name,
-                               std::string_view object_id, const std::vector<std::string>& include) {
+                               std::string_view object_id, const std::vector<std::string>& include,
+                               const std::optional<std::vector<std::string>>& keys) {
   auto snapshot = ctx.app->schema();
   const auto* cls = snapshot->Find(class_name);
   CRMD_TRY(auth::Authorize(ctx.identity, auth::Operation::kGet, class_name, cls));
@@ -103,35 +165,61 @@ Result<json::object> GetRecord(auth::Context& ctx, std::string_view class_name,
   if (!row) return errors::ObjectNotFound();
   json::object out = EncodeRow(*cls, storage::StoredColumns(*cls), *row);
   if (!include.empty()) Expand(ctx, *snapshot, *cls, {&out}, BuildTree(include));
+  if (keys) Project(out, BuildTree(*keys));
   return out;
 }
 
-Result<json::object> ListRecords(auth::Context& ctx, std::string_view class_name,
-                                 const ListRequest& request) {
+Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRequest& request,
+                   std::string& out) {
   auto snapshot = ctx.app->schema();
   const auto* cls = snapshot->Find(class_name);
   CRMD_TRY(auth::Authorize(ctx.identity, auth::Operation::kFind, class_name, cls));
-  json::array results;
-  if (cls && request.find.limit > 0) {
-    storage::FindOptions find = request.find;
-    // Sorting by an undeclared field orders nothing (Parse on MongoDB); it never reaches SQL.
-    std::erase_if(find.order, [&](const storage::OrderKey& k) {
-      return k.field != "objectId" && k.field != "createdAt" && k.field != "updatedAt" &&
-             (!cls->FindField(k.field) || cls->FindField(k.field)->type == schema::FieldType::kRelation);
-    });
-    auto rows = ctx.app->db().Find(*cls, find);
-    std::vector<json::object> objects;
-    objects.reserve(rows.rows.size());
-    for (const auto& row : rows.rows) objects.push_back(EncodeRow(*cls, rows.columns, row));
-    if (!request.include.empty()) {
-      std::vector<json::object*> pointers;
-      for (auto& o : objects) pointers.push_back(&o);
-      Expand(ctx, *snapshot, *cls, pointers, BuildTree(request.include));
-    }
-    results.reserve(objects.size());
-    for (auto& o : objects) results.emplace_back(std::move(o));
+
+  Query query;
+  if (cls && request.where) {
+    CRMD_ASSIGN(query.where, ParseWhere(*request.where, *cls, *snapshot, ctx.identity));
   }
-  return json::object{{"results", std::move(results)}};
+  out += "{\"results\":[";
+  if (cls && request.limit != 0) {
+    query.order = SortableOrder(*cls, request.order);
+    query.limit = request.limit;
+    query.skip = request.skip;
+    const auto columns = storage::StoredColumns(*cls);
+    const PathTree include = BuildTree(request.include);
+    const std::optional<PathTree> keys =
+        request.keys ? std::optional<PathTree>(BuildTree(*request.keys)) : std::nullopt;
+    std::vector<json::object> chunk;
+    chunk.reserve(std::min<std::size_t>(kStreamChunk, static_cast<std::size_t>(request.limit)));
+    bool first = true;
+    auto flush = [&] {
+      if (!include.children.empty()) {
+        std::vector<json::object*> pointers;
+        pointers.reserve(chunk.size());
+        for (auto& o : chunk) pointers.push_back(&o);
+        Expand(ctx, *snapshot, *cls, pointers, include);
+      }
+      for (auto& o : chunk) {
+        if (keys) Project(o, *keys);
+        if (!first) out.push_back(',');
+        first = false;
+        WriteJson(o, out);
+      }
+      chunk.clear();
+    };
+    ctx.app->db().Find(*cls, query, [&](const storage::Row& row) {
+      chunk.push_back(EncodeRow(*cls, columns, row));
+      if (chunk.size() == kStreamChunk) flush();
+      return true;
+    });
+    flush();
+  }
+  out += "]";
+  if (request.count) {
+    const std::int64_t total = cls ? ctx.app->db().Count(*cls, query) : 0;
+    out += ",\"count\":" + std::to_string(total);
+  }
+  out += "}";
+  return {};
 }
 
 }  // namespace crmd::query

@@ -1,16 +1,17 @@
-// The read pipeline (DESIGN.md "A read"): authorise, run the query in storage, expand includes
-// with one batched lookup per pointer field and level, encode.
-// Every path that reads records (get, list, include, later batch, functions, MCP, /users/me)
-// goes through here and so through the same auth::Authorize.
+// The read pipeline (DESIGN.md "A read"): authorise, parse `where` against the schema, run the
+// query in storage, expand includes with one batched lookup per pointer field and level, project
+// `keys`, encode. Every path that reads records (get, list, include, `$inQuery`, later batch,
+// functions, MCP, /users/me) goes through here and so through the same auth::Authorize.
 #pragma once
 
 #include <boost/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "auth/context.hpp"
-#include "storage/database.hpp"
 #include "util/result.hpp"
 
 namespace crmd::query {
@@ -20,20 +21,30 @@ namespace crmd::query {
 inline constexpr std::size_t kMaxIncludeDepth = 8;
 
 struct ListRequest {
-  storage::FindOptions find;
-  std::vector<std::string> include;  // dotted paths
+  std::optional<boost::json::value> where;          // parsed, not yet validated
+  std::vector<std::pair<std::string, bool>> order;  // field, descending
+  std::int64_t limit = 100;                         // spec §4.2 default; no maximum
+  std::int64_t skip = 0;
+  bool count = false;
+  std::vector<std::string> include;                 // dotted paths
+  std::optional<std::vector<std::string>> keys;     // dotted paths; nullopt: every field
 };
 
 // 200 body: the full object. 404 101 when missing (or, later, hidden by its ACL).
 Result<boost::json::object> GetRecord(auth::Context& ctx, std::string_view class_name,
                                       std::string_view object_id,
-                                      const std::vector<std::string>& include);
+                                      const std::vector<std::string>& include,
+                                      const std::optional<std::vector<std::string>>& keys);
 
-// 200 body `{"results":[...]}`; a class that does not exist has no rows (not an error).
-Result<boost::json::object> ListRecords(auth::Context& ctx, std::string_view class_name,
-                                        const ListRequest& request);
+// Appends the 200 body `{"results":[...]}` (plus `"count"` when asked) to `out`, streaming: rows
+// are encoded in chunks, so a large result is held once, as JSON text. A class that does not
+// exist has no rows (not an error).
+Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRequest& request,
+                   std::string& out);
 
 // Splits `a,b.c` into paths, checking depth and names (102 on a bad one).
 Result<std::vector<std::string>> ParseIncludeList(std::string_view text);
+// Splits a `keys` list into dotted paths (105 on a bad name).
+Result<std::vector<std::string>> ParseKeysList(std::string_view text);
 
 }  // namespace crmd::query

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -16,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "query/where.hpp"
 #include "schema/class_schema.hpp"
 #include "storage/row.hpp"
 
@@ -30,18 +32,8 @@ enum class Durability {
   kNormal,  // survives a process crash; the last commits may be lost on power failure
 };
 
-// A sort key: a builtin column (objectId, createdAt, updatedAt) or a declared field.
-struct OrderKey {
-  std::string field;
-  bool descending = false;
-};
-
-// What a list read returns. The where clause arrives with the query language (issue 3).
-struct FindOptions {
-  std::vector<OrderKey> order;
-  std::int64_t limit = 100;
-  std::int64_t skip = 0;
-};
+// Receives rows of a Find one at a time (cells follow StoredColumns). Returning false stops.
+using RowSink = std::function<bool(const Row&)>;
 
 // Where a record is pointed at from: the class and the Pointer field.
 struct Reference {
@@ -54,7 +46,8 @@ class WriteTransaction {
   virtual ~WriteTransaction() = default;  // rolls back unless Commit() succeeded
 
   // Creates the class's table (before == nullptr) or adds the columns `after` has and `before`
-  // lacks, and persists the definition.
+  // lacks; creates and drops indexes (`indexes`: name -> {field: 1 | -1 | "text"}) to match
+  // `after`; creates join tables of Relation fields; persists the definition.
   virtual void SaveClass(const schema::ClassSchema* before, const schema::ClassSchema& after) = 0;
 
   // `row.cells` is aligned with `columns` (declared field names). Every other column is NULL.
@@ -88,13 +81,19 @@ class Database {
   // Reads return rows whose cells follow the class's declared fields (Relations excluded).
   virtual std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) = 0;
   virtual RowSet GetMany(const schema::ClassSchema& cls, const std::vector<std::string>& ids) = 0;
-  virtual RowSet Find(const schema::ClassSchema& cls, const FindOptions& options) = 0;
+  // Streams the rows `query` selects, in its order, without holding them all.
+  virtual void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) = 0;
+  // How many rows `query`'s where selects (limit and skip ignored).
+  virtual std::int64_t Count(const schema::ClassSchema& cls, const query::Query& query) = 0;
+  // The store's plan for Find, for tests and diagnosis.
+  virtual std::string ExplainFind(const schema::ClassSchema& cls, const query::Query& query) = 0;
 
   // True when the store's own consistency check passes.
   virtual bool CheckIntegrity() = 0;
 };
 
-// Opens (creating if needed) the SQLite store at `path`. `readers` bounds concurrent reads.
+// Opens (creating if needed) the SQLite store at `path`. Up to `readers` idle read connections
+// are kept open between requests.
 std::unique_ptr<Database> OpenSqlite(const std::string& path, Durability durability, int readers);
 
 // The declared columns of a class in storage order: every field but Relations.

@@ -7,7 +7,7 @@
 
 namespace crmd {
 
-Result<json::value> ParseJson(std::string_view text) {
+Result<json::value> ParseJson(std::string_view text, bool* too_deep) {
   json::parse_options options;
   options.max_depth = kMaxJsonDepth;
   options.allow_invalid_utf8 = false;
@@ -15,6 +15,7 @@ Result<json::value> ParseJson(std::string_view text) {
   options.allow_trailing_commas = false;
   boost::system::error_code ec;
   json::value v = json::parse(text, ec, json::storage_ptr(), options);
+  if (too_deep) *too_deep = ec == json::error::too_deep;
   if (ec) return errors::InvalidJson(ec.message());
   return v;
 }

@@ -18,7 +18,8 @@ inline constexpr std::size_t kMaxJsonDepth = 64;
 
 // Parses UTF-8 JSON text: strict (no comments, no trailing commas, valid UTF-8), depth-limited.
 // The error is the spec's 107 with the parser's reason.
-Result<json::value> ParseJson(std::string_view text);
+// `too_deep`, when given, is set when the only fault was nesting beyond kMaxJsonDepth.
+Result<json::value> ParseJson(std::string_view text, bool* too_deep = nullptr);
 
 // Appends the serialisation of `v` to `out`.
 void WriteJson(const json::value& v, std::string& out);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "storage/database.hpp"
+#include "storage/sqlite/regexp.hpp"
 
 namespace crmd::storage::sqlite {
 
@@ -80,6 +81,7 @@ Connection::Connection(const std::string& path, bool sync_full) {
   }
   sqlite3_busy_timeout(db_, kBusyTimeoutMs);
   sqlite3_extended_result_codes(db_, 1);
+  RegisterRegexp(db_);
   try {
     Exec("PRAGMA journal_mode=WAL");
     Exec(sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");

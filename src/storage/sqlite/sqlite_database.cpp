@@ -5,16 +5,19 @@
 //   _acl TEXT (ACL JSON or NULL = public), _rperm/_wperm TEXT (JSON arrays of principals with
 //   read/write, NULL = public), _nulls TEXT (",f1,f2," the fields holding an explicit null),
 //   then one column per declared field, typed by schema/codec.hpp.
-// Indexes: createdAt, updatedAt and every Pointer column. Class definitions live in
+// Indexes: createdAt, updatedAt and every Pointer column, plus the class's declared `indexes`
+// (`uidx:<T>:<name>`); text-indexed fields live in an external-content FTS5 table `fts:<T>` kept
+// in step by triggers. Relation fields: `_Join:<field>:<T>(owningId, relatedId)`. Rowids link FTS5
+// to rows, so class tables are never VACUUMed. Class definitions live in
 // `_crmd_schema(className, definition JSON)`; `_crmd_` is not a routable class name.
 // WAL journal: readers never block the writer; one writer at a time, serialised by write_mutex_.
 #include <fmt/format.h>
 
-#include <condition_variable>
 #include <mutex>
 
 #include "storage/database.hpp"
 #include "storage/sqlite/connection.hpp"
+#include "storage/sqlite/where_sql.hpp"
 #include "util/json.hpp"
 
 namespace crmd::storage {
@@ -103,6 +106,111 @@ void CreateIndex(Connection& c, std::string_view table, std::string_view column)
                      Quote(column)));
 }
 
+std::string SqlString(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out.push_back('\'');
+    out.push_back(c);
+  }
+  out.push_back('\'');
+  return out;
+}
+
+// Fields of `cls` that some declared index marks "text", in declaration order.
+std::vector<std::string> TextFields(const schema::ClassSchema* cls) {
+  std::vector<std::string> out;
+  if (!cls) return out;
+  for (const auto& [field, def] : cls->fields) {
+    for (const auto& index : cls->indexes) {
+      const auto* kind = index.value().is_object() ? index.value().get_object().if_contains(field) : nullptr;
+      if (kind && kind->is_string() && kind->get_string() == "text") {
+        out.push_back(field);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// Keeps the FTS5 table and its triggers in step with the class's text-indexed fields.
+void SyncTextIndex(Connection& c, const schema::ClassSchema* before, const schema::ClassSchema& after) {
+  const auto old_fields = TextFields(before);
+  const auto new_fields = TextFields(&after);
+  if (old_fields == new_fields) return;
+  const std::string table = Quote(after.name), fts = Quote(TextIndexTable(after.name));
+  for (const char* suffix : {":ai", ":ad", ":au"})
+    c.Exec("DROP TRIGGER IF EXISTS " + Quote(TextIndexTable(after.name) + suffix));
+  c.Exec("DROP TABLE IF EXISTS " + fts);
+  if (new_fields.empty()) return;
+  std::string cols, new_vals, old_vals;
+  for (const auto& f : new_fields) {
+    cols += ", " + Quote(f);
+    new_vals += ", new." + Quote(f);
+    old_vals += ", old." + Quote(f);
+  }
+  c.Exec(fmt::format("CREATE VIRTUAL TABLE {} USING fts5({}, content={}, content_rowid='rowid', "
+                     "tokenize='unicode61 remove_diacritics 2')",
+                     fts, cols.substr(2), SqlString(after.name)));
+  const std::string insert = fmt::format("INSERT INTO {}(rowid{}) VALUES (new.rowid{});", fts, cols, new_vals);
+  const std::string remove =
+      fmt::format("INSERT INTO {0}({0}, rowid{1}) VALUES ('delete', old.rowid{2});", fts, cols, old_vals);
+  c.Exec(fmt::format("CREATE TRIGGER {} AFTER INSERT ON {} BEGIN {} END",
+                     Quote(TextIndexTable(after.name) + ":ai"), table, insert));
+  c.Exec(fmt::format("CREATE TRIGGER {} AFTER DELETE ON {} BEGIN {} END",
+                     Quote(TextIndexTable(after.name) + ":ad"), table, remove));
+  c.Exec(fmt::format("CREATE TRIGGER {} AFTER UPDATE ON {} BEGIN {} {} END",
+                     Quote(TextIndexTable(after.name) + ":au"), table, remove, insert));
+  c.Exec(fmt::format("INSERT INTO {0}({0}) VALUES ('rebuild')", fts));
+}
+
+// Creates and drops the declared (non-text) indexes so the store matches `after.indexes`.
+void SyncIndexes(Connection& c, const schema::ClassSchema* before, const schema::ClassSchema& after) {
+  auto name_of = [&](std::string_view index) { return Quote(fmt::format("uidx:{}:{}", after.name, index)); };
+  auto is_plain = [](const boost::json::value& spec) {
+    if (!spec.is_object() || spec.get_object().empty()) return false;
+    for (const auto& kv : spec.get_object())
+      if (!kv.value().is_number()) return false;
+    return true;
+  };
+  if (before) {
+    for (const auto& index : before->indexes) {
+      const auto* now = after.indexes.if_contains(index.key());
+      if (!now || *now != index.value()) c.Exec("DROP INDEX IF EXISTS " + name_of(index.key()));
+    }
+  }
+  for (const auto& index : after.indexes) {
+    if (!is_plain(index.value())) continue;
+    const auto* was = before ? before->indexes.if_contains(index.key()) : nullptr;
+    if (was && *was == index.value()) continue;
+    std::string cols;
+    for (const auto& kv : index.value().get_object())
+      cols += (cols.empty() ? "" : ", ") + Quote(kv.key()) + (kv.value().to_number<double>() < 0 ? " DESC" : " ASC");
+    c.Exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {}({})", name_of(index.key()), Quote(after.name), cols));
+  }
+}
+
+void CreateJoinTables(Connection& c, const schema::ClassSchema& cls) {
+  for (const auto& [field, def] : cls.fields)
+    if (def.type == schema::FieldType::kRelation)
+      c.Exec(fmt::format("CREATE TABLE IF NOT EXISTS {} (owningId TEXT NOT NULL, relatedId TEXT NOT NULL, "
+                         "PRIMARY KEY (owningId, relatedId)) WITHOUT ROWID",
+                         Quote("_Join:" + field + ":" + cls.name)));
+}
+
+std::string FindSql(const schema::ClassSchema& cls, const query::Query& query, SqlFragment& where) {
+  where = CompileWhere(query, cls.name);
+  std::string sql = fmt::format("SELECT {} FROM {} AS t0 WHERE {}", SelectList(cls), Quote(cls.name), where.sql);
+  for (std::size_t i = 0; i < query.order.size(); ++i) {
+    sql += i ? ", " : " ORDER BY ";
+    sql += "t0." + Quote(query.order[i].first) + (query.order[i].second ? " DESC" : " ASC");
+  }
+  return sql + " LIMIT ? OFFSET ?";
+}
+
+void BindAll(Statement& st, const std::vector<Cell>& params) {
+  for (std::size_t i = 0; i < params.size(); ++i) st.BindCell(static_cast<int>(i) + 1, params[i]);
+}
+
 std::optional<Row> GetRow(Connection& c, const schema::ClassSchema& cls, std::string_view id) {
   auto st = c.Prepare(fmt::format("SELECT {} FROM {} WHERE objectId = ?", SelectList(cls),
                                   Quote(cls.name)));
@@ -151,6 +259,9 @@ class SqliteWriteTransaction final : public WriteTransaction {
         if (def.type == schema::FieldType::kPointer) CreateIndex(c_, after.name, name);
       }
     }
+    SyncIndexes(c_, before, after);
+    SyncTextIndex(c_, before, after);
+    CreateJoinTables(c_, after);
     auto st = c_.Prepare(
         "INSERT INTO _crmd_schema(className, definition) VALUES (?, ?) "
         "ON CONFLICT(className) DO UPDATE SET definition = excluded.definition");
@@ -300,23 +411,43 @@ class SqliteDatabase final : public Database {
     return out;
   }
 
-  RowSet Find(const schema::ClassSchema& cls, const FindOptions& options) override {
-    RowSet out{StoredColumns(cls), {}};
-    std::string sql = fmt::format("SELECT {} FROM {}", SelectList(cls), Quote(cls.name));
-    if (!options.order.empty()) {
-      sql += " ORDER BY ";
-      for (std::size_t i = 0; i < options.order.size(); ++i) {
-        if (i) sql += ", ";
-        sql += Quote(options.order[i].field) + (options.order[i].descending ? " DESC" : " ASC");
-      }
-    }
-    sql += " LIMIT ? OFFSET ?";
+  void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) override {
+    SqlFragment where;
+    const std::string sql = FindSql(cls, query, where);
+    const std::size_t cells = StoredColumns(cls).size();
     auto reader = Acquire();
     auto st = reader->Prepare(sql);
-    st.BindCell(1, Cell(options.limit));
-    st.BindCell(2, Cell(options.skip));
-    while (st.Step()) out.rows.push_back(ReadRow(st, out.columns.size()));
-    return out;
+    BindAll(st, where.params);
+    const int next = static_cast<int>(where.params.size()) + 1;
+    // LIMIT -1 is "no limit" in SQLite; the record API has no maximum (spec §4.2).
+    st.BindCell(next, Cell(query.limit < 0 ? std::int64_t{-1} : query.limit));
+    st.BindCell(next + 1, Cell(query.skip));
+    while (st.Step())
+      if (!sink(ReadRow(st, cells))) break;
+  }
+
+  std::int64_t Count(const schema::ClassSchema& cls, const query::Query& query) override {
+    SqlFragment where = CompileWhere(query, cls.name);
+    auto reader = Acquire();
+    auto st = reader->Prepare(
+        fmt::format("SELECT count(*) FROM {} AS t0 WHERE {}", Quote(cls.name), where.sql));
+    BindAll(st, where.params);
+    st.Step();
+    return std::get<std::int64_t>(st.Column(0));
+  }
+
+  std::string ExplainFind(const schema::ClassSchema& cls, const query::Query& query) override {
+    SqlFragment where;
+    const std::string sql = "EXPLAIN QUERY PLAN " + FindSql(cls, query, where);
+    auto reader = Acquire();
+    auto st = reader->Prepare(sql);
+    BindAll(st, where.params);
+    const int next = static_cast<int>(where.params.size()) + 1;
+    st.BindCell(next, Cell(query.limit));
+    st.BindCell(next + 1, Cell(query.skip));
+    std::string plan;
+    while (st.Step()) plan += st.ColumnText(3) + "\n";
+    return plan;
   }
 
   bool CheckIntegrity() override {
@@ -330,37 +461,25 @@ class SqliteDatabase final : public Database {
   struct Return {
     SqliteDatabase* db;
     void operator()(Connection* c) const {
-      {
-        std::lock_guard lock(db->pool_mutex_);
-        db->idle_.emplace_back(c);
-      }
-      db->pool_cv_.notify_one();
+      std::unique_ptr<Connection> owned(c);
+      std::lock_guard lock(db->pool_mutex_);
+      if (static_cast<int>(db->idle_.size()) < db->max_readers_) db->idle_.push_back(std::move(owned));
     }
   };
   using Lease = std::unique_ptr<Connection, Return>;
 
+  // Never waits: one request may hold two connections at once (a streaming find and the include
+  // lookups of its rows), so a hard cap could deadlock. max_readers_ bounds the idle ones kept.
   Lease Acquire() {
-    std::unique_lock lock(pool_mutex_);
-    for (;;) {
+    {
+      std::lock_guard lock(pool_mutex_);
       if (!idle_.empty()) {
         Connection* c = idle_.back().release();
         idle_.pop_back();
         return Lease(c, Return{this});
       }
-      if (open_readers_ < max_readers_) {
-        ++open_readers_;
-        lock.unlock();
-        try {
-          return Lease(new Connection(path_, sync_full_), Return{this});
-        } catch (...) {
-          lock.lock();
-          --open_readers_;
-          pool_cv_.notify_one();
-          throw;
-        }
-      }
-      pool_cv_.wait(lock);
     }
+    return Lease(new Connection(path_, sync_full_), Return{this});
   }
 
   std::string path_;
@@ -369,9 +488,7 @@ class SqliteDatabase final : public Database {
   std::mutex write_mutex_;
   std::unique_ptr<Connection> writer_;
   std::mutex pool_mutex_;
-  std::condition_variable pool_cv_;
   std::vector<std::unique_ptr<Connection>> idle_;
-  int open_readers_ = 0;
 };
 
 }  // namespace

@@ -1,0 +1,52 @@
+#include "api/schemas.hpp"
+
+#include <fmt/format.h>
+
+#include "app/application.hpp"
+#include "schema/names.hpp"
+#include "util/errors.hpp"
+#include "util/json.hpp"
+#include "write/schema_writer.hpp"
+
+namespace crmd::api {
+
+namespace json = boost::json;
+
+Response HandleSchemas(const Request& request, const Target& target, auth::Context& ctx) {
+  // Spec §4.5: the application id alone, and any session, get 403 whatever the method.
+  if (!ctx.identity.IsMaster()) return ErrorResponse(errors::MasterKeyRequired());
+  const auto& segments = target.segments;
+  auto snapshot = ctx.app->schema();
+
+  if (segments.size() == 1) {
+    if (request.method != Method::kGet)
+      return ErrorResponse(errors::RouteNotFound(request.method_name, target.path));
+    json::array results;
+    for (const auto& [name, cls] : snapshot->classes()) results.push_back(cls->ToJson());
+    return JsonResponse(200, json::object{{"results", std::move(results)}});
+  }
+
+  const std::string& class_name = segments[1];
+  if (!schema::IsValidUserClassName(class_name) && !schema::IsSystemClassName(class_name))
+    return ErrorResponse(errors::InvalidClassName(class_name));
+  switch (request.method) {
+    case Method::kGet: {
+      const auto* cls = snapshot->Find(class_name);
+      if (!cls)
+        return ErrorResponse(
+            ApiError{400, errors::kInvalidClassName, fmt::format("Class {} does not exist.", class_name)});
+      return JsonResponse(200, cls->ToJson());
+    }
+    case Method::kPut: {
+      auto body = ParseJson(request.body);
+      if (!body.ok()) return ErrorResponse(body.error());
+      if (!body.value().is_object()) return ErrorResponse(errors::BodyNotObject());
+      auto result = write::UpdateSchema(ctx, class_name, body.value().get_object());
+      if (!result.ok()) return ErrorResponse(result.error());
+      return JsonResponse(200, result.value());
+    }
+    default: return ErrorResponse(errors::RouteNotFound(request.method_name, target.path));
+  }
+}
+
+}  // namespace crmd::api

@@ -1,0 +1,421 @@
+#include "query/where_parser.hpp"
+
+#include <re2/re2.h>
+
+#include "auth/authorize.hpp"
+#include "schema/codec.hpp"
+#include "schema/names.hpp"
+#include "util/errors.hpp"
+#include "util/json.hpp"
+#include "util/log.hpp"
+#include "util/strings.hpp"
+#include "util/time.hpp"
+
+namespace crmd::query {
+
+namespace json = boost::json;
+using schema::FieldType;
+
+namespace {
+
+ApiError BadConstraint(std::string_view op) {
+  return ApiError{400, errors::kInvalidJson, "bad constraint: " + std::string(op)};
+}
+ApiError InvalidKey(std::string_view key) {
+  return ApiError{400, errors::kInvalidKeyName, "Invalid key name: " + std::string(key)};
+}
+ApiError BadQuery(std::string message) { return ApiError{400, errors::kInvalidQuery, std::move(message)}; }
+
+std::string_view TypeTag(const json::value& v) {
+  if (!v.is_object()) return {};
+  const auto* t = v.get_object().if_contains("__type");
+  return t && t->is_string() ? std::string_view(t->get_string()) : std::string_view();
+}
+
+std::string_view Member(const json::value& v, std::string_view key) {
+  const auto* m = v.is_object() ? v.get_object().if_contains(key) : nullptr;
+  return m && m->is_string() ? std::string_view(m->get_string()) : std::string_view();
+}
+
+bool IsConstraintObject(const json::value& v) {
+  if (!v.is_object() || v.get_object().empty()) return false;
+  for (const auto& kv : v.get_object())
+    if (kv.key().starts_with('$')) return true;
+  return false;
+}
+
+// What a filter on one field compares against, with its declared type.
+struct Target {
+  FieldRef ref;
+  std::optional<schema::FieldDef> def;  // nullopt: undeclared, or a path inside an Object
+  bool is_path = false;
+};
+
+class Parser {
+ public:
+  Parser(const schema::Snapshot& snapshot, const auth::Identity& identity)
+      : snapshot_(snapshot), identity_(identity) {}
+
+  Result<Expr> Object(const json::value& where, const schema::ClassSchema& cls, std::size_t depth) {
+    if (!where.is_object()) return BadQuery("Invalid parameter for query: where");
+    if (++nodes_ > kMaxWhereNodes) return BadQuery("Invalid parameter for query: where");
+    Expr all;
+    all.kind = ExprKind::kAnd;
+    for (const auto& kv : where.get_object()) {
+      std::string_view key = kv.key();
+      const json::value& value = kv.value();
+      if (key == "$or" || key == "$and" || key == "$nor") {
+        if (!value.is_array() || value.get_array().empty())
+          return BadQuery("Invalid parameter for query: where");
+        Expr group;
+        group.kind = key == "$or" ? ExprKind::kOr : key == "$and" ? ExprKind::kAnd : ExprKind::kNor;
+        for (const auto& item : value.get_array()) {
+          CRMD_ASSIGN(auto child, Object(item, cls, depth));
+          group.children.push_back(std::move(child));
+        }
+        all.children.push_back(std::move(group));
+      } else if (key == "$relatedTo") {
+        CRMD_ASSIGN(auto related, RelatedTo(value));
+        all.children.push_back(std::move(related));
+      } else if (key.starts_with('$')) {
+        return InvalidKey(key);
+      } else {
+        CRMD_ASSIGN(auto target, Resolve(key, cls));
+        CRMD_ASSIGN(auto constraint, Field(target, value, cls, depth));
+        all.children.push_back(std::move(constraint));
+      }
+    }
+    return all;
+  }
+
+ private:
+  Result<Target> Resolve(std::string_view key, const schema::ClassSchema& cls) {
+    auto parts = Split(key, '.');
+    const std::string_view head = parts.front();
+    Target t;
+    if (head == "objectId") {
+      t.def = schema::FieldDef{FieldType::kString, {}};
+      t.ref.column = "objectId";
+    } else if (head == "createdAt" || head == "updatedAt") {
+      t.def = schema::FieldDef{FieldType::kDate, {}};
+      t.ref.column = std::string(head);
+    } else {
+      if (!schema::IsValidFieldName(head) || schema::IsSecretField(cls.name, head))
+        return InvalidKey(key);
+      if (const auto* def = cls.FindField(head); def && def->type != FieldType::kRelation) {
+        t.def = *def;
+        t.ref.column = std::string(head);
+        t.ref.array = def->type == FieldType::kArray;
+        t.ref.tracks_nulls = true;
+      }
+    }
+    if (parts.size() > 1) {
+      for (std::size_t i = 1; i < parts.size(); ++i) {
+        if (!schema::IsValidFieldName(parts[i])) return InvalidKey(key);
+        t.ref.path.emplace_back(parts[i]);
+      }
+      // Paths reach inside Object values only; elsewhere the field reads as absent.
+      if (!t.def || t.def->type != FieldType::kObject) t.ref.column.clear();
+      t.def.reset();
+      t.ref.array = false;
+      t.ref.tracks_nulls = false;
+      t.is_path = true;
+    }
+    return t;
+  }
+
+  // The stored form of `value` for comparing with `t`; nullopt when no stored value of the field
+  // could equal it (the filter then matches nothing, spec §4.3).
+  std::optional<storage::Cell> Encode(const Target& t, const json::value& value, bool element) {
+    if (value.is_null()) return storage::Cell();
+    if (t.is_path || !t.def || element) return Loose(value);
+    switch (t.def->type) {
+      case FieldType::kString:
+      case FieldType::kHtml:
+        if (value.is_string()) return storage::Cell(std::string(value.get_string()));
+        return std::nullopt;
+      case FieldType::kNumber:
+        if (value.is_int64()) return storage::Cell(value.get_int64());
+        if (value.is_number()) return storage::Cell(value.to_number<double>());
+        return std::nullopt;
+      case FieldType::kBoolean:
+        if (value.is_bool()) return storage::Cell(std::int64_t{value.get_bool()});
+        return std::nullopt;
+      case FieldType::kDate: {
+        if (TypeTag(value) != "Date") return std::nullopt;
+        auto iso = timeutil::NormalizeIso(Member(value, "iso"));
+        if (!iso) return std::nullopt;
+        return storage::Cell(std::move(*iso));
+      }
+      case FieldType::kPointer:
+        if (TypeTag(value) != "Pointer" || Member(value, "className") != t.def->target_class)
+          return std::nullopt;
+        return storage::Cell(std::string(Member(value, "objectId")));
+      case FieldType::kArray:
+      case FieldType::kObject:
+      case FieldType::kFile:
+      case FieldType::kPrivateFile:
+      case FieldType::kAcl:
+        return storage::Cell(ToJson(value));
+      case FieldType::kRelation:
+        return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  // Values inside arrays and Object paths carry their JSON type (as SQLite's JSON functions
+  // return them: true/false as 1/0, objects as JSON text).
+  static std::optional<storage::Cell> Loose(const json::value& value) {
+    switch (value.kind()) {
+      case json::kind::null: return storage::Cell();
+      case json::kind::bool_: return storage::Cell(std::int64_t{value.get_bool()});
+      case json::kind::int64: return storage::Cell(value.get_int64());
+      case json::kind::uint64:
+      case json::kind::double_: return storage::Cell(value.to_number<double>());
+      case json::kind::string: return storage::Cell(std::string(value.get_string()));
+      case json::kind::array:
+      case json::kind::object: return storage::Cell(ToJson(value));
+    }
+    return std::nullopt;
+  }
+
+  Expr Compare(const Target& t, CompareOp op, const json::value& value) {
+    // An array compared with an array value is whole-value equality; otherwise element-wise.
+    const bool element = t.ref.array && !value.is_array();
+    auto cell = Encode(t, value, element);
+    if (!cell) return Expr::Const(op == CompareOp::kNe);  // nothing equals it; everything differs
+    Expr e;
+    e.kind = ExprKind::kCompare;
+    e.field = t.ref;
+    e.field.array = element;
+    e.op = op;
+    e.value = std::move(*cell);
+    return e;
+  }
+
+  Result<Expr> List(ExprKind kind, const Target& t, const json::value& value, std::string_view op,
+                    bool negated) {
+    if (!value.is_array()) return BadQuery("bad " + std::string(op) + ": value must be an array");
+    if (value.get_array().size() > kMaxInValues) return BadQuery("Invalid parameter for query: where");
+    Expr e;
+    e.kind = kind;
+    e.flag = negated;
+    e.field = t.ref;
+    const bool element = kind != ExprKind::kIn || t.ref.array;
+    if (kind != ExprKind::kIn && !t.ref.array && t.ref.column.size() && !t.is_path)
+      return BadQuery("bad " + std::string(op) + ": " + t.ref.column + " is not an Array");
+    for (const auto& item : value.get_array()) {
+      auto cell = Encode(t, item, element);
+      if (!cell) continue;  // a value of another type can never match
+      if (storage::IsNull(*cell)) e.has_null = true;
+      else e.values.push_back(std::move(*cell));
+    }
+    return e;
+  }
+
+  Result<Expr> Regex(const Target& t, const json::value& pattern, const json::object& constraint) {
+    if (!pattern.is_string()) return BadQuery("bad $regex: pattern must be a string");
+    std::string flags;
+    if (const auto* o = constraint.if_contains("$options")) {
+      if (!o->is_string()) return BadQuery("bad $options: must be a string");
+      for (char c : o->get_string()) {
+        if (c != 'i' && c != 'm' && c != 's') return BadQuery("bad $options: " + std::string(o->get_string()));
+        if (flags.find(c) == std::string::npos) flags.push_back(c);
+      }
+    }
+    if (t.def && !t.is_path && !schema::IsStringLike(t.def->type) && t.def->type != FieldType::kArray)
+      return BadQuery("bad $regex: " + t.ref.column + " is not a String");
+    std::string full = flags.empty() ? std::string(pattern.get_string())
+                                     : "(?" + flags + ")" + std::string(pattern.get_string());
+    RE2::Options options;
+    options.set_log_errors(false);
+    RE2 re(full, options);
+    if (!re.ok()) return BadQuery("bad $regex: " + re.error());
+    Expr e;
+    e.kind = ExprKind::kRegex;
+    e.field = t.ref;
+    e.text = std::move(full);
+    return e;
+  }
+
+  Result<Expr> Text(const Target& t, const json::value& arg, const schema::ClassSchema& cls) {
+    const auto* search = arg.is_object() ? arg.get_object().if_contains("$search") : nullptr;
+    if (!search || !search->is_object())
+      return BadQuery("bad $text: $search, should be object");
+    const auto* term = search->get_object().if_contains("$term");
+    if (!term || !term->is_string()) return BadQuery("bad $text: $term, should be string");
+    bool indexed = false;
+    for (const auto& index : cls.indexes) {
+      if (!index.value().is_object()) continue;
+      const auto* kind = index.value().get_object().if_contains(t.ref.column);
+      indexed = indexed || (kind && kind->is_string() && kind->get_string() == "text");
+    }
+    if (!indexed || t.is_path) {
+      log::Error("IndexNotFound", {{"class", cls.name}, {"field", t.ref.column}});
+      return errors::Internal();
+    }
+    // Mongo's $text matches any of the words: each becomes an FTS5 string (quotes doubled), ORed.
+    std::string match;
+    for (auto word : Split(term->get_string(), ' ')) {
+      if (word.empty()) continue;
+      std::string quoted = "\"";
+      for (char c : word) {
+        if (c == '"') quoted.push_back('"');
+        quoted.push_back(c);
+      }
+      quoted.push_back('"');
+      match += (match.empty() ? "" : " OR ") + quoted;
+    }
+    if (match.empty()) return Expr::Const(false);
+    Expr e;
+    e.kind = ExprKind::kText;
+    e.field = t.ref;
+    e.text = "{" + t.ref.column + "} : (" + match + ")";
+    return e;
+  }
+
+  // `{"className":..., "where":{...}}` -> the sub-query, checked through Authorize (find).
+  Result<std::shared_ptr<SubQuery>> Sub(const json::value& spec, std::size_t depth) {
+    if (depth + 1 > kMaxSubQueryDepth) return BadQuery("Invalid parameter for query: where");
+    std::string_view class_name = Member(spec, "className");
+    if (class_name.empty()) return BadQuery("bad sub-query: className is required");
+    if (!schema::IsValidUserClassName(class_name) && !schema::IsSystemClassName(class_name))
+      return errors::InvalidClassName(class_name);
+    auto cls_ptr = snapshot_.classes().find(class_name);
+    const schema::ClassSchema* cls = cls_ptr == snapshot_.classes().end() ? nullptr : cls_ptr->second.get();
+    CRMD_TRY(auth::Authorize(identity_, auth::Operation::kFind, class_name, cls));
+    if (!cls) return std::shared_ptr<SubQuery>();  // no such class: nothing matches
+    auto sub = std::make_shared<SubQuery>();
+    sub->cls = cls_ptr->second;
+    if (const auto* w = spec.get_object().if_contains("where")) {
+      CRMD_ASSIGN(auto where, Object(*w, *cls, depth + 1));
+      sub->where = std::make_unique<Expr>(std::move(where));
+    }
+    return sub;
+  }
+
+  Result<Expr> InQuery(const Target& t, const json::value& spec, bool negated, std::size_t depth) {
+    if (!spec.is_object()) return BadQuery("bad $inQuery: value must be an object");
+    if (t.def && t.def->type != FieldType::kPointer)
+      return BadQuery("bad $inQuery: " + t.ref.column + " is not a Pointer");
+    CRMD_ASSIGN(auto sub, Sub(spec, depth));
+    if (!sub || !t.def || t.def->target_class != sub->cls->name) return Expr::Const(negated);
+    sub->key = "objectId";
+    Expr e;
+    e.kind = ExprKind::kInQuery;
+    e.flag = negated;
+    e.field = t.ref;
+    e.sub = std::move(sub);
+    return e;
+  }
+
+  Result<Expr> Select(const Target& t, const json::value& spec, bool negated, std::size_t depth) {
+    const auto* query = spec.is_object() ? spec.get_object().if_contains("query") : nullptr;
+    std::string_view key = Member(spec, "key");
+    if (!query || !query->is_object() || key.empty())
+      return BadQuery("bad $select: needs {query: {className, where}, key}");
+    if (t.def && t.def->type == FieldType::kPointer)
+      return BadQuery("bad $select: " + t.ref.column + " is a Pointer; use $inQuery");
+    bool builtin = key == "objectId" || key == "createdAt" || key == "updatedAt";
+    if (!builtin && !schema::IsValidFieldName(key)) return InvalidKey(key);
+    CRMD_ASSIGN(auto sub, Sub(*query, depth));
+    if (!sub || t.ref.column.empty()) return Expr::Const(negated);
+    const auto* key_def = sub->cls->FindField(key);
+    if (!builtin && (!key_def || key_def->type == FieldType::kRelation ||
+                     schema::IsSecretField(sub->cls->name, key)))
+      return Expr::Const(negated);
+    sub->key = std::string(key);
+    Expr e;
+    e.kind = ExprKind::kSelect;
+    e.flag = negated;
+    e.field = t.ref;
+    e.sub = std::move(sub);
+    return e;
+  }
+
+  Result<Expr> RelatedTo(const json::value& spec) {
+    const auto* object = spec.is_object() ? spec.get_object().if_contains("object") : nullptr;
+    std::string_view key = Member(spec, "key");
+    if (!object || TypeTag(*object) != "Pointer" || !schema::IsValidFieldName(key))
+      return BadQuery("bad $relatedTo: needs {object: Pointer, key}");
+    std::string_view owner = Member(*object, "className");
+    auto it = snapshot_.classes().find(owner);
+    if (it == snapshot_.classes().end()) return Expr::Const(false);
+    const auto* rel = it->second->FindField(key);
+    if (!rel || rel->type != FieldType::kRelation) return Expr::Const(false);
+    CRMD_TRY(auth::Authorize(identity_, auth::Operation::kGet, owner, it->second.get()));
+    Expr e;
+    e.kind = ExprKind::kRelatedTo;
+    e.owner_class = std::string(owner);
+    e.owner_id = std::string(Member(*object, "objectId"));
+    e.text = std::string(key);
+    return e;
+  }
+
+  Result<Expr> Field(const Target& t, const json::value& value, const schema::ClassSchema& cls,
+                     std::size_t depth) {
+    if (!IsConstraintObject(value)) return Compare(t, CompareOp::kEq, value);
+    Expr all;
+    all.kind = ExprKind::kAnd;
+    const auto& constraint = value.get_object();
+    for (const auto& kv : constraint) {
+      if (++nodes_ > kMaxWhereNodes) return BadQuery("Invalid parameter for query: where");
+      std::string_view op = kv.key();
+      const json::value& arg = kv.value();
+      if (op == "$eq") all.children.push_back(Compare(t, CompareOp::kEq, arg));
+      else if (op == "$ne") all.children.push_back(Compare(t, CompareOp::kNe, arg));
+      else if (op == "$lt") all.children.push_back(Compare(t, CompareOp::kLt, arg));
+      else if (op == "$lte") all.children.push_back(Compare(t, CompareOp::kLte, arg));
+      else if (op == "$gt") all.children.push_back(Compare(t, CompareOp::kGt, arg));
+      else if (op == "$gte") all.children.push_back(Compare(t, CompareOp::kGte, arg));
+      else if (op == "$in" || op == "$nin") {
+        CRMD_ASSIGN(auto e, List(ExprKind::kIn, t, arg, op, op == "$nin"));
+        all.children.push_back(std::move(e));
+      } else if (op == "$all") {
+        CRMD_ASSIGN(auto e, List(ExprKind::kAll, t, arg, op, false));
+        all.children.push_back(std::move(e));
+      } else if (op == "$containedBy") {
+        CRMD_ASSIGN(auto e, List(ExprKind::kContainedBy, t, arg, op, false));
+        all.children.push_back(std::move(e));
+      } else if (op == "$exists") {
+        if (!arg.is_bool()) return BadQuery("bad $exists: value must be a boolean");
+        Expr e;
+        e.kind = ExprKind::kExists;
+        e.flag = arg.get_bool();
+        e.field = t.ref;
+        all.children.push_back(std::move(e));
+      } else if (op == "$regex") {
+        CRMD_ASSIGN(auto e, Regex(t, arg, constraint));
+        all.children.push_back(std::move(e));
+      } else if (op == "$options") {
+        if (!constraint.contains("$regex")) return BadConstraint(op);
+      } else if (op == "$text") {
+        CRMD_ASSIGN(auto e, Text(t, arg, cls));
+        all.children.push_back(std::move(e));
+      } else if (op == "$inQuery" || op == "$notInQuery") {
+        CRMD_ASSIGN(auto e, InQuery(t, arg, op == "$notInQuery", depth));
+        all.children.push_back(std::move(e));
+      } else if (op == "$select" || op == "$dontSelect") {
+        CRMD_ASSIGN(auto e, Select(t, arg, op == "$dontSelect", depth));
+        all.children.push_back(std::move(e));
+      } else {
+        return BadConstraint(op);  // `$or` here included: spec §4.3 allows it at the top only
+      }
+    }
+    return all;
+  }
+
+  const schema::Snapshot& snapshot_;
+  const auth::Identity& identity_;
+  std::size_t nodes_ = 0;
+};
+
+}  // namespace
+
+Result<Expr> ParseWhere(const json::value& where, const schema::ClassSchema& cls,
+                        const schema::Snapshot& snapshot, const auth::Identity& identity) {
+  Parser parser(snapshot, identity);
+  return parser.Object(where, cls, 0);
+}
+
+}  // namespace crmd::query

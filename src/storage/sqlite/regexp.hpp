@@ -1,0 +1,11 @@
+// `crmd_regexp(pattern, value)`: `$regex` evaluated by RE2 inside SQLite, in time linear in the
+// value (no ReDoS). The pattern is a bound value; it was validated by query/where_parser.
+#pragma once
+
+#include <sqlite3.h>
+
+namespace crmd::storage::sqlite {
+
+void RegisterRegexp(sqlite3* db);
+
+}  // namespace crmd::storage::sqlite

@@ -1,0 +1,90 @@
+#include "write/schema_writer.hpp"
+
+#include <fmt/format.h>
+
+#include "app/application.hpp"
+#include "schema/names.hpp"
+#include "storage/database.hpp"
+#include "util/errors.hpp"
+
+namespace crmd::write {
+
+namespace json = boost::json;
+
+namespace {
+
+// Indexes one class may declare: each is a B-tree (or the FTS5 table) updated on every write.
+constexpr std::size_t kMaxIndexesPerClass = 64;
+
+ApiError BadIndex(std::string message) { return ApiError{400, errors::kInvalidQuery, std::move(message)}; }
+
+Status CheckIndexSpec(const schema::ClassSchema& cls, std::string_view name, const json::value& spec) {
+  if (!spec.is_object() || spec.get_object().empty())
+    return BadIndex(fmt::format("Index {} must map fields to 1, -1 or \"text\".", name));
+  for (const auto& kv : spec.get_object()) {
+    std::string_view field = kv.key();
+    const bool builtin = field == "objectId" || field == "createdAt" || field == "updatedAt";
+    const auto* def = cls.FindField(field);
+    if (!builtin && (!def || def->type == schema::FieldType::kRelation))
+      return BadIndex(fmt::format("Field {} does not exist, cannot add index.", field));
+    const json::value& kind = kv.value();
+    if (kind.is_string() && kind.get_string() == "text") {
+      if (!def || !schema::IsStringLike(def->type))
+        return BadIndex(fmt::format("Field {} is not a String, cannot add a text index.", field));
+    } else if (!kind.is_number() || (kind.to_number<double>() != 1 && kind.to_number<double>() != -1)) {
+      return BadIndex(fmt::format("Index {} must map fields to 1, -1 or \"text\".", name));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<json::object> UpdateSchema(auth::Context& ctx, std::string_view class_name,
+                                  const json::object& body) {
+  app::Application& app = *ctx.app;
+  auto txn = app.db().BeginWrite();
+  auto snapshot = app.schema();
+  const auto* existing = snapshot->Find(class_name);
+  if (!existing)
+    return ApiError{400, errors::kInvalidClassName, fmt::format("Class {} does not exist.", class_name)};
+  schema::ClassSchema cls = *existing;
+
+  for (const auto& kv : body) {
+    if (kv.key() == "className") {
+      if (!kv.value().is_string() || kv.value().get_string() != class_name)
+        return ApiError{400, errors::kInvalidClassName, "Class name mismatch between the path and the body."};
+    } else if (kv.key() == "indexes") {
+      if (!kv.value().is_object()) return BadIndex("indexes must be an object.");
+      for (const auto& index : kv.value().get_object()) {
+        const std::string name(index.key());
+        if (!schema::IsValidFieldName(name) && !(name.size() && name.size() <= schema::kMaxNameLength &&
+                                                 schema::IsValidFieldName("i" + name)))
+          return BadIndex(fmt::format("Invalid index name: {}.", name));
+        const bool remove = index.value().is_object() && index.value().get_object().contains("__op");
+        if (remove) {
+          const auto* op = index.value().get_object().if_contains("__op");
+          if (!op->is_string() || op->get_string() != "Delete") return errors::UnsupportedOperator("__op");
+          if (!cls.indexes.erase(name))
+            return BadIndex(fmt::format("Index {} does not exist, cannot delete.", name));
+          continue;
+        }
+        if (cls.indexes.contains(name)) return BadIndex(fmt::format("Index {} exists, cannot update.", name));
+        CRMD_TRY(CheckIndexSpec(cls, name, index.value()));
+        cls.indexes[name] = index.value();
+        if (cls.indexes.size() > kMaxIndexesPerClass)
+          return BadIndex(fmt::format("A class may have at most {} indexes.", kMaxIndexesPerClass));
+      }
+    } else {
+      // Fields and permissions through this endpoint arrive with the schema issue.
+      return BadIndex(fmt::format("Changing {} through the schema endpoint is not supported yet.", kv.key()));
+    }
+  }
+  txn->SaveClass(existing, cls);
+  txn->Commit();
+  json::object out = cls.ToJson();
+  app.Publish(snapshot->With(std::move(cls)));
+  return out;
+}
+
+}  // namespace crmd::write
