@@ -165,3 +165,23 @@ test('§4.2 pagination: order createdAt,objectId with the $or cursor walks the t
   // The initial rows come first, in the order of the start listing.
   assert.deepEqual(walked.slice(0, 300), initial);
 });
+
+test('§4.2 large results with include, many at once: every request completes with every row expanded', async () => {
+  const owners = await createMany('QOwners', Array.from({ length: 5 }, (_, i) => ({ Name: `owner${i}` })), 5);
+  await createMany('QOwned', Array.from({ length: 1500 }, (_, i) => ({
+    N: i, Owner: { __type: 'Pointer', className: 'QOwners', objectId: owners[i % 5] },
+  })), 12);
+  // More concurrent streaming reads than worker threads, each needing a second read for include.
+  const queries = Array.from({ length: 24 }, (_, i) => (i % 2 === 0
+    ? '?limit=5000&include=Owner'
+    : `?limit=5000&include=Owner&order=-N&${whereQ({ N: { $gte: 0 } })}`));
+  const answers = await Promise.all(queries.map((q) => list('QOwned', q)));
+  for (const [i, r] of answers.entries()) {
+    assert.equal(r.status, 200, `${queries[i]}: ${r.text.slice(0, 300)}`);
+    assert.equal(r.body.results.length, 1500, queries[i]);
+    for (const row of r.body.results) {
+      assert.equal(row.Owner.__type, 'Object', `${queries[i]}: ${JSON.stringify(row)}`);
+      assert.equal(row.Owner.Name, `owner${row.N % 5}`);
+    }
+  }
+});

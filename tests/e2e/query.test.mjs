@@ -372,6 +372,14 @@ test('§4.3 $exists: {"$in":[null,""]} finds the null and the "" records (and re
   await expectNames('QExists', { F: { $in: [''] } }, ['empty']);
 });
 
+test('§4.3 null in equality, $eq, $ne and $nin follows Parse/Mongo: null matches null and absent', async () => {
+  await expectNames('QExists', { F: null }, ['null', 'absent']);
+  await expectNames('QExists', { F: { $eq: null } }, ['null', 'absent']);
+  await expectNames('QExists', { F: { $ne: null } }, ['set', 'empty']);
+  await expectNames('QExists', { F: { $nin: [null] } }, ['set', 'empty']);
+  await expectNames('QExists', { F: { $ne: '' } }, ['set', 'null', 'absent']);
+});
+
 test('§4.3 $regex, with $options "i"', async () => {
   await expectNames('QOps', { Name: { $regex: '^[A-G]' } }, ['Alpha', 'Beta', 'Epsilon', 'Gamma']);
   await expectNames('QOps', { Name: { $regex: 'ta$' } }, ['Beta', 'delta']);
@@ -495,6 +503,37 @@ test('§4.3 $text with a string $search answers 400 102 bad $text: $search, shou
   expectError(r, 400, { code: 102, error: 'bad $text: $search, should be object' }, 'string $search');
 });
 
+test('§4.3 $text: terms with FTS query syntax (quotes, NEAR, *, parentheses, -) are words, never an error', async () => {
+  await createSeq('QText4', [{ Name: 'big word here' }, { Name: 'x*y' }, { Name: 'nothing' }]);
+  const idx = await request(server, 'PUT', '/core/schemas/QText4', { headers: M, body: { indexes: { name_text: { Name: 'text' } } } });
+  assert.equal(idx.status, 200, idx.text);
+  for (const term of ['word"', '"word', 'NEAR(word big)', 'wo*', '*', '(', ')', '-word', 'AND', 'OR', 'NOT word', 'Name:word', '^word', "word'; DROP TABLE QText4; --", '']) {
+    const r = await find('QText4', { Name: { $text: { $search: { $term: term } } } });
+    assert.equal(r.status, 200, `$term ${JSON.stringify(term)}: ${r.text}`);
+    assert.ok(Array.isArray(r.body.results), `$term ${JSON.stringify(term)}`);
+  }
+  assert.equal((await listAll(server, app, 'QText4')).length, 3);
+});
+
+test('§4.3 $text follows updates and deletes of indexed records', async () => {
+  const ids = await createSeq('QText3', [{ Name: 'plain' }, { Name: 'orange word' }, { Name: 'another word' }]);
+  const idx = await request(server, 'PUT', '/core/schemas/QText3', { headers: M, body: { indexes: { name_text: { Name: 'text' } } } });
+  assert.equal(idx.status, 200, idx.text);
+  const term = { Name: { $text: { $search: { $term: 'word' } } } };
+  await expectNames('QText3', term, ['orange word', 'another word']);
+  const u1 = await request(server, 'PUT', `/core/classes/QText3/${ids[0].objectId}`, { headers: M, body: { Name: 'now a word' } });
+  assert.equal(u1.status, 200, u1.text);
+  const u2 = await request(server, 'PUT', `/core/classes/QText3/${ids[1].objectId}`, { headers: M, body: { Name: 'orange' } });
+  assert.equal(u2.status, 200, u2.text);
+  const d = await request(server, 'DELETE', `/core/classes/QText3/${ids[2].objectId}`, { headers: M });
+  assert.equal(d.status, 200, d.text);
+  await expectNames('QText3', term, ['now a word']);
+  await expectNames('QText3', { Name: { $text: { $search: { $term: 'orange' } } } }, ['orange']);
+  const u3 = await request(server, 'PUT', `/core/classes/QText3/${ids[0].objectId}`, { headers: M, body: { Name: { __op: 'Delete' } } });
+  assert.equal(u3.status, 200, u3.text);
+  await expectNames('QText3', term, []);
+});
+
 // ---------------------------------------------------------------------------------------------
 // §2.2 / §4.3 Pointer and Date wire formats in where
 
@@ -517,6 +556,8 @@ test('§2.2 a Date filter takes the Date object; a flat ISO string matches nothi
   await expectNames('QOps', { Due: { $gte: date('2025-01-01T00:00:00.000Z') } }, ['Gamma', 'delta']);
   await expectNames('QOps', { Due: date('2024-06-01T00:00:00.000Z') }, ['Beta']);
   await expectNames('QOps', { Due: { $gt: date('2024-01-01T00:00:00.000Z'), $lte: date('2025-01-01T00:00:00.000Z') } }, ['Beta', 'Gamma']);
+  await expectNames('QOps', { Due: { $in: [date('2024-06-01T00:00:00.000Z'), date('2025-06-01T00:00:00.000Z')] } }, ['Beta', 'delta']);
+  await expectNames('QOps', { Due: { $ne: date('2024-06-01T00:00:00.000Z') } }, ['Alpha', 'Gamma', 'delta', 'Epsilon']);
   for (const where of [
     { Due: '2024-06-01T00:00:00.000Z' },
     { Due: { $lt: '2025-01-01T00:00:00.000Z' } },
@@ -554,6 +595,26 @@ test('§4.3 objectId filters: equality, $in, $gt', async () => {
 
 // ---------------------------------------------------------------------------------------------
 // crmd's decisions (issue 3)
+
+test('§4.2 count agrees with the rows returned for every kind of constraint', async () => {
+  const cases = [
+    ['QOps', {}], ['QOps', { City: 'Oslo' }], ['QOps', { Score: { $gte: 20, $lt: 50 } }], ['QOps', { City: { $ne: 'Oslo' } }],
+    ['QOps', { City: { $nin: ['Oslo'] } }], ['QOps', { City: { $exists: false } }], ['QOps', { Name: { $regex: 'a$', $options: 'i' } }],
+    ['QOps', { Tags: 'b' }], ['QOps', { Tags: { $all: ['b', 'c'] } }], ['QOps', { Tags: { $containedBy: ['a', 'b', 'c'] } }],
+    ['QOps', { $or: [{ City: 'Paris' }, { Score: { $gte: 40 } }] }], ['QOps', { $nor: [{ City: 'Oslo' }] }],
+    ['QOps', { Due: { $lt: date('2025-01-01T00:00:00.000Z') } }], ['QOps', { NoSuchField: { $exists: false } }],
+    ['QTasks', { AccountId: { $inQuery: { className: 'QAccounts', where: { City: 'Oslo' } } } }],
+    ['QTasks', { AccountId: { $notInQuery: { className: 'QAccounts', where: { City: 'Oslo' } } } }],
+    ['QTasks', { AccountId: ptr('QAccounts', accounts.Cedar) }],
+  ];
+  for (const [cls, where] of cases) {
+    const r = await find(cls, where, 'count=1&limit=1000');
+    assert.equal(r.status, 200, `${JSON.stringify(where)}: ${r.text}`);
+    assert.equal(r.body.count, r.body.results.length, `count of ${JSON.stringify(where)}`);
+    const only = await find(cls, where, 'count=1&limit=0');
+    assert.deepEqual(only.body, { results: [], count: r.body.results.length }, `count-only ${JSON.stringify(where)}`);
+  }
+});
 
 test('§4.3 (decision) a comparison against a value of the wrong type matches nothing: 200 empty', async () => {
   for (const where of [
@@ -616,6 +677,22 @@ test('§4.3 an unknown field operator $foo answers 400 {"code":107,"error":"bad 
   expectError(await find('QOps', { Name: { $foo: 1 } }), 400, badConstraint('$foo'), '$foo');
   expectError(await find('QOps', { Name: { $exists: true, $bar: 'x' } }), 400, badConstraint('$bar'), '$bar');
   expectError(await find('QOps', { Score: { $where: 'sleep(1000)' } }), 400, badConstraint('$where'), '$where');
+});
+
+test('§7 malformed operator values and a where that is not an object answer 400 with a code, never 500', async () => {
+  for (const where of [
+    '{"Score":{"$in":5}}', '{"City":{"$nin":"Oslo"}}', '{"City":{"$exists":"yes"}}', '{"Tags":{"$all":"a"}}',
+    '{"Tags":{"$containedBy":"a"}}', '{"Name":{"$regex":"("}}', '{"Name":{"$regex":5}}',
+    '{"Name":{"$regex":"a","$options":"q"}}', '{"$or":{}}', '{"$and":5}', '{"$nor":"x"}', '{"$foo":1}',
+    '{"Name":{"$inQuery":{"where":{}}}}', '{"Name":{"$select":{"key":"Name"}}}',
+    '[1]', '5', '"x"', 'null', 'true',
+  ]) {
+    const r = await find('QOps', where);
+    assert.equal(r.status, 400, `${where}: ${r.text}`);
+    assert.equal(typeof r.body.code, 'number', `${where}: ${r.text}`);
+    assert.equal(typeof r.body.error, 'string', `${where}: ${r.text}`);
+  }
+  await assertHealthy(server);
 });
 
 // ---------------------------------------------------------------------------------------------
