@@ -5,11 +5,44 @@
 
 namespace crmd::api {
 
+namespace {
+
+// RFC 3986 allows these unencoded in a path or query; `%` starts an escape.
+bool AllowedInTarget(unsigned char c) {
+  if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) return true;
+  switch (c) {
+    case '-': case '.': case '_': case '~': case '!': case '$': case '&': case '\'': case '(':
+    case ')': case '*': case '+': case ',': case ';': case '=': case ':': case '@': case '/':
+    case '?': case '%': return true;
+    default: return false;
+  }
+}
+
+// Clients (curl, fetch) send `{`, `"`, `[` and friends raw in `where`; Parse accepts them.
+// Escaping them before the strict parse keeps their meaning: they decode back unchanged.
+std::string EscapeLenient(std::string_view raw) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(raw.size());
+  for (unsigned char c : raw) {
+    if (AllowedInTarget(c)) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xF]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::optional<Target> ParseTarget(std::string_view raw) {
   // An unencoded `#` begins a fragment, which is not part of the request; what precedes it is
   // the request (so a `where` cut there is malformed JSON: spec §4.2's 500).
-  raw = raw.substr(0, raw.find('#'));
-  auto parsed = boost::urls::parse_origin_form(raw);
+  const std::string escaped = EscapeLenient(raw.substr(0, raw.find('#')));
+  auto parsed = boost::urls::parse_origin_form(escaped);
   if (!parsed) return std::nullopt;
   const boost::urls::url_view& url = *parsed;
   Target t;
