@@ -301,8 +301,12 @@ class Parser {
     CRMD_ASSIGN(auto sub, Sub(spec, depth));
     if (!sub || !t.def || t.def->target_class != sub->cls->name) return Expr::Const(negated);
     sub->key = "objectId";
+    return SubQueryExpr(ExprKind::kInQuery, t, std::move(sub), negated);
+  }
+
+  static Expr SubQueryExpr(ExprKind kind, const Target& t, std::shared_ptr<SubQuery> sub, bool negated) {
     Expr e;
-    e.kind = ExprKind::kInQuery;
+    e.kind = kind;
     e.flag = negated;
     e.field = t.ref;
     e.sub = std::move(sub);
@@ -325,12 +329,7 @@ class Parser {
                      schema::IsSecretField(sub->cls->name, key)))
       return Expr::Const(negated);
     sub->key = std::string(key);
-    Expr e;
-    e.kind = ExprKind::kSelect;
-    e.flag = negated;
-    e.field = t.ref;
-    e.sub = std::move(sub);
-    return e;
+    return SubQueryExpr(ExprKind::kSelect, t, std::move(sub), negated);
   }
 
   Result<Expr> RelatedTo(const json::value& spec) {

@@ -8,6 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import {
   makeDataDir, createApp, startServer, stopAll, request, masterHeaders, listAll, HOST, sleep,
+  pool,
 } from './lib/harness.mjs';
 
 after(stopAll);
@@ -24,17 +25,6 @@ function integrityCheck(dbFile) {
   return execFileSync('sqlite3', [dbFile, 'PRAGMA integrity_check'], { encoding: 'utf8', timeout: 30_000 }).trim();
 }
 
-// Runs `fn(item)` over `items` with at most `width` in flight.
-async function pool(items, width, fn) {
-  let next = 0;
-  const workers = Array.from({ length: width }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      await fn(items[i], i);
-    }
-  });
-  await Promise.all(workers);
-}
 
 test('§8 --durability full: every create and Increment acknowledged before kill -9 survives the restart; integrity_check ok', async (t) => {
   const dataDir = makeDataDir();

@@ -4,7 +4,7 @@
 // loses and repeats nothing while rows are inserted between pages.
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, stopAll, request, masterHeaders } from './lib/harness.mjs';
+import { setup, stopAll, request, masterHeaders, pool } from './lib/harness.mjs';
 
 let server;
 let app;
@@ -15,17 +15,6 @@ const date = (iso) => ({ __type: 'Date', iso });
 const list = (cls, query = '') => request(server, 'GET', `/core/classes/${cls}${query}`, { headers: M, timeoutMs: 20_000 });
 const whereQ = (where) => `where=${encodeURIComponent(JSON.stringify(where))}`;
 
-// Runs `fn(item, i)` over `items` with at most `width` in flight.
-async function pool(items, width, fn) {
-  let next = 0;
-  const workers = Array.from({ length: width }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      await fn(items[i], i);
-    }
-  });
-  await Promise.all(workers);
-}
 
 // Creates `bodies` with a few concurrent requests; returns the objectIds in input order.
 async function createMany(cls, bodies, width = 8) {

@@ -458,3 +458,15 @@ export async function pollUntil(probe, { timeoutMs = 1000, intervalMs = 20 } = {
   }
   return { ok: false, elapsedMs: Date.now() - start, last };
 }
+
+// Runs `fn(item, i)` over `items` with at most `width` in flight.
+export async function pool(items, width, fn) {
+  let next = 0;
+  const workers = Array.from({ length: width }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      await fn(items[i], i);
+    }
+  });
+  await Promise.all(workers);
+}
