@@ -75,7 +75,7 @@ class Parser {
         }
         all.children.push_back(std::move(group));
       } else if (key == "$relatedTo") {
-        CRMD_ASSIGN(auto related, RelatedTo(value));
+        CRMD_ASSIGN(auto related, RelatedTo(value, cls));
         all.children.push_back(std::move(related));
       } else if (key.starts_with('$')) {
         return InvalidKey(key);
@@ -332,7 +332,7 @@ class Parser {
     return SubQueryExpr(ExprKind::kSelect, t, std::move(sub), negated);
   }
 
-  Result<Expr> RelatedTo(const json::value& spec) {
+  Result<Expr> RelatedTo(const json::value& spec, const schema::ClassSchema& cls) {
     const auto* object = spec.is_object() ? spec.get_object().if_contains("object") : nullptr;
     std::string_view key = Member(spec, "key");
     if (!object || TypeTag(*object) != "Pointer" || !schema::IsValidFieldName(key))
@@ -341,7 +341,7 @@ class Parser {
     auto it = snapshot_.classes().find(owner);
     if (it == snapshot_.classes().end()) return Expr::Const(false);
     const auto* rel = it->second->FindField(key);
-    if (!rel || rel->type != FieldType::kRelation) return Expr::Const(false);
+    if (!rel || rel->type != FieldType::kRelation || rel->target_class != cls.name) return Expr::Const(false);
     CRMD_TRY(auth::Authorize(identity_, auth::Operation::kGet, owner, it->second.get()));
     Expr e;
     e.kind = ExprKind::kRelatedTo;

@@ -56,7 +56,12 @@ class WriteTransaction {
   // Sets updatedAt, the ACL, the null list and the given columns of `row.object_id`.
   virtual void Update(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
                       const Row& row) = 0;
-  // False when there was no such row (not an error).
+  // Adds (or removes) rows of the join table of Relation `field` owned by `owning_id`.
+  // Adding an existing pair or removing a missing one is not an error.
+  virtual void ChangeRelation(const schema::ClassSchema& cls, std::string_view field,
+                              std::string_view owning_id, const std::vector<std::string>& related_ids,
+                              bool add) = 0;
+  // False when there was no such row (not an error). The row's relation rows go with it.
   virtual bool Delete(const schema::ClassSchema& cls, std::string_view object_id) = 0;
 
   // The row with every declared column, read inside this transaction.

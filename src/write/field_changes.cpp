@@ -87,12 +87,24 @@ Result<FieldChanges> CollectChanges(const json::object& body, schema::ClassSchem
     if (!schema::IsValidFieldName(key)) return errors::InvalidFieldName(key);
 
     const schema::FieldDef* def = cls.FindField(key);
-    if (def && def->type == schema::FieldType::kRelation)
-      return errors::SchemaMismatch(cls.name, key, def->Describe(), schema::DescribeValue(value));
-
     json::value effective = value;
     if (IsOperator(value)) {
       CRMD_ASSIGN(auto op, ParseOperator(value.get_object()));
+      if (IsRelationOperator(op)) {
+        if (op.relation_ids.empty()) continue;
+        const schema::FieldDef wanted{schema::FieldType::kRelation, op.relation_class};
+        if (!def) {
+          if (!schema::IsValidUserClassName(op.relation_class) && !schema::IsSystemClassName(op.relation_class))
+            return errors::InvalidClassName(op.relation_class);
+          CRMD_TRY(CheckNewFieldName(cls, key));
+          cls.fields.emplace_back(key, wanted);
+          out.schema_changed = true;
+        } else if (!(*def == wanted)) {
+          return errors::SchemaMismatch(cls.name, key, def->Describe(), wanted.Describe());
+        }
+        out.relations.push_back({key, op.kind == OperatorKind::kAddRelation, std::move(op.relation_ids)});
+        continue;
+      }
       if (!def) {
         auto created = TypeCreatedBy(op);
         if (!created) continue;  // Delete of a field that does not exist
@@ -110,6 +122,8 @@ Result<FieldChanges> CollectChanges(const json::object& body, schema::ClassSchem
       effective = std::move(*result);
     }
 
+    if (def && def->type == schema::FieldType::kRelation)
+      return errors::SchemaMismatch(cls.name, key, def->Describe(), schema::DescribeValue(effective));
     if (effective.is_null()) {
       if (!def) continue;  // a new field first written with null is not created (Parse)
       out.columns.push_back(key);

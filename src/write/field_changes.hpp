@@ -28,6 +28,13 @@ class CurrentValues {
   std::vector<std::string> columns_;
 };
 
+// Rows to add to or remove from a Relation field's join table.
+struct RelationChange {
+  std::string field;
+  bool add = true;
+  std::vector<std::string> ids;
+};
+
 struct FieldChanges {
   std::vector<std::string> columns;  // aligned with cells
   std::vector<storage::Cell> cells;
@@ -36,6 +43,7 @@ struct FieldChanges {
   std::optional<std::optional<std::string>> acl;  // outer: ACL sent; inner: nullopt = removed
   std::optional<std::string> object_id;           // a master-supplied objectId (create only)
   boost::json::object echoed;                     // operator results for the update response
+  std::vector<RelationChange> relations;
   bool schema_changed = false;
 };
 

@@ -3,10 +3,16 @@
 #include <algorithm>
 
 #include "util/errors.hpp"
+#include "util/ids.hpp"
 
 namespace crmd::write {
 
 namespace json = boost::json;
+
+namespace {
+// Ids accepted in a relation (master-supplied objectIds may exceed 10 characters).
+constexpr std::size_t kMaxRelatedIdLength = 64;
+}  // namespace
 
 bool IsOperator(const json::value& value) {
   return value.is_object() && value.get_object().contains("__op");
@@ -32,6 +38,28 @@ Result<Operator> ParseOperator(const json::object& value) {
     auto kind = add ? OperatorKind::kAdd : unique ? OperatorKind::kAddUnique : OperatorKind::kRemove;
     return Operator{kind, *objects};
   }
+  if (name == "AddRelation" || name == "RemoveRelation") {
+    const bool adding = name == "AddRelation";
+    const auto* objects = value.if_contains("objects");
+    if (!objects || !objects->is_array())
+      return errors::InvalidOperatorArgument(adding ? "objects to add must be an array"
+                                                    : "objects to remove must be an array");
+    Operator out{adding ? OperatorKind::kAddRelation : OperatorKind::kRemoveRelation, *objects, {}, {}};
+    for (const auto& item : objects->get_array()) {
+      const auto* o = item.is_object() ? &item.get_object() : nullptr;
+      const auto* type = o ? o->if_contains("__type") : nullptr;
+      const auto* cls = o ? o->if_contains("className") : nullptr;
+      const auto* id = o ? o->if_contains("objectId") : nullptr;
+      if (!type || !cls || !id || !type->is_string() || type->get_string() != "Pointer" ||
+          !cls->is_string() || !id->is_string() || !ids::IsAlnumId(id->get_string(), kMaxRelatedIdLength))
+        return errors::InvalidOperatorArgument("AddRelation and RemoveRelation take an array of Pointers");
+      if (out.relation_class.empty()) out.relation_class = std::string(cls->get_string());
+      if (out.relation_class != cls->get_string())
+        return errors::InvalidOperatorArgument("All objects in a relation must be of the same class");
+      out.relation_ids.emplace_back(id->get_string());
+    }
+    return out;
+  }
   return errors::UnsupportedOperator(name);
 }
 
@@ -42,6 +70,10 @@ std::optional<schema::FieldDef> TypeCreatedBy(const Operator& op) {
     case OperatorKind::kAddUnique:
     case OperatorKind::kRemove: return schema::FieldDef{schema::FieldType::kArray, {}};
     case OperatorKind::kDelete: return std::nullopt;
+    case OperatorKind::kAddRelation:
+    case OperatorKind::kRemoveRelation:
+      if (op.relation_class.empty()) return std::nullopt;
+      return schema::FieldDef{schema::FieldType::kRelation, op.relation_class};
   }
   return std::nullopt;
 }
@@ -64,6 +96,10 @@ Result<std::optional<json::value>> ApplyOperator(const Operator& op, const json:
   using Out = std::optional<json::value>;
   switch (op.kind) {
     case OperatorKind::kDelete: return Out();
+    case OperatorKind::kAddRelation:
+    case OperatorKind::kRemoveRelation:
+      // Relations are rows of a join table, not a value: write/field_changes handles them.
+      return errors::SchemaMismatch(table, field, def.Describe(), "Relation");
     case OperatorKind::kIncrement: {
       if (def.type != schema::FieldType::kNumber)
         return errors::SchemaMismatch(table, field, def.Describe(), "Number");

@@ -5,6 +5,8 @@
 
 #include <boost/json.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 #include <string_view>
 
 #include "schema/field_type.hpp"
@@ -12,12 +14,19 @@
 
 namespace crmd::write {
 
-enum class OperatorKind { kIncrement, kAdd, kAddUnique, kRemove, kDelete };
+enum class OperatorKind { kIncrement, kAdd, kAddUnique, kRemove, kDelete, kAddRelation, kRemoveRelation };
 
 struct Operator {
   OperatorKind kind;
   boost::json::value argument;  // the amount (Increment) or the objects array
+  // AddRelation / RemoveRelation: the class the Pointers name and their ids.
+  std::string relation_class;
+  std::vector<std::string> relation_ids;
 };
+
+inline bool IsRelationOperator(const Operator& op) {
+  return op.kind == OperatorKind::kAddRelation || op.kind == OperatorKind::kRemoveRelation;
+}
 
 // True when `value` is `{"__op": ...}`.
 bool IsOperator(const boost::json::value& value);
@@ -37,7 +46,10 @@ Result<std::optional<boost::json::value>> ApplyOperator(const Operator& op,
                                                         std::string_view table,
                                                         std::string_view field);
 
-// Whether the result of `op` is echoed in the update response (Parse: all but Delete).
-inline bool EchoesResult(const Operator& op) { return op.kind != OperatorKind::kDelete; }
+// Whether the result of `op` is echoed in the update response (Parse: Increment, Add,
+// AddUnique, Remove).
+inline bool EchoesResult(const Operator& op) {
+  return op.kind != OperatorKind::kDelete && !IsRelationOperator(op);
+}
 
 }  // namespace crmd::write

@@ -68,6 +68,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
 
   if (!existing || changes.schema_changed) txn->SaveClass(existing, cls);
   txn->Insert(cls, changes.columns, row);
+  for (const auto& rel : changes.relations) txn->ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
   txn->Commit();
   if (!existing || changes.schema_changed) app.Publish(snapshot->With(std::move(cls)));
   return json::object{{"objectId", row.object_id}, {"createdAt", row.created_at}};
@@ -99,6 +100,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
 
   if (changes.schema_changed) txn->SaveClass(existing, cls);
   txn->Update(cls, changes.columns, row);
+  for (const auto& rel : changes.relations) txn->ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
   txn->Commit();
   if (changes.schema_changed) app.Publish(snapshot->With(std::move(cls)));
 

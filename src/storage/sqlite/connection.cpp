@@ -44,6 +44,11 @@ void Statement::Bind(int index, std::string_view text) {
 
 void Statement::BindNull(int index) { sqlite3_bind_null(stmt_, index); }
 
+void Statement::Reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
 bool Statement::Step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;

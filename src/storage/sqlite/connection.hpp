@@ -28,6 +28,8 @@ class Statement {
   void BindNull(int index);
   // True while a row is available; throws StorageError on failure.
   bool Step();
+  // Ready to run again with new bindings (the destructor does this too).
+  void Reset();
   Cell Column(int index) const;
   std::string ColumnText(int index) const;
   bool ColumnIsNull(int index) const;

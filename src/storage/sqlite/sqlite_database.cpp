@@ -302,7 +302,26 @@ class SqliteWriteTransaction final : public WriteTransaction {
     st.Step();
   }
 
+  void ChangeRelation(const schema::ClassSchema& cls, std::string_view field, std::string_view owning_id,
+                      const std::vector<std::string>& related_ids, bool add) override {
+    const std::string table = Quote("_Join:" + std::string(field) + ":" + cls.name);
+    auto st = c_.Prepare(add ? "INSERT OR IGNORE INTO " + table + " (owningId, relatedId) VALUES (?, ?)"
+                             : "DELETE FROM " + table + " WHERE owningId = ? AND relatedId = ?");
+    for (const auto& id : related_ids) {
+      st.Bind(1, owning_id);
+      st.Bind(2, id);
+      st.Step();
+      st.Reset();
+    }
+  }
+
   bool Delete(const schema::ClassSchema& cls, std::string_view object_id) override {
+    for (const auto& [field, def] : cls.fields) {
+      if (def.type != schema::FieldType::kRelation) continue;
+      auto st = c_.Prepare("DELETE FROM " + Quote("_Join:" + field + ":" + cls.name) + " WHERE owningId = ?");
+      st.Bind(1, object_id);
+      st.Step();
+    }
     auto st = c_.Prepare(fmt::format("DELETE FROM {} WHERE objectId = ? RETURNING objectId",
                                      Quote(cls.name)));
     st.Bind(1, object_id);

@@ -1,0 +1,79 @@
+// Relations (Parse's AddRelation / RemoveRelation) and the `$relatedTo` operator of §4.3 (issue 3).
+import test, { before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { setup, stopAll, request, masterHeaders, createRecord } from './lib/harness.mjs';
+
+let server;
+let app;
+let M;
+before(async () => {
+  ({ server, app } = await setup());
+  M = masterHeaders(app);
+});
+after(stopAll);
+
+const pointer = (className, objectId) => ({ __type: 'Pointer', className, objectId });
+const relatedTo = (className, objectId, key) =>
+  `where=${encodeURIComponent(JSON.stringify({ $relatedTo: { object: pointer(className, objectId), key } }))}`;
+
+test('§4.3 $relatedTo finds the records a Relation holds; AddRelation and RemoveRelation change it', async () => {
+  const a = await createRecord(server, app, 'Members', { Name: 'a' });
+  const b = await createRecord(server, app, 'Members', { Name: 'b' });
+  await createRecord(server, app, 'Members', { Name: 'c' });
+  const team = await createRecord(server, app, 'Teams', {
+    Name: 't', members: { __op: 'AddRelation', objects: [pointer('Members', a), pointer('Members', b)] },
+  });
+
+  const got = await request(server, 'GET', `/core/classes/Teams/${team}`, { headers: M });
+  assert.deepEqual(got.body.members, { __type: 'Relation', className: 'Members' });
+
+  const both = await request(server, 'GET', `/core/classes/Members?${relatedTo('Teams', team, 'members')}&order=Name`, { headers: M });
+  assert.equal(both.status, 200, both.text);
+  assert.deepEqual(both.body.results.map((r) => r.Name), ['a', 'b']);
+
+  const removed = await request(server, 'PUT', `/core/classes/Teams/${team}`, {
+    headers: M, body: { members: { __op: 'RemoveRelation', objects: [pointer('Members', a)] } },
+  });
+  assert.equal(removed.status, 200, removed.text);
+  const left = await request(server, 'GET', `/core/classes/Members?${relatedTo('Teams', team, 'members')}&count=1`, { headers: M });
+  assert.deepEqual(left.body.results.map((r) => r.Name), ['b']);
+  assert.equal(left.body.count, 1);
+});
+
+test('§4.3 $relatedTo on an unknown owner, key or class matches nothing', async () => {
+  await createRecord(server, app, 'Loose', { Name: 'x' });
+  for (const q of [relatedTo('Nope', 'abcdefghij', 'members'), relatedTo('Teams', 'abcdefghij', 'nokey')]) {
+    const r = await request(server, 'GET', `/core/classes/Loose?${q}`, { headers: M });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.body, { results: [] });
+  }
+});
+
+test('§2.2 a Relation field keeps its type: a value or another class is a schema mismatch', async () => {
+  const m = await createRecord(server, app, 'Members', { Name: 'd' });
+  const team = await createRecord(server, app, 'Teams', { Name: 'u' });
+  const plain = await request(server, 'PUT', `/core/classes/Teams/${team}`, { headers: M, body: { members: 'x' } });
+  assert.equal(plain.status, 400, plain.text);
+  assert.deepEqual(plain.body, { code: 111, error: 'schema mismatch for Teams.members; expected Relation<Members> but got String' });
+  const other = await request(server, 'PUT', `/core/classes/Teams/${team}`, {
+    headers: M, body: { members: { __op: 'AddRelation', objects: [pointer('Teams', team)] } },
+  });
+  assert.equal(other.status, 400, other.text);
+  assert.equal(other.body.code, 111);
+  const mixed = await request(server, 'PUT', `/core/classes/Teams/${team}`, {
+    headers: M, body: { members: { __op: 'AddRelation', objects: [pointer('Members', m), pointer('Teams', team)] } },
+  });
+  assert.equal(mixed.status, 400, mixed.text);
+  assert.equal(mixed.body.code, 107);
+});
+
+test('§3.4 deleting the owner removes its relation rows', async () => {
+  const m = await createRecord(server, app, 'Members', { Name: 'e' });
+  const team = await createRecord(server, app, 'Teams', {
+    Name: 'gone', members: { __op: 'AddRelation', objects: [pointer('Members', m)] },
+  });
+  const del = await request(server, 'DELETE', `/core/classes/Teams/${team}`, { headers: M });
+  assert.equal(del.status, 200, del.text);
+  const r = await request(server, 'GET', `/core/classes/Members?${relatedTo('Teams', team, 'members')}`, { headers: M });
+  assert.deepEqual(r.body, { results: [] });
+});
