@@ -39,24 +39,26 @@ PathTree BuildTree(const std::vector<std::string>& paths) {
   return root;
 }
 
-bool IsBuiltinKey(std::string_view key) {
-  return key == "objectId" || key == "createdAt" || key == "updatedAt" || key == "__type" ||
-         key == "className";
+// Kept whatever the projection says: the record fields, and on an included object the tags
+// that make it one (a user field named `className` is projected like any other at the top).
+bool AlwaysKept(std::string_view key, bool included) {
+  return key == "objectId" || key == "createdAt" || key == "updatedAt" ||
+         (included && (key == "__type" || key == "className"));
 }
 
-// Keeps only the keys the projection names (and the builtins every object keeps). A key with
-// children projects inside the included object it holds.
-void Project(json::object& obj, const PathTree& keys) {
+// Keeps only the keys the projection names. A key with children projects inside the included
+// object it holds.
+void Project(json::object& obj, const PathTree& keys, bool included = false) {
   for (auto it = obj.begin(); it != obj.end();) {
     const std::string_view key = it->key();
     auto spec = keys.children.find(key);
     if (spec == keys.children.end()) {
-      if (IsBuiltinKey(key)) ++it;
+      if (AlwaysKept(key, included)) ++it;
       else it = obj.erase(it);
       continue;
     }
     if (!spec->second.children.empty() && it->value().is_object())
-      Project(it->value().get_object(), spec->second);
+      Project(it->value().get_object(), spec->second, true);
     ++it;
   }
 }

@@ -256,7 +256,10 @@ class Parser {
     }
     // Mongo's $text matches any of the words: each becomes an FTS5 string (quotes doubled), ORed.
     std::string match;
-    for (auto word : Split(term->get_string(), ' ')) {
+    std::string spaced(term->get_string());
+    for (auto& c : spaced)
+      if (static_cast<unsigned char>(c) <= 0x20) c = ' ';  // NUL and other controls end a word
+    for (auto word : Split(spaced, ' ')) {
       if (word.empty()) continue;
       std::string quoted = "\"";
       for (char c : word) {
@@ -270,7 +273,7 @@ class Parser {
     Expr e;
     e.kind = ExprKind::kText;
     e.field = t.ref;
-    e.text = "{" + t.ref.column + "} : (" + match + ")";
+    e.text = "{\"" + t.ref.column + "\"} : (" + match + ")";  // quoted: a field may be named NOT
     return e;
   }
 
@@ -328,6 +331,14 @@ class Parser {
     if (!builtin && (!key_def || key_def->type == FieldType::kRelation ||
                      schema::IsSecretField(sub->cls->name, key)))
       return Expr::Const(negated);
+    // Values of different types never match (SQLite's IN would equate 5 and "5").
+    const FieldType key_type = key == "objectId" ? FieldType::kString
+                               : builtin        ? FieldType::kDate
+                                                : key_def->type;
+    auto same_kind = [](FieldType a, FieldType b) {
+      return a == b || (schema::IsStringLike(a) && schema::IsStringLike(b));
+    };
+    if (t.def && !same_kind(t.def->type, key_type)) return Expr::Const(negated);
     sub->key = std::string(key);
     return SubQueryExpr(ExprKind::kSelect, t, std::move(sub), negated);
   }
@@ -338,11 +349,14 @@ class Parser {
     if (!object || TypeTag(*object) != "Pointer" || !schema::IsValidFieldName(key))
       return BadQuery("bad $relatedTo: needs {object: Pointer, key}");
     std::string_view owner = Member(*object, "className");
+    if (!schema::IsValidUserClassName(owner) && !schema::IsSystemClassName(owner))
+      return errors::InvalidClassName(owner);
     auto it = snapshot_.classes().find(owner);
-    if (it == snapshot_.classes().end()) return Expr::Const(false);
-    const auto* rel = it->second->FindField(key);
+    const schema::ClassSchema* owner_cls = it == snapshot_.classes().end() ? nullptr : it->second.get();
+    CRMD_TRY(auth::Authorize(identity_, auth::Operation::kGet, owner, owner_cls));
+    if (!owner_cls) return Expr::Const(false);
+    const auto* rel = owner_cls->FindField(key);
     if (!rel || rel->type != FieldType::kRelation || rel->target_class != cls.name) return Expr::Const(false);
-    CRMD_TRY(auth::Authorize(identity_, auth::Operation::kGet, owner, it->second.get()));
     Expr e;
     e.kind = ExprKind::kRelatedTo;
     e.owner_class = std::string(owner);
@@ -353,7 +367,10 @@ class Parser {
 
   Result<Expr> Field(const Target& t, const json::value& value, const schema::ClassSchema& cls,
                      std::size_t depth) {
-    if (!IsConstraintObject(value)) return Compare(t, CompareOp::kEq, value);
+    if (!IsConstraintObject(value)) {
+      if (++nodes_ > kMaxWhereNodes) return BadQuery("Invalid parameter for query: where");
+      return Compare(t, CompareOp::kEq, value);
+    }
     Expr all;
     all.kind = ExprKind::kAnd;
     const auto& constraint = value.get_object();

@@ -18,7 +18,8 @@ namespace crmd::query {
 
 // Bounds on one where clause: far above any real filter, low enough that one request cannot make
 // the SQL compiler or SQLite's parser do unbounded work.
-inline constexpr std::size_t kMaxWhereNodes = 1000;
+// SQLite refuses expressions deeper than 1,000; 500 constraints keep every shape below that.
+inline constexpr std::size_t kMaxWhereNodes = 500;
 inline constexpr std::size_t kMaxSubQueryDepth = 4;
 inline constexpr std::size_t kMaxInValues = 100000;
 

@@ -31,6 +31,9 @@ class WhereTest : public ::testing::Test {
     cls_.fields.emplace_back("City", FieldDef{FieldType::kString, {}});
     cls_.fields.emplace_back("Score", FieldDef{FieldType::kNumber, {}});
     cls_.fields.emplace_back("Tags", FieldDef{FieldType::kArray, {}});
+    cls_.fields.emplace_back("Meta", FieldDef{FieldType::kObject, {}});
+    cls_.fields.emplace_back("NOT", FieldDef{FieldType::kString, {}});
+    cls_.indexes["not_text"] = json::object{{"NOT", "text"}};
     cls_.indexes["city_score"] = json::object{{"City", 1}, {"Score", 1}};
     auto txn = db_->BeginWrite();
     txn->SaveClass(nullptr, cls_);
@@ -44,13 +47,14 @@ class WhereTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  void Insert(int n, const std::string& name, const std::string& city, std::int64_t score) {
+  void Insert(int n, const std::string& name, const std::string& city, std::int64_t score,
+              storage::Cell meta = std::monostate{}) {
     auto txn = db_->BeginWrite();
     for (int i = 0; i < n; ++i) {
       storage::Row row;
       row.object_id = ids::NewObjectId();
       row.created_at = row.updated_at = timeutil::NowIso();
-      row.cells = {std::monostate{}, std::monostate{}, name, city, score, std::string("[\"a\"]")};
+      row.cells = {std::monostate{}, std::monostate{}, name, city, score, std::string("[\"a\"]"), meta, name};
       txn->Insert(cls_, storage::StoredColumns(cls_), row);
     }
     txn->Commit();
@@ -64,7 +68,7 @@ class WhereTest : public ::testing::Test {
 
   std::size_t Run(const std::string& where) {
     auto expr = Parse(where);
-    EXPECT_TRUE(expr.ok()) << where << ": " << (expr.ok() ? "" : expr.error().message);
+    EXPECT_TRUE(expr.ok()) << where.substr(0, 200) << ": " << (expr.ok() ? "" : expr.error().message);
     if (!expr.ok()) return 0;
     Query q;
     q.where = std::move(expr).value();
@@ -164,6 +168,47 @@ TEST_F(WhereTest, ValuesNeverBecomeSql) {
   EXPECT_EQ(Run(R"({"Name":"x' OR '1'='1"})"), 1u);
   EXPECT_EQ(Run(R"({"Name":"' OR 1=1 --"})"), 0u);
   EXPECT_EQ(Run(R"j({"Name":{"$regex":"\\Q' OR 1=1\\E"}})j"), 0u);
+}
+
+// Review findings: shapes that once bound parameters out of order or reached an SQLite error.
+TEST_F(WhereTest, PathsInsideObjectsBindInOrderAndKeepNullSemantics) {
+  Insert(1, "a", "Haifa", 1, std::string(R"({"a":"x"})"));
+  Insert(1, "b", "Haifa", 2, std::string(R"({"a":null})"));
+  Insert(1, "c", "Haifa", 3, std::string(R"({"b":1})"));
+  EXPECT_EQ(Run(R"({"Meta.a":{"$in":[null]}})"), 2u);    // explicit null and missing
+  EXPECT_EQ(Run(R"({"Meta.a":{"$nin":[null]}})"), 1u);
+  EXPECT_EQ(Run(R"({"Meta.a":{"$exists":false}})"), 1u);  // only the record lacking the key
+  EXPECT_EQ(Run(R"({"Meta.a":{"$exists":true}})"), 2u);   // a JSON null counts as present
+  EXPECT_EQ(Run(R"({"Meta.a":{"$all":["x"]}})"), 1u);     // a scalar at the path, no JSON error
+  EXPECT_EQ(Run(R"({"Meta.a":{"$containedBy":["x"]}})"), 3u);
+}
+
+TEST_F(WhereTest, AllCountsDistinctValuesAsSqliteCompares) {
+  Insert(1, "a", "Haifa", 1);
+  EXPECT_EQ(Run(R"({"Tags":{"$all":["a","a"]}})"), 1u);
+}
+
+TEST_F(WhereTest, LongConjunctionsAreRefusedBeforeSqliteDepthLimits) {
+  std::string keys = "{";
+  for (int i = 0; i < 1000; ++i) keys += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":1";
+  keys += "}";
+  auto r = Parse(keys);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, 102);
+  std::string ors = R"({"$or":[)";
+  for (int i = 0; i < 999; ++i) ors += std::string(i ? "," : "") + R"({"Name":"a"})";
+  EXPECT_FALSE(Parse(ors + "]}").ok());
+  std::string fine = R"({"$or":[)";
+  for (int i = 0; i < 200; ++i) fine += std::string(i ? "," : "") + R"({"Name":"a"})";
+  Insert(1, "a", "Haifa", 1);
+  EXPECT_EQ(Run(fine + "]}"), 1u);
+}
+
+TEST_F(WhereTest, TextSearchOnAFieldNamedLikeAnOperatorAndWithControlCharacters) {
+  Insert(1, "hello world", "Haifa", 1);
+  EXPECT_EQ(Run(R"({"NOT":{"$text":{"$search":{"$term":"hello"}}}})"), 1u);
+  EXPECT_EQ(Run(R"({"NOT":{"$text":{"$search":{"$term":"nothing\u0000world"}}}})"), 1u);
+  EXPECT_EQ(Run(R"({"NOT":{"$text":{"$search":{"$term":"\"!!! AND ( OR"}}}})"), 0u);
 }
 
 // Issue 3: a query on an indexed field with order and limit uses the index.

@@ -158,8 +158,8 @@ void SyncTextIndex(Connection& c, const schema::ClassSchema* before, const schem
                      Quote(TextIndexTable(after.name) + ":ai"), table, insert));
   c.Exec(fmt::format("CREATE TRIGGER {} AFTER DELETE ON {} BEGIN {} END",
                      Quote(TextIndexTable(after.name) + ":ad"), table, remove));
-  c.Exec(fmt::format("CREATE TRIGGER {} AFTER UPDATE ON {} BEGIN {} {} END",
-                     Quote(TextIndexTable(after.name) + ":au"), table, remove, insert));
+  c.Exec(fmt::format("CREATE TRIGGER {} AFTER UPDATE OF {} ON {} BEGIN {} {} END",
+                     Quote(TextIndexTable(after.name) + ":au"), cols.substr(2), table, remove, insert));
   c.Exec(fmt::format("INSERT INTO {0}({0}) VALUES ('rebuild')", fts));
 }
 

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <set>
 
 #include "storage/sqlite/connection.hpp"
 #include "util/json.hpp"
@@ -76,6 +75,18 @@ class Compiler {
 
   void Bind(Cell c) { out_.params.push_back(std::move(c)); }
 
+  // `json_each(...)` over the field: the whole column, or the value at a path inside an Object
+  // (json_each's own path argument, which yields no rows when the path is absent and one row for
+  // a scalar, where json_each(json_extract(...)) would fail on a string).
+  std::string JsonEach(const query::FieldRef& f, int alias) {
+    std::string col = fmt::format("t{}.{}", alias, Quote(f.column));
+    if (f.path.empty()) return "json_each(" + col + ")";
+    std::string path = "$";
+    for (const auto& part : f.path) path += ".\"" + part + "\"";
+    out_.params.emplace_back(std::move(path));
+    return "json_each(" + col + ", ?)";
+  }
+
   // `NOT` over SQL's three-valued logic: an unknown inner result counts as false, so the negation
   // is true (Mongo: `$nin`, `$nor` and friends match documents lacking the field).
   void Not(const std::string& inner) { out_.sql += "NOT COALESCE(" + inner + ", 0)"; }
@@ -129,24 +140,29 @@ class Compiler {
         return;
       }
       case ExprKind::kAll: {
-        std::set<std::string> distinct;
-        for (const auto& v : e.values) distinct.insert(JsonList({v}));
         if (e.values.empty() || e.field.column.empty()) {
           out_.sql += "0";
           return;
         }
-        std::string col = Column(e.field, alias);
-        Bind(JsonList(e.values));
-        out_.sql += "((SELECT count(DISTINCT e.value) FROM json_each(" + col +
-                    ") AS e WHERE e.value IN (SELECT value FROM json_each(?))) = " +
-                    std::to_string(distinct.size()) + ")";
+        // Distinct values are counted by SQLite itself, so 1 and 1.0 count once, as they match.
+        const std::string list = JsonList(e.values);
+        std::string each = JsonEach(e.field, alias);
+        Bind(list);
+        Bind(list);
+        out_.sql += "((SELECT count(DISTINCT e.value) FROM " + each +
+                    " AS e WHERE e.value IN (SELECT value FROM json_each(?))) = "
+                    "(SELECT count(DISTINCT value) FROM json_each(?)))";
         return;
       }
       case ExprKind::kContainedBy: {
-        std::string col = Column(e.field, alias);
+        if (e.field.column.empty()) {
+          out_.sql += "1";
+          return;
+        }
+        std::string each = JsonEach(e.field, alias);
         Bind(JsonList(e.values));
-        out_.sql += "NOT EXISTS (SELECT 1 FROM json_each(" + col +
-                    ") AS e WHERE e.value NOT IN (SELECT value FROM json_each(?)))";
+        out_.sql += "NOT EXISTS (SELECT 1 FROM " + each +
+                    " AS e WHERE e.value NOT IN (SELECT value FROM json_each(?)))";
         return;
       }
       case ExprKind::kText: {
@@ -232,8 +248,8 @@ class Compiler {
     {
       std::string saved;
       saved.swap(out_.sql);
-      std::string col = Column(e.field, alias);
       if (!e.values.empty()) {
+        std::string col = Column(e.field, alias);
         Bind(JsonList(e.values));
         if (e.field.array)
           out_.sql += "EXISTS (SELECT 1 FROM json_each(" + col +
@@ -257,19 +273,41 @@ class Compiler {
       out_.sql += e.flag ? "0" : "1";
       return;
     }
-    std::string col = Column(e.field, alias);
-    std::string col2 = Column(e.field, alias);
     // Spec §4.3: a null value counts as present; "" counts as neither present nor absent.
+    if (!e.field.path.empty()) {
+      // Inside an Object, json_type tells an explicit JSON null ('null') from a missing key (NULL).
+      std::string type = JsonType(e.field, alias);
+      if (!e.flag) {
+        out_.sql += "(" + type + " IS NULL)";
+        return;
+      }
+      std::string value = Column(e.field, alias);
+      out_.sql += "(" + type + " IS NOT NULL AND coalesce(" + value + ", 1) <> '')";
+      return;
+    }
+    std::string col = Column(e.field, alias);
+    if (!e.flag) {
+      if (e.field.tracks_nulls) {
+        Bind(std::string(",") + e.field.column + ",");
+        out_.sql += fmt::format("({} IS NULL AND instr(coalesce(t{}._nulls, ''), ?) = 0)", col, alias);
+      } else {
+        out_.sql += "(" + col + " IS NULL)";
+      }
+      return;
+    }
+    out_.sql += "((" + col + " IS NOT NULL AND " + col + " <> '')";
     if (e.field.tracks_nulls) {
       Bind(std::string(",") + e.field.column + ",");
-      const std::string explicit_null = fmt::format("instr(coalesce(t{}._nulls, ''), ?) > 0", alias);
-      if (e.flag)
-        out_.sql += "((" + col + " IS NOT NULL AND " + col2 + " <> '') OR " + explicit_null + ")";
-      else
-        out_.sql += "(" + col + " IS NULL AND NOT " + explicit_null + ")";
-    } else {
-      out_.sql += e.flag ? "(" + col + " IS NOT NULL AND " + col2 + " <> '')" : "(" + col + " IS NULL)";
+      out_.sql += fmt::format(" OR instr(coalesce(t{}._nulls, ''), ?) > 0", alias);
     }
+    out_.sql += ")";
+  }
+
+  std::string JsonType(const query::FieldRef& f, int alias) {
+    std::string path = "$";
+    for (const auto& part : f.path) path += ".\"" + part + "\"";
+    out_.params.emplace_back(std::move(path));
+    return fmt::format("json_type(t{}.{}, ?)", alias, Quote(f.column));
   }
 
   static Expr Clone(const Expr& e) {
