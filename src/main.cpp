@@ -1,6 +1,6 @@
 // crmd command line. The subcommands and their output are a contract other tooling relies on:
 //   crmd serve --data DIR --listen HOST:PORT [--prefix core] [--public-url URL] [--static-url URL]
-//              [--threads N] [--durability full|normal] [--session-ttl SECONDS]
+//              [--threads N] [--durability full|normal] [--session-ttl SECONDS] [--lockout-minutes N]
 //   crmd app create --data DIR [--id APP_ID] [--name NAME]    -> {"appId","masterKey","apiKey","apiKeyName"}
 //   crmd key create --data DIR --app APP_ID --name NAME       -> {"apiKey"}
 //   crmd key revoke --data DIR --app APP_ID --name NAME
@@ -56,6 +56,7 @@ struct ServeFlags {
   int threads = 0;
   std::string durability = "full";
   long session_ttl = 365L * 24 * 3600;
+  long lockout_minutes = 30;
 };
 
 int Serve(const ServeFlags& flags) {
@@ -79,12 +80,23 @@ int Serve(const ServeFlags& flags) {
                                                   : storage::Durability::kFull;
   store.readers = options.threads;
 
+  if (flags.session_ttl <= 0 || flags.lockout_minutes <= 0)
+    return Fail("--session-ttl and --lockout-minutes must be positive");
+  app::Settings settings;
+  settings.session_ttl = std::chrono::seconds(flags.session_ttl);
+  settings.lockout = std::chrono::minutes(flags.lockout_minutes);
+  settings.prefix = flags.prefix;
+
   auth::Registry registry(RegistryPath(flags.data));
   registry.StartWatching();
-  app::Applications apps(flags.data, store);
+  app::Applications apps(flags.data, store, settings);
   api::Router router(api::RouterOptions{flags.prefix}, registry, apps);
   http::Server server(options, [&router](const api::Request& r) { return router.Handle(r); });
   const unsigned short port = server.Listen();
+  std::string public_url = flags.public_url;
+  if (public_url.empty()) public_url = "http://" + options.host + ":" + std::to_string(port);
+  while (!public_url.empty() && public_url.back() == '/') public_url.pop_back();
+  apps.SetPublicUrl(public_url);
   log::Info("listening", {{"address", options.host},
                           {"port", port},
                           {"threads", options.threads},
@@ -168,7 +180,9 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--threads", serve.threads, "Worker threads (default: 2 per core)");
   serve_cmd->add_option("--durability", serve.durability, "full: fsync every commit; normal: not")
       ->check(CLI::IsMember({"full", "normal"}));
-  serve_cmd->add_option("--session-ttl", serve.session_ttl, "Session lifetime in seconds");
+  serve_cmd->add_option("--session-ttl", serve.session_ttl, "Session lifetime in seconds (default: a year)");
+  serve_cmd->add_option("--lockout-minutes", serve.lockout_minutes,
+                        "How long 8 failed logins lock an account (default: 30)");
 
   std::string data, app_id, name;
   auto* app_cmd = cli.add_subcommand("app", "Manage applications");

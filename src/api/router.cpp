@@ -3,8 +3,11 @@
 #include <boost/algorithm/string/case_conv.hpp>
 
 #include "api/cors.hpp"
+#include "api/password_page.hpp"
 #include "api/records.hpp"
 #include "api/schemas.hpp"
+#include "api/users.hpp"
+#include "auth/sessions.hpp"
 #include "api/target.hpp"
 #include "auth/identity.hpp"
 #include "util/errors.hpp"
@@ -57,6 +60,14 @@ Response Router::Route(const Request& request) {
   if (segments.empty() || segments[0] != options_.prefix)
     return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
 
+  // The reset page is opened from a mail, in a browser: no application-id header.
+  if (segments.size() == 4 && segments[1] == "apps" && segments[3] == "reset-password") {
+    auto credentials = registry_.Find(segments[2]);
+    auto app = credentials ? apps_.Open(credentials->app_id) : nullptr;
+    Target page = *target;
+    return HandlePasswordPage(request, page, app.get());
+  }
+
   auto app_id = request.Header(app_id_header_);
   if (!app_id) return ErrorResponse(errors::Unauthorized());
   auto credentials = registry_.Find(*app_id);
@@ -65,23 +76,27 @@ Response Router::Route(const Request& request) {
   auth::Context ctx;
   ctx.identity = auth::ResolveKeys(*credentials, request.Header(master_key_header_),
                                    request.Header(api_key_header_));
-  // Sessions arrive with the users issue; until then no token is valid (spec §3.2: 209), and a
-  // token is never silently treated as anonymous.
-  if (ctx.identity.principal == auth::Principal::kAnonymous &&
-      request.Header(session_token_header_))
-    return ErrorResponse(errors::InvalidSessionToken());
   ctx.remote_ip = request.remote_ip;
   ctx.app = apps_.Open(credentials->app_id);
+  // A session token counts when no key is sent (a key decides alone). Tokens live in the
+  // application's own store, so another application's token is simply unknown: 209.
+  auto token = request.Header(session_token_header_);
+  if (ctx.identity.principal == auth::Principal::kAnonymous && token) {
+    auto identity = auth::ResolveSession(*ctx.app, *token);
+    if (!identity.ok()) return ErrorResponse(identity.error());
+    ctx.identity = std::move(identity).value();
+  }
 
   // Routes below the prefix, one handler per family.
   std::vector<std::string> rest(segments.begin() + 1, segments.end());
   Target routed = *target;
   routed.segments = std::move(rest);
-  if (!routed.segments.empty() && routed.segments[0] == "classes" &&
-      (routed.segments.size() == 2 || routed.segments.size() == 3))
+  const std::string family = routed.segments.empty() ? std::string() : routed.segments[0];
+  if (family == "classes" && (routed.segments.size() == 2 || routed.segments.size() == 3))
     return HandleRecords(request, routed, ctx);
-  if (!routed.segments.empty() && routed.segments[0] == "schemas" && routed.segments.size() <= 2)
-    return HandleSchemas(request, routed, ctx);
+  if (family == "schemas" && routed.segments.size() <= 2) return HandleSchemas(request, routed, ctx);
+  if (family == "users" || family == "login" || family == "logout" || family == "requestPasswordReset")
+    return HandleUsers(request, routed, ctx, token);
 
   return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
 }

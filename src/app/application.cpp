@@ -1,16 +1,32 @@
 #include "app/application.hpp"
 
 #include <filesystem>
+
+#include "schema/system_classes.hpp"
 #include <stdexcept>
 
 namespace crmd::app {
 
-Application::Application(std::string id, std::unique_ptr<storage::Database> db)
-    : id_(std::move(id)), db_(std::move(db)) {
+Application::Application(std::string id, std::unique_ptr<storage::Database> db, std::string dir,
+                         const Settings& settings)
+    : id_(std::move(id)), db_(std::move(db)), dir_(std::move(dir)), settings_(settings) {
   schema::Snapshot::ClassMap classes;
   for (auto& cls : db_->LoadSchema()) {
     std::string name = cls.name;
     classes[name] = std::make_shared<const schema::ClassSchema>(std::move(cls));
+  }
+  // System classes exist from the first open (a store created before them gets them now).
+  std::vector<schema::ClassSchema> missing;
+  for (auto& cls : schema::SystemClasses())
+    if (!classes.contains(cls.name)) missing.push_back(std::move(cls));
+  if (!missing.empty()) {
+    auto txn = db_->BeginWrite();
+    for (auto& cls : missing) {
+      txn->SaveClass(nullptr, cls);
+      std::string name = cls.name;
+      classes[name] = std::make_shared<const schema::ClassSchema>(std::move(cls));
+    }
+    txn->Commit();
   }
   schema_ = std::make_shared<const schema::Snapshot>(std::move(classes));
 }
@@ -25,8 +41,8 @@ void Application::Publish(std::shared_ptr<const schema::Snapshot> next) {
   schema_ = std::move(next);
 }
 
-Applications::Applications(std::string data_dir, StoreOptions options)
-    : data_dir_(std::move(data_dir)), options_(options) {}
+Applications::Applications(std::string data_dir, StoreOptions options, Settings settings)
+    : data_dir_(std::move(data_dir)), options_(options), settings_(std::move(settings)) {}
 
 std::shared_ptr<Application> Applications::Open(const std::string& app_id) {
   if (!IsValidAppId(app_id)) throw std::invalid_argument("invalid application id");
@@ -36,7 +52,7 @@ std::shared_ptr<Application> Applications::Open(const std::string& app_id) {
   auto dir = std::filesystem::path(data_dir_) / "apps" / app_id;
   std::filesystem::create_directories(dir);
   auto db = storage::OpenSqlite((dir / "data.db").string(), options_.durability, options_.readers);
-  auto app = std::make_shared<Application>(app_id, std::move(db));
+  auto app = std::make_shared<Application>(app_id, std::move(db), dir.string(), settings_);
   open_.emplace(app_id, app);
   return app;
 }

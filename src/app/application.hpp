@@ -5,6 +5,7 @@
 // every writer the newest schema (write/ does exactly that).
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,12 +17,25 @@
 
 namespace crmd::app {
 
+// Service settings every application shares (crmd serve flags).
+struct Settings {
+  std::chrono::seconds session_ttl{365L * 24 * 3600};
+  // Spec §3.1: 8 consecutive failures lock a login for this long.
+  std::chrono::minutes lockout{30};
+  std::string public_url = "http://127.0.0.1:8080";  // base of links in mails
+  std::string prefix = "core";
+};
+
 class Application {
  public:
-  Application(std::string id, std::unique_ptr<storage::Database> db);
+  Application(std::string id, std::unique_ptr<storage::Database> db, std::string dir,
+              const Settings& settings);
 
   const std::string& id() const { return id_; }
   storage::Database& db() { return *db_; }
+  const Settings& settings() const { return settings_; }
+  // `DATA/apps/<appId>`: the store, and the `outbox/` of mails when no SMTP server is set.
+  const std::string& dir() const { return dir_; }
 
   std::shared_ptr<const schema::Snapshot> schema() const;
   void Publish(std::shared_ptr<const schema::Snapshot> next);
@@ -29,6 +43,8 @@ class Application {
  private:
   std::string id_;
   std::unique_ptr<storage::Database> db_;
+  std::string dir_;
+  const Settings& settings_;
   mutable std::mutex mutex_;
   std::shared_ptr<const schema::Snapshot> schema_;
 };
@@ -41,15 +57,19 @@ struct StoreOptions {
 // Opens application stores on first use and keeps them open. Thread-safe.
 class Applications {
  public:
-  Applications(std::string data_dir, StoreOptions options);
+  Applications(std::string data_dir, StoreOptions options, Settings settings = {});
 
   // `app_id` must already be known to the registry (callers check); it names a directory, so it
   // is validated again here.
   std::shared_ptr<Application> Open(const std::string& app_id);
 
+  // The base of links in mails, once the port is bound. Call before serving (not thread-safe).
+  void SetPublicUrl(std::string url) { settings_.public_url = std::move(url); }
+
  private:
   std::string data_dir_;
   StoreOptions options_;
+  Settings settings_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<Application>, std::less<>> open_;
 };

@@ -37,4 +37,18 @@ Result<std::string> NormalizeAcl(const boost::json::value& acl) {
   return ToJson(out);
 }
 
+bool AclGrants(const std::optional<std::string>& acl, const std::vector<std::string>& principals, bool write) {
+  if (!acl) return true;
+  auto parsed = ParseJson(*acl);
+  if (!parsed.ok() || !parsed.value().is_object()) return false;
+  const auto& map = parsed.value().get_object();
+  for (const auto& p : principals) {
+    const auto* entry = map.if_contains(p);
+    if (!entry || !entry->is_object()) continue;
+    const auto* grant = entry->get_object().if_contains(write ? "write" : "read");
+    if (grant && grant->is_bool() && grant->get_bool()) return true;
+  }
+  return false;
+}
+
 }  // namespace crmd::auth

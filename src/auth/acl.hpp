@@ -3,7 +3,9 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "util/result.hpp"
 
@@ -12,5 +14,9 @@ namespace crmd::auth {
 // Validates an ACL from a request body and returns its stored JSON text (only true/false
 // `read`/`write` members kept). 123 `Invalid ACL.` for anything else.
 Result<std::string> NormalizeAcl(const boost::json::value& acl);
+
+// Whether a stored ACL (JSON text; nullopt = public) grants `write` (else read) to any of
+// `principals`. A malformed stored ACL grants nothing.
+bool AclGrants(const std::optional<std::string>& acl, const std::vector<std::string>& principals, bool write);
 
 }  // namespace crmd::auth

@@ -32,32 +32,44 @@ bool IsWrite(Operation op) {
   return true;
 }
 
-// True when the class-level permission for `op` grants the public (`*`).
-bool PublicMayDo(const schema::ClassSchema& cls, Operation op) {
-  const auto* rule = cls.class_level_permissions.if_contains(OperationName(op));
-  if (!rule || !rule->is_object()) return false;
-  const auto* star = rule->get_object().if_contains("*");
-  return star && star->is_bool() && star->get_bool();
+bool Granted(const boost::json::object& rule, std::string_view principal) {
+  const auto* v = rule.if_contains(principal);
+  return v && v->is_bool() && v->get_bool();
 }
 
 }  // namespace
 
 Status Authorize(const Identity& identity, Operation op, std::string_view class_name,
                  const schema::ClassSchema* cls) {
+  const std::string_view name = OperationName(op);
   switch (identity.principal) {
     case Principal::kMaster:
     case Principal::kApiKey: return {};
-    case Principal::kRejected: return errors::PermissionDenied(OperationName(op), class_name);
+    case Principal::kRejected: return errors::PermissionDenied(name, class_name);
     case Principal::kAnonymous:
       // Spec §4.1: the CAPTCHA gate runs before any permission check, even on open classes.
       if (IsWrite(op)) return errors::CaptchaRequired();
-      if (!cls || PublicMayDo(*cls, op)) return {};
-      return errors::PermissionDenied(OperationName(op), class_name);
-    case Principal::kUser:
-      // Sessions arrive with the permissions issue; until then no token resolves to a user.
-      return errors::PermissionDenied(OperationName(op), class_name);
+      break;
+    case Principal::kUser: break;
   }
-  return errors::PermissionDenied(OperationName(op), class_name);
+  if (!cls) {
+    // Reads of a class that does not exist find nothing; clients never create classes.
+    if (!IsWrite(op)) return {};
+    return errors::PermissionDenied(name, class_name);
+  }
+  const auto* rule_value = cls->class_level_permissions.if_contains(name);
+  if (!rule_value || !rule_value->is_object()) return errors::PermissionDenied(name, class_name);
+  const auto& rule = rule_value->get_object();
+  if (Granted(rule, "*")) return {};
+  if (identity.principal == Principal::kAnonymous) {
+    // Spec §4.7: which refusal an anonymous reader gets depends on the class's settings.
+    if (Granted(rule, "requiresAuthentication")) return errors::UserNeedsAuthentication();
+    return errors::PermissionDenied(name, class_name);
+  }
+  if (Granted(rule, "requiresAuthentication")) return {};
+  for (const auto& principal : identity.Principals())
+    if (Granted(rule, principal)) return {};
+  return errors::PermissionDenied(name, class_name);
 }
 
 }  // namespace crmd::auth

@@ -4,6 +4,14 @@
 
 namespace crmd::auth {
 
+std::vector<std::string> Identity::Principals() const {
+  std::vector<std::string> out{"*"};
+  if (principal != Principal::kUser) return out;
+  out.push_back(user_id);
+  for (const auto& role : roles) out.push_back("role:" + role);
+  return out;
+}
+
 Identity ResolveKeys(const AppCredentials& app, std::optional<std::string_view> master_key,
                      std::optional<std::string_view> api_key) {
   Identity id;

@@ -23,8 +23,11 @@ struct Identity {
   std::string key_name;            // kApiKey: which key, for logs
   std::string user_id;             // kUser
   std::vector<std::string> roles;  // kUser: role names, inherited ones included
+  std::string session_id;          // kUser: the _Session row of the token
 
   bool IsMaster() const { return principal == Principal::kMaster || principal == Principal::kApiKey; }
+  // Who an ACL or CLP entry may name for this caller: `*`, the user's id, `role:<name>` per role.
+  std::vector<std::string> Principals() const;
 };
 
 // A key counts only under its own header: a master key sent as an API key is rejected.

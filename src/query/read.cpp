@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "app/application.hpp"
+#include "auth/acl.hpp"
 #include "auth/authorize.hpp"
 #include "query/encode.hpp"
 #include "query/where_parser.hpp"
@@ -90,8 +91,11 @@ void Expand(const auth::Context& ctx, const schema::Snapshot& snapshot,
         unique.emplace(PointerId(*v));
     if (unique.empty()) continue;
     auto rows = ctx.app->db().GetMany(*target, {unique.begin(), unique.end()});
+    const auto principals = ctx.identity.Principals();
     std::unordered_map<std::string, json::object> found;
     for (const auto& row : rows.rows) {
+      // A record the caller's ACL hides stays a Pointer, as a direct get would answer 404.
+      if (!ctx.identity.IsMaster() && !auth::AclGrants(row.acl, principals, false)) continue;
       auto encoded = EncodeRow(*target, rows.columns, row);
       json::object expanded{{"__type", "Object"}, {"className", target->name}};
       for (auto& kv : encoded) expanded[kv.key()] = std::move(kv.value());
@@ -165,6 +169,8 @@ Result<json::object> GetRecord(auth::Context& ctx, std::string_view class_name,
   if (!cls) return errors::ObjectNotFound();
   auto row = ctx.app->db().Get(*cls, object_id);
   if (!row) return errors::ObjectNotFound();
+  if (!ctx.identity.IsMaster() && !auth::AclGrants(row->acl, ctx.identity.Principals(), false))
+    return errors::ObjectNotFound();  // hidden and missing look the same (spec §7)
   json::object out = EncodeRow(*cls, storage::StoredColumns(*cls), *row);
   if (!include.empty()) Expand(ctx, *snapshot, *cls, {&out}, BuildTree(include));
   if (keys) Project(out, BuildTree(*keys));
@@ -176,8 +182,10 @@ Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRe
   auto snapshot = ctx.app->schema();
   const auto* cls = snapshot->Find(class_name);
   CRMD_TRY(auth::Authorize(ctx.identity, auth::Operation::kFind, class_name, cls));
+  if (request.count) CRMD_TRY(auth::Authorize(ctx.identity, auth::Operation::kCount, class_name, cls));
 
   Query query;
+  if (!ctx.identity.IsMaster()) query.readable_by = ctx.identity.Principals();
   if (cls && request.where) {
     CRMD_ASSIGN(query.where, ParseWhere(*request.where, *cls, *snapshot, ctx.identity));
   }

@@ -87,6 +87,15 @@ struct Expr {
   }
 };
 
+// `column = value` on a builtin or declared column: for internal lookups (sessions, logins).
+inline Expr FieldEquals(std::string column, storage::Cell value) {
+  Expr e;
+  e.kind = ExprKind::kCompare;
+  e.field.column = std::move(column);
+  e.value = std::move(value);
+  return e;
+}
+
 // A list query as storage runs it.
 struct Query {
   std::optional<Expr> where;

@@ -39,7 +39,7 @@ bool IsValidUserClassName(std::string_view name) {
 }
 
 bool IsSecretField(std::string_view class_name, std::string_view field) {
-  return class_name == "_User" && (field == "password" || field == "_hashed_password");
+  return field.starts_with('_') || (class_name == "_User" && field == "password");
 }
 
 bool EqualsIgnoringCase(std::string_view a, std::string_view b) {

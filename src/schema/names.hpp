@@ -21,8 +21,8 @@ bool IsSystemClassName(std::string_view name);
 // Names of the fields every record has (spec §2.1). Clients do not write them directly.
 bool IsBuiltinField(std::string_view name);
 
-// Fields whose values never leave the server in any response (spec §2.4: `password`, even with
-// the master key and `keys=password`).
+// Fields whose values never leave the server in any response and cannot be queried (spec §2.4:
+// `password`, even with the master key and `keys=password`; crmd's `_`-prefixed bookkeeping).
 bool IsSecretField(std::string_view class_name, std::string_view field);
 
 // Class and field names are compared exactly, but SQL engines fold identifier case: two names

@@ -67,6 +67,8 @@ class WriteTransaction {
   // The row with every declared column, read inside this transaction.
   virtual std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) = 0;
   virtual bool Exists(const schema::ClassSchema& cls, std::string_view object_id) = 0;
+  // Find inside this transaction (uniqueness checks, single-use tokens).
+  virtual void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) = 0;
 
   // The first Pointer field in `classes` that points at `target_class`/`object_id`, if any.
   virtual std::optional<Reference> FindReference(const schema::Snapshot& classes,
@@ -92,6 +94,10 @@ class Database {
   virtual std::int64_t Count(const schema::ClassSchema& cls, const query::Query& query) = 0;
   // The store's plan for Find, for tests and diagnosis.
   virtual std::string ExplainFind(const schema::ClassSchema& cls, const query::Query& query) = 0;
+
+  // Owners (owningId) of Relation `field` of `cls` that hold any of `related_ids`.
+  virtual std::vector<std::string> RelationOwners(const schema::ClassSchema& cls, std::string_view field,
+                                                  const std::vector<std::string>& related_ids) = 0;
 
   // True when the store's own consistency check passes.
   virtual bool CheckIntegrity() = 0;

@@ -50,6 +50,29 @@ ApiError ClassNameCaseCollision(std::string_view name, std::string_view existing
                           existing));
 }
 
+ApiError UserNeedsAuthentication() {
+  return Make(404, kObjectNotFound, "user needs to be authenticated");
+}
+
+ApiError UsernameMissing() { return Make(400, 200, "bad or missing username"); }
+ApiError PasswordMissing() { return Make(400, 201, "password is required"); }
+ApiError UsernameTaken() { return Make(400, 202, "Account already exists for this username."); }
+ApiError EmailTaken() { return Make(400, 203, "Account already exists for this email address."); }
+ApiError PasswordPolicy() {
+  return Make(400, 142, "Password does not meet the Password Policy requirements.");
+}
+ApiError CannotModifyUser(std::string_view id) {
+  return Make(400, 206, fmt::format("Cannot modify user {}.", id));
+}
+ApiError InvalidLogin() { return Make(404, kObjectNotFound, "Invalid username/password."); }
+ApiError AccountLocked(long minutes) {
+  return Make(404, kObjectNotFound,
+              fmt::format("Your account is locked due to multiple failed login attempts. Please try "
+                          "again after {} minute(s)",
+                          minutes));
+}
+ApiError UserInactive() { return Make(404, kObjectNotFound, "User is not active."); }
+
 ApiError InvalidSessionToken() { return Make(400, kInvalidSessionToken, "invalid session token"); }
 
 ApiError InvalidObjectId(std::string_view id) {

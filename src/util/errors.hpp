@@ -32,6 +32,16 @@ ApiError InvalidClassName(std::string_view name);
 ApiError FieldNameCaseCollision(std::string_view name, std::string_view existing);
 ApiError ClassNameCaseCollision(std::string_view name, std::string_view existing);
 ApiError InvalidSessionToken();  // 400 209 `invalid session token`
+ApiError UserNeedsAuthentication();  // 404 101 `user needs to be authenticated`
+ApiError UsernameMissing();
+ApiError PasswordMissing();
+ApiError UsernameTaken();
+ApiError EmailTaken();
+ApiError PasswordPolicy();
+ApiError CannotModifyUser(std::string_view id);
+ApiError InvalidLogin();
+ApiError AccountLocked(long minutes);
+ApiError UserInactive();
 ApiError InvalidObjectId(std::string_view id);
 ApiError ObjectIdNotWritable();  // 105 `objectId is an invalid field name.`
 ApiError DuplicateObjectId();

@@ -3,6 +3,7 @@
 #include "auth/acl.hpp"
 #include "schema/codec.hpp"
 #include "schema/names.hpp"
+#include "schema/system_classes.hpp"
 #include "storage/database.hpp"
 #include "util/errors.hpp"
 #include "util/ids.hpp"
@@ -84,6 +85,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, schema::ClassSchem
       continue;
     }
     if (key == "createdBy" || key == "updatedBy") continue;  // server-owned (COMPATIBILITY.md)
+    if (cls.name == "_User" && (key == "password" || key == schema::kHashedPassword)) continue;  // user_rules
     if (!schema::IsValidFieldName(key)) return errors::InvalidFieldName(key);
 
     const schema::FieldDef* def = cls.FindField(key);

@@ -3,19 +3,24 @@
 #include <algorithm>
 
 #include "app/application.hpp"
+#include "auth/acl.hpp"
 #include "auth/authorize.hpp"
+#include "auth/sessions.hpp"
 #include "schema/names.hpp"
 #include "storage/database.hpp"
 #include "util/errors.hpp"
 #include "util/ids.hpp"
 #include "util/time.hpp"
 #include "write/field_changes.hpp"
+#include "write/user_rules.hpp"
 
 namespace crmd::write {
 
 namespace json = boost::json;
 
 namespace {
+
+constexpr std::string_view kUserClass = "_User";
 
 void Remove(std::vector<std::string>& list, const std::string& item) {
   list.erase(std::remove(list.begin(), list.end(), item), list.end());
@@ -35,11 +40,36 @@ Status Precheck(const auth::Context& ctx, auth::Operation op, std::string_view c
   return auth::Authorize(ctx.identity, op, class_name, snapshot->Find(class_name));
 }
 
+// A session user's write records who wrote it (spec §2.1); key writes leave the fields as they are.
+void SetWriter(const auth::Context& ctx, const schema::ClassSchema& cls, bool creating, FieldChanges& changes) {
+  if (ctx.identity.principal != auth::Principal::kUser) return;
+  for (const char* field : {"createdBy", "updatedBy"}) {
+    if (!creating && std::string_view(field) == "createdBy") continue;
+    if (!cls.FindField(field)) continue;
+    changes.columns.emplace_back(field);
+    changes.cells.emplace_back(ctx.identity.user_id);
+    changes.cleared.emplace_back(field);
+  }
+}
+
+// New fields on an existing class need the addField permission (CLP).
+Status CheckAddField(const auth::Context& ctx, const schema::ClassSchema* existing, const FieldChanges& changes) {
+  if (!existing || !changes.schema_changed) return {};
+  return auth::Authorize(ctx.identity, auth::Operation::kAddField, existing->name, existing);
+}
+
+Result<UserWrite> PrepareIfUser(std::string_view class_name, const json::object& body, WriteKind kind,
+                                const auth::Identity& identity) {
+  if (class_name != kUserClass) return UserWrite{};
+  return PrepareUserWrite(body, kind, identity);
+}
+
 }  // namespace
 
-Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_name,
-                                  const json::object& body) {
+Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_name, const json::object& body,
+                                  std::string* session_token) {
   CRMD_TRY(Precheck(ctx, auth::Operation::kCreate, class_name));
+  CRMD_ASSIGN(auto user, PrepareIfUser(class_name, body, WriteKind::kCreate, ctx.identity));
   app::Application& app = *ctx.app;
   auto txn = app.db().BeginWrite();
   auto snapshot = app.schema();
@@ -53,6 +83,10 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
       existing ? *existing : schema::ClassSchema::NewImplicit(std::string(class_name));
 
   CRMD_ASSIGN(auto changes, CollectChanges(body, cls, ctx.identity, WriteKind::kCreate, {}, {}));
+  CRMD_TRY(CheckAddField(ctx, existing, changes));
+  if (class_name == kUserClass)
+    CRMD_TRY(ApplyUserRules(*txn, cls, body, WriteKind::kCreate, {}, user, changes));
+  SetWriter(ctx, cls, true, changes);
 
   storage::Row row;
   if (changes.object_id) {
@@ -69,14 +103,16 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
   if (!existing || changes.schema_changed) txn->SaveClass(existing, cls);
   txn->Insert(cls, changes.columns, row);
   for (const auto& rel : changes.relations) txn->ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
+  if (session_token) *session_token = auth::CreateSession(app, *txn, row.object_id, "signup");
   txn->Commit();
   if (!existing || changes.schema_changed) app.Publish(snapshot->With(std::move(cls)));
   return json::object{{"objectId", row.object_id}, {"createdAt", row.created_at}};
 }
 
-Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_name,
-                                  std::string_view object_id, const json::object& body) {
+Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_name, std::string_view object_id,
+                                  const json::object& body) {
   CRMD_TRY(Precheck(ctx, auth::Operation::kUpdate, class_name));
+  CRMD_ASSIGN(auto user, PrepareIfUser(class_name, body, WriteKind::kUpdate, ctx.identity));
   app::Application& app = *ctx.app;
   auto txn = app.db().BeginWrite();
   auto snapshot = app.schema();
@@ -84,11 +120,20 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
   if (!existing) return errors::ObjectNotFound();
   auto current = txn->Get(*existing, object_id);
   if (!current) return errors::ObjectNotFound();
-  // Record ACL (write) is enforced here by the permissions issue, through auth/.
+  // Without write permission on the record, it answers as if it did not exist (Parse).
+  if (!ctx.identity.IsMaster() && !auth::AclGrants(current->acl, ctx.identity.Principals(), true))
+    return errors::ObjectNotFound();
 
   schema::ClassSchema cls = *existing;
   CRMD_ASSIGN(auto changes, CollectChanges(body, cls, ctx.identity, WriteKind::kUpdate, object_id,
                                            CurrentValues(*existing, *current)));
+  CRMD_TRY(CheckAddField(ctx, existing, changes));
+  if (class_name == kUserClass) {
+    CRMD_TRY(ApplyUserRules(*txn, cls, body, WriteKind::kUpdate, current->object_id, user, changes));
+    // A new password ends every session of the user (SECURITY.md: session reuse).
+    if (user.password_hash) auth::DeleteUserSessions(app, *txn, current->object_id);
+  }
+  SetWriter(ctx, cls, false, changes);
 
   storage::Row row;
   row.object_id = current->object_id;
@@ -109,14 +154,19 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
   return out;
 }
 
-Result<json::object> DeleteRecord(auth::Context& ctx, std::string_view class_name,
-                                  std::string_view object_id) {
+Result<json::object> DeleteRecord(auth::Context& ctx, std::string_view class_name, std::string_view object_id) {
   CRMD_TRY(Precheck(ctx, auth::Operation::kDelete, class_name));
   app::Application& app = *ctx.app;
   auto txn = app.db().BeginWrite();
   auto snapshot = app.schema();
   const schema::ClassSchema* cls = snapshot->Find(class_name);
-  if (!cls || !txn->Exists(*cls, object_id)) return errors::ObjectNotFound();
+  if (!cls) return errors::ObjectNotFound();
+  auto current = txn->Get(*cls, object_id);
+  if (!current) return errors::ObjectNotFound();
+  if (!ctx.identity.IsMaster() && !auth::AclGrants(current->acl, ctx.identity.Principals(), true))
+    return errors::ObjectNotFound();
+  // A user's sessions go with the user; they are not references that block the delete.
+  if (class_name == kUserClass) auth::DeleteUserSessions(app, *txn, current->object_id);
   if (auto ref = txn->FindReference(*snapshot, class_name, object_id))
     return errors::PointerExists(object_id, ref->table, ref->field);
   txn->Delete(*cls, object_id);

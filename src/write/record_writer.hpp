@@ -14,9 +14,11 @@
 
 namespace crmd::write {
 
-// 201 body `{objectId, createdAt}`.
+// 201 body `{objectId, createdAt}`. With `session_token` (sign-up), a session for the new record
+// (a `_User`) is created in the same transaction and its token written there.
 Result<boost::json::object> CreateRecord(auth::Context& ctx, std::string_view class_name,
-                                         const boost::json::object& body);
+                                         const boost::json::object& body,
+                                         std::string* session_token = nullptr);
 
 // 200 body `{updatedAt, objectId, ...results of Increment/Add/AddUnique/Remove}`.
 Result<boost::json::object> UpdateRecord(auth::Context& ctx, std::string_view class_name,

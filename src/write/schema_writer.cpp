@@ -5,6 +5,9 @@
 #include "app/application.hpp"
 #include "schema/names.hpp"
 #include "storage/database.hpp"
+#include "util/ids.hpp"
+
+#include <algorithm>
 #include "util/errors.hpp"
 
 namespace crmd::write {
@@ -34,6 +37,47 @@ Status CheckIndexSpec(const schema::ClassSchema& cls, std::string_view name, con
     } else if (!kind.is_number() || (kind.to_number<double>() != 1 && kind.to_number<double>() != -1)) {
       return BadIndex(fmt::format("Index {} must map fields to 1, -1 or \"text\".", name));
     }
+  }
+  return {};
+}
+
+ApiError BadPermissions(std::string message) { return ApiError{400, errors::kInvalidJson, std::move(message)}; }
+
+bool IsPermissionPrincipal(std::string_view key) {
+  if (key == "*" || key == "requiresAuthentication") return true;
+  if (key.starts_with("role:")) return key.size() > 5 && key.size() <= 5 + schema::kMaxNameLength;
+  return ids::IsAlnumId(key, 64);
+}
+
+// Merges a `classLevelPermissions` body into `clp` (operations not named keep their rules),
+// refusing anything crmd would not know how to enforce (allowlist).
+Status MergePermissions(const json::value& body, json::object& clp, const schema::ClassSchema& cls) {
+  if (!body.is_object()) return BadPermissions("classLevelPermissions must be an object");
+  for (const auto& op : body.get_object()) {
+    const std::string_view name = op.key();
+    if (name == "protectedFields") {
+      if (!op.value().is_object()) return BadPermissions("protectedFields must be an object");
+      for (const auto& entry : op.value().get_object()) {
+        if (!IsPermissionPrincipal(entry.key()) || !entry.value().is_array())
+          return BadPermissions("protectedFields maps principals to arrays of field names");
+        for (const auto& field : entry.value().get_array())
+          if (!field.is_string() || !cls.FindField(field.get_string()))
+            return BadPermissions("protectedFields names a field the class does not have");
+      }
+      clp[name] = op.value();
+      continue;
+    }
+    static constexpr std::string_view kOperations[] = {"find", "count", "get", "create", "update", "delete", "addField"};
+    if (std::find(std::begin(kOperations), std::end(kOperations), name) == std::end(kOperations))
+      return BadPermissions(fmt::format("'{}' is not a valid operation for class level permissions", name));
+    if (!op.value().is_object()) return BadPermissions(fmt::format("'{}' must map principals to true", name));
+    for (const auto& entry : op.value().get_object()) {
+      if (!IsPermissionPrincipal(entry.key()))
+        return BadPermissions(fmt::format("'{}' is not a valid principal for class level permissions", entry.key()));
+      if (!entry.value().is_bool() || !entry.value().get_bool())
+        return BadPermissions(fmt::format("'{}' must map principals to true", name));
+    }
+    clp[name] = op.value();
   }
   return {};
 }
@@ -75,8 +119,10 @@ Result<json::object> UpdateSchema(auth::Context& ctx, std::string_view class_nam
         if (cls.indexes.size() > kMaxIndexesPerClass)
           return BadIndex(fmt::format("A class may have at most {} indexes.", kMaxIndexesPerClass));
       }
+    } else if (kv.key() == "classLevelPermissions") {
+      CRMD_TRY(MergePermissions(kv.value(), cls.class_level_permissions, cls));
     } else {
-      // Fields and permissions through this endpoint arrive with the schema issue.
+      // Fields through this endpoint arrive with the schema issue.
       return BadIndex(fmt::format("Changing {} through the schema endpoint is not supported yet.", kv.key()));
     }
   }

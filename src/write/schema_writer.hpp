@@ -1,6 +1,6 @@
 // Schema changes requested through `/schemas` (spec §4.5, Parse's body shapes). For now:
-// declaring and dropping indexes, including the text indexes `$text` needs. Fields and class-level
-// permissions arrive with the schema issue.
+// declaring and dropping indexes (including the text indexes `$text` needs) and setting
+// class-level permissions. Fields arrive with the schema issue.
 #pragma once
 
 #include <boost/json.hpp>

@@ -122,7 +122,7 @@ TEST_F(RouterTest, SqlInjectionCorpusInIdentifiersGivesClientErrors) {
 // with the master key.
 TEST_F(RouterTest, PrincipalLikeObjectIdsAreRefusedEvenForMaster) {
   for (const char* id : {"role:Admin", "*", "a/b", "..", ""}) {
-    json::object body{{"objectId", id}};
+    json::object body{{"objectId", id}, {"username", std::string("u-") + id}, {"password", "Passw0rdX"}};
     auto r = Call(Method::kPost, "/core/classes/_User", ToJson(body));
     EXPECT_EQ(r.status, 400) << id;
     EXPECT_EQ(Body(r).at("code"), json::value(105)) << id;

@@ -211,6 +211,20 @@ void BindAll(Statement& st, const std::vector<Cell>& params) {
   for (std::size_t i = 0; i < params.size(); ++i) st.BindCell(static_cast<int>(i) + 1, params[i]);
 }
 
+void RunFind(Connection& c, const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) {
+  SqlFragment where;
+  const std::string sql = FindSql(cls, query, where);
+  const std::size_t cells = StoredColumns(cls).size();
+  auto st = c.Prepare(sql);
+  BindAll(st, where.params);
+  const int next = static_cast<int>(where.params.size()) + 1;
+  // LIMIT -1 is "no limit" in SQLite; the record API has no maximum (spec §4.2).
+  st.BindCell(next, Cell(query.limit < 0 ? std::int64_t{-1} : query.limit));
+  st.BindCell(next + 1, Cell(query.skip));
+  while (st.Step())
+    if (!sink(ReadRow(st, cells))) break;
+}
+
 std::optional<Row> GetRow(Connection& c, const schema::ClassSchema& cls, std::string_view id) {
   auto st = c.Prepare(fmt::format("SELECT {} FROM {} WHERE objectId = ?", SelectList(cls),
                                   Quote(cls.name)));
@@ -341,6 +355,10 @@ class SqliteWriteTransaction final : public WriteTransaction {
     return st.Step();
   }
 
+  void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) override {
+    RunFind(c_, cls, query, sink);
+  }
+
   std::optional<Reference> FindReference(const schema::Snapshot& classes,
                                          std::string_view target_class,
                                          std::string_view object_id) override {
@@ -431,18 +449,23 @@ class SqliteDatabase final : public Database {
   }
 
   void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) override {
-    SqlFragment where;
-    const std::string sql = FindSql(cls, query, where);
-    const std::size_t cells = StoredColumns(cls).size();
     auto reader = Acquire();
-    auto st = reader->Prepare(sql);
-    BindAll(st, where.params);
-    const int next = static_cast<int>(where.params.size()) + 1;
-    // LIMIT -1 is "no limit" in SQLite; the record API has no maximum (spec §4.2).
-    st.BindCell(next, Cell(query.limit < 0 ? std::int64_t{-1} : query.limit));
-    st.BindCell(next + 1, Cell(query.skip));
-    while (st.Step())
-      if (!sink(ReadRow(st, cells))) break;
+    RunFind(*reader, cls, query, sink);
+  }
+
+  std::vector<std::string> RelationOwners(const schema::ClassSchema& cls, std::string_view field,
+                                          const std::vector<std::string>& related_ids) override {
+    std::vector<std::string> owners;
+    if (related_ids.empty()) return owners;
+    boost::json::array list;
+    for (const auto& id : related_ids) list.emplace_back(id);
+    auto reader = Acquire();
+    auto st = reader->Prepare(fmt::format(
+        "SELECT DISTINCT owningId FROM {} WHERE relatedId IN (SELECT value FROM json_each(?))",
+        Quote("_Join:" + std::string(field) + ":" + cls.name)));
+    st.Bind(1, ToJson(list));
+    while (st.Step()) owners.push_back(st.ColumnText(0));
+    return owners;
   }
 
   std::int64_t Count(const schema::ClassSchema& cls, const query::Query& query) override {

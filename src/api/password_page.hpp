@@ -1,0 +1,14 @@
+// The password page a reset mail links to: `GET|POST /{prefix}/apps/{appId}/reset-password`.
+// Opened by a person in a browser, so it answers HTML and needs no application-id header.
+#pragma once
+
+#include "api/message.hpp"
+#include "api/target.hpp"
+#include "app/application.hpp"
+
+namespace crmd::api {
+
+// `app` is null when the application does not exist.
+Response HandlePasswordPage(const Request& request, const Target& target, app::Application* app);
+
+}  // namespace crmd::api

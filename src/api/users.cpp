@@ -1,0 +1,108 @@
+#include "api/users.hpp"
+
+#include "api/records.hpp"
+#include "app/application.hpp"
+#include "auth/login.hpp"
+#include "auth/password_reset.hpp"
+#include "auth/sessions.hpp"
+#include "query/read.hpp"
+#include "util/errors.hpp"
+#include "util/json.hpp"
+#include "write/record_writer.hpp"
+
+namespace crmd::api {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr const char* kUser = "_User";
+
+Result<json::object> BodyObject(const Request& request) {
+  CRMD_ASSIGN(auto body, ParseJson(request.body));
+  if (!body.is_object()) return errors::BodyNotObject();
+  return std::move(body.get_object());
+}
+
+Response Answer(int status, Result<json::object> result) {
+  if (!result.ok()) return ErrorResponse(result.error());
+  return JsonResponse(status, result.value());
+}
+
+std::string_view StringMember(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+}
+
+Response SignUp(const Request& request, auth::Context& ctx) {
+  // Spec §4.7: sign-up needs the master or an API key; the CAPTCHA gate is the record API's.
+  if (ctx.identity.principal != auth::Principal::kRejected && !ctx.identity.IsMaster())
+    return ErrorResponse(errors::PermissionDenied("create", kUser));
+  auto body = BodyObject(request);
+  if (!body.ok()) return ErrorResponse(body.error());
+  std::string token;
+  auto created = write::CreateRecord(ctx, kUser, body.value(), &token);
+  if (!created.ok()) return ErrorResponse(created.error());
+  created.value()["sessionToken"] = token;
+  return JsonResponse(201, created.value());
+}
+
+Response UpdateUser(const Request& request, auth::Context& ctx, const std::string& id) {
+  // Spec §4.7: another user's session gets 206; the user's own is refused by the class's
+  // permissions (a user cannot update their own record).
+  if (ctx.identity.principal == auth::Principal::kUser && ctx.identity.user_id != id)
+    return ErrorResponse(errors::CannotModifyUser(id));
+  auto body = BodyObject(request);
+  if (!body.ok()) return ErrorResponse(body.error());
+  return Answer(200, write::UpdateRecord(ctx, kUser, id, body.value()));
+}
+
+}  // namespace
+
+Response HandleUsers(const Request& request, const Target& target, auth::Context& ctx,
+                     std::optional<std::string_view> token) {
+  const auto& s = target.segments;
+  const std::string& route = s[0];
+  if (route == "login" && s.size() == 1 && request.method == Method::kPost) {
+    auto body = BodyObject(request);
+    if (!body.ok()) return ErrorResponse(body.error());
+    return Answer(200, auth::LogIn(ctx, StringMember(body.value(), "username"),
+                                   StringMember(body.value(), "password")));
+  }
+  if (route == "logout" && s.size() == 1 && request.method == Method::kPost) {
+    if (ctx.identity.principal != auth::Principal::kUser) return ErrorResponse(errors::InvalidSessionToken());
+    auth::DeleteSession(*ctx.app, ctx.identity.session_id);
+    return JsonResponse(200, json::object{});
+  }
+  if (route == "requestPasswordReset" && s.size() == 1 && request.method == Method::kPost) {
+    auto body = BodyObject(request);
+    if (!body.ok()) return ErrorResponse(body.error());
+    auth::RequestPasswordReset(*ctx.app, StringMember(body.value(), "email"));
+    return JsonResponse(200, json::object{{"message", "Your request will be processed shortly"}});
+  }
+  if (route == "users") {
+    if (s.size() == 1) {
+      if (request.method == Method::kPost) return SignUp(request, ctx);
+      if (request.method == Method::kGet) {  // a query on _User, with every parameter of §4.2
+        Target as_class = target;
+        as_class.segments = {"classes", kUser};
+        return HandleRecords(request, as_class, ctx);
+      }
+    } else if (s.size() == 2 && s[1] == "me" && request.method == Method::kGet) {
+      if (ctx.identity.principal != auth::Principal::kUser || !token)
+        return ErrorResponse(errors::InvalidSessionToken());
+      return Answer(200, auth::CurrentUser(ctx, *token));
+    } else if (s.size() == 2) {
+      const std::string& id = s[1];
+      switch (request.method) {
+        case Method::kGet: return Answer(200, query::GetRecord(ctx, kUser, id, {}, std::nullopt));
+        case Method::kPut: return UpdateUser(request, ctx, id);
+        case Method::kDelete: return Answer(200, write::DeleteRecord(ctx, kUser, id));
+        default: break;
+      }
+    }
+  }
+  return ErrorResponse(errors::RouteNotFound(request.method_name, target.path));
+}
+
+}  // namespace crmd::api

@@ -1,0 +1,138 @@
+#include "auth/login.hpp"
+
+#include "app/application.hpp"
+#include "auth/password.hpp"
+#include "auth/sessions.hpp"
+#include "query/encode.hpp"
+#include "schema/system_classes.hpp"
+#include "util/errors.hpp"
+#include "util/time.hpp"
+
+namespace crmd::auth {
+
+namespace json = boost::json;
+
+namespace {
+
+struct UserRow {
+  storage::Row row;
+  std::vector<std::string> columns;
+
+  storage::Cell Get(std::string_view field) const {
+    for (std::size_t i = 0; i < columns.size() && i < row.cells.size(); ++i)
+      if (columns[i] == field) return row.cells[i];
+    return std::monostate{};
+  }
+  std::string Text(std::string_view field) const {
+    auto c = Get(field);
+    const auto* s = std::get_if<std::string>(&c);
+    return s ? *s : std::string();
+  }
+  std::int64_t Number(std::string_view field) const {
+    auto c = Get(field);
+    if (const auto* i = std::get_if<std::int64_t>(&c)) return *i;
+    if (const auto* d = std::get_if<double>(&c)) return static_cast<std::int64_t>(*d);
+    return 0;
+  }
+};
+
+template <typename Source>
+std::optional<UserRow> FindByUsername(Source& source, const schema::ClassSchema& cls, std::string_view username) {
+  query::Query q;
+  q.where = query::FieldEquals("username", std::string(username));
+  q.limit = 1;
+  std::optional<UserRow> found;
+  source.Find(cls, q, [&](const storage::Row& row) {
+    found = UserRow{row, storage::StoredColumns(cls)};
+    return false;
+  });
+  return found;
+}
+
+// Whether a lock recorded in the row is still running at `now_iso`.
+bool Locked(const UserRow& user, const std::string& now_iso) {
+  const std::string until = user.Text(schema::kLockoutUntil);
+  return !until.empty() && until > now_iso;
+}
+
+}  // namespace
+
+Result<json::object> LogIn(Context& ctx, std::string_view username, std::string_view password) {
+  app::Application& app = *ctx.app;
+  auto snapshot = app.schema();
+  const auto& cls = *snapshot->Find("_User");
+  const long lock_minutes = static_cast<long>(app.settings().lockout.count());
+
+  auto user = username.empty() ? std::nullopt : FindByUsername(app.db(), cls, username);
+  if (!user) {
+    SpendVerificationTime(password);  // the same work as a wrong password (SECURITY.md)
+    return errors::InvalidLogin();
+  }
+  if (Locked(*user, timeutil::NowIso())) return errors::AccountLocked(lock_minutes);
+  // Slow work before the write lock: verify, and upgrade an imported bcrypt hash.
+  const std::string hash = user->Text(schema::kHashedPassword);
+  const bool ok = !password.empty() && VerifyPassword(password, hash);
+  const std::optional<std::string> rehash =
+      ok && NeedsRehash(hash) ? std::optional<std::string>(HashPassword(password)) : std::nullopt;
+
+  auto txn = app.db().BeginWrite();
+  // Re-read inside the transaction: concurrent failures must all count.
+  auto fresh = FindByUsername(*txn, cls, username);
+  if (!fresh || fresh->row.object_id != user->row.object_id) return errors::InvalidLogin();
+  const std::string now_iso = timeutil::NowIso();
+  if (Locked(*fresh, now_iso)) return errors::AccountLocked(lock_minutes);
+  // A lock that ran out starts the count again.
+  const std::int64_t failures = fresh->Text(schema::kLockoutUntil).empty() ? fresh->Number(schema::kFailedLogins) : 0;
+
+  storage::Row update;
+  update.object_id = fresh->row.object_id;
+  update.updated_at = fresh->row.updated_at;
+  update.acl = fresh->row.acl;
+  update.nulls = fresh->row.nulls;
+  std::vector<std::string> columns;
+  if (!ok) {
+    const std::int64_t count = failures + 1;
+    if (count >= kMaxFailedLogins) {
+      const auto until = timeutil::NowMillis() + std::chrono::duration_cast<std::chrono::milliseconds>(app.settings().lockout).count();
+      columns = {schema::kFailedLogins, schema::kLockoutUntil};
+      update.cells = {std::int64_t{0}, timeutil::FormatIso(until)};
+    } else {
+      columns = {schema::kFailedLogins, schema::kLockoutUntil};
+      update.cells = {count, std::monostate{}};
+    }
+    txn->Update(cls, columns, update);
+    txn->Commit();
+    return count >= kMaxFailedLogins ? errors::AccountLocked(lock_minutes) : errors::InvalidLogin();
+  }
+  if (const auto* active = cls.FindField("active"); active) {
+    auto cell = fresh->Get("active");
+    if (const auto* flag = std::get_if<std::int64_t>(&cell); flag && *flag == 0) return errors::UserInactive();
+  }
+  columns = {schema::kFailedLogins, schema::kLockoutUntil, "last_success_login"};
+  update.cells = {std::int64_t{0}, std::monostate{}, now_iso};
+  if (rehash) {
+    columns.emplace_back(schema::kHashedPassword);
+    update.cells.emplace_back(*rehash);
+  }
+  txn->Update(cls, columns, update);
+  const std::string token = CreateSession(app, *txn, fresh->row.object_id, "login");
+  auto stored = txn->Get(cls, fresh->row.object_id);
+  txn->Commit();
+
+  json::object out = query::EncodeRow(cls, storage::StoredColumns(cls), *stored);
+  out[schema::kFailedLogins] = failures;
+  out["sessionToken"] = token;
+  return out;
+}
+
+Result<json::object> CurrentUser(Context& ctx, std::string_view token) {
+  auto snapshot = ctx.app->schema();
+  const auto& cls = *snapshot->Find("_User");
+  auto row = ctx.app->db().Get(cls, ctx.identity.user_id);
+  if (!row) return errors::InvalidSessionToken();
+  json::object out = query::EncodeRow(cls, storage::StoredColumns(cls), *row);
+  out["sessionToken"] = token;
+  return out;
+}
+
+}  // namespace crmd::auth

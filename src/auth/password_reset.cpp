@@ -1,0 +1,94 @@
+#include "auth/password_reset.hpp"
+
+#include <sodium.h>
+
+#include <filesystem>
+
+#include "auth/password.hpp"
+#include "auth/sessions.hpp"
+#include "mail/mailer.hpp"
+#include "schema/system_classes.hpp"
+#include "util/ids.hpp"
+#include "util/log.hpp"
+#include "util/time.hpp"
+
+namespace crmd::auth {
+
+namespace {
+
+std::optional<storage::Row> FindOne(storage::WriteTransaction& txn, const schema::ClassSchema& cls,
+                                    const std::string& column, const std::string& value) {
+  query::Query q;
+  q.where = query::FieldEquals(column, value);
+  q.limit = 1;
+  std::optional<storage::Row> found;
+  txn.Find(cls, q, [&](const storage::Row& row) {
+    found = row;
+    return false;
+  });
+  return found;
+}
+
+std::string CellText(const schema::ClassSchema& cls, const storage::Row& row, std::string_view field) {
+  auto columns = storage::StoredColumns(cls);
+  for (std::size_t i = 0; i < columns.size() && i < row.cells.size(); ++i)
+    if (columns[i] == field)
+      if (const auto* s = std::get_if<std::string>(&row.cells[i])) return *s;
+  return {};
+}
+
+}  // namespace
+
+void RequestPasswordReset(app::Application& app, std::string_view email) {
+  if (email.empty()) return;
+  auto snapshot = app.schema();
+  const auto& cls = *snapshot->Find("_User");
+  unsigned char bytes[16];
+  randombytes_buf(bytes, sizeof bytes);
+  char token[33];
+  sodium_bin2hex(token, sizeof token, bytes, sizeof bytes);
+  const auto expires = timeutil::NowMillis() +
+                       std::chrono::duration_cast<std::chrono::milliseconds>(kResetTokenLifetime).count();
+  {
+    auto txn = app.db().BeginWrite();
+    auto user = FindOne(*txn, cls, "email", std::string(email));
+    if (!user) return;
+    storage::Row update = *user;
+    update.cells = {ids::HashSecret(token), timeutil::FormatIso(expires)};
+    txn->Update(cls, {schema::kResetTokenHash, schema::kResetTokenExpires}, update);
+    txn->Commit();
+  }
+  const auto& settings = app.settings();
+  mail::OutboxMailer mailer((std::filesystem::path(app.dir()) / "outbox").string());
+  mailer.Send({std::string(email), "Reset your password",
+               "Someone asked to reset the password of your account.\r\n"
+               "To choose a new password, open this link within an hour:\r\n\r\n" +
+                   settings.public_url + "/" + settings.prefix + "/apps/" + app.id() +
+                   "/reset-password?token=" + token +
+                   "\r\n\r\nIf it was not you, ignore this mail; your password stays as it is."});
+  log::Info("password reset mailed", {{"app", app.id()}});
+}
+
+ResetOutcome ResetPassword(app::Application& app, std::string_view token, std::string_view new_password) {
+  if (!MeetsPasswordPolicy(new_password)) return ResetOutcome::kWeakPassword;
+  if (token.empty()) return ResetOutcome::kInvalidToken;
+  const std::string hash = HashPassword(new_password);  // slow: before the write lock
+  auto snapshot = app.schema();
+  const auto& cls = *snapshot->Find("_User");
+  auto txn = app.db().BeginWrite();
+  auto user = FindOne(*txn, cls, schema::kResetTokenHash, ids::HashSecret(token));
+  if (!user || CellText(cls, *user, schema::kResetTokenExpires) <= timeutil::NowIso())
+    return ResetOutcome::kInvalidToken;
+  storage::Row update = *user;
+  update.updated_at = timeutil::NowIso();
+  update.cells = {hash, std::monostate{}, std::monostate{}, std::int64_t{0}, std::monostate{}};
+  txn->Update(cls,
+              {schema::kHashedPassword, schema::kResetTokenHash, schema::kResetTokenExpires,
+               schema::kFailedLogins, schema::kLockoutUntil},
+              update);
+  DeleteUserSessions(app, *txn, user->object_id);
+  txn->Commit();
+  return ResetOutcome::kDone;
+}
+
+}  // namespace crmd::auth

@@ -1,0 +1,24 @@
+// Password reset (spec §4.7): a single-use link, valid for an hour, mailed to a known address;
+// the page it opens is served by crmd (api/password_page).
+#pragma once
+
+#include <string_view>
+
+#include "app/application.hpp"
+
+namespace crmd::auth {
+
+// How long a reset link works.
+inline constexpr std::chrono::hours kResetTokenLifetime{1};
+
+// Mails a reset link when `email` belongs to a user; does nothing otherwise. Callers answer the
+// same either way (no address disclosure).
+void RequestPasswordReset(app::Application& app, std::string_view email);
+
+enum class ResetOutcome { kDone, kWeakPassword, kInvalidToken };
+
+// Sets the password of the token's user. The token is consumed inside one write transaction, so
+// of concurrent uses exactly one succeeds. Ends every session of the user.
+ResetOutcome ResetPassword(app::Application& app, std::string_view token, std::string_view new_password);
+
+}  // namespace crmd::auth

@@ -1,0 +1,133 @@
+#include "auth/sessions.hpp"
+
+#include <set>
+#include <sodium.h>
+
+#include "app/application.hpp"
+#include "schema/codec.hpp"
+#include "schema/system_classes.hpp"
+#include "util/errors.hpp"
+#include "util/ids.hpp"
+#include "util/json.hpp"
+#include "util/time.hpp"
+
+namespace crmd::auth {
+
+namespace json = boost::json;
+
+namespace {
+
+// Role hierarchies deeper than this are cut: each level is one indexed lookup.
+constexpr int kMaxRoleDepth = 16;
+
+std::string NewToken() {
+  unsigned char bytes[16];
+  randombytes_buf(bytes, sizeof bytes);
+  char hex[33];
+  sodium_bin2hex(hex, sizeof hex, bytes, sizeof bytes);
+  return std::string("r:") + hex;
+}
+
+const schema::ClassSchema& SessionClass(const schema::Snapshot& snapshot) {
+  return *snapshot.Find("_Session");
+}
+
+// The cell of `field` in a row read with StoredColumns(cls).
+storage::Cell CellOf(const schema::ClassSchema& cls, const storage::Row& row, std::string_view field) {
+  auto columns = storage::StoredColumns(cls);
+  for (std::size_t i = 0; i < columns.size() && i < row.cells.size(); ++i)
+    if (columns[i] == field) return row.cells[i];
+  return std::monostate{};
+}
+
+query::Query SessionsWhere(const std::string& column, storage::Cell value) {
+  query::Query q;
+  q.where = query::FieldEquals(column, std::move(value));
+  q.limit = -1;
+  return q;
+}
+
+}  // namespace
+
+std::string CreateSession(app::Application& app, storage::WriteTransaction& txn, const std::string& user_id,
+                          std::string_view action) {
+  auto snapshot = app.schema();
+  const auto& cls = SessionClass(*snapshot);
+  const std::string token = NewToken();
+  const std::int64_t now = timeutil::NowMillis();
+  const auto expires = now + std::chrono::duration_cast<std::chrono::milliseconds>(app.settings().session_ttl).count();
+  storage::Row row;
+  row.object_id = ids::NewObjectId();
+  row.created_at = row.updated_at = timeutil::FormatIso(now);
+  row.acl = ToJson(json::object{{user_id, json::object{{"read", true}, {"write", true}}}});
+  const std::vector<std::string> columns{"user", "expiresAt", "createdWith", schema::kSessionTokenHash};
+  row.cells = {user_id, timeutil::FormatIso(expires),
+               ToJson(json::object{{"action", action}, {"authProvider", "password"}}), ids::HashSecret(token)};
+  txn.Insert(cls, columns, row);
+  return token;
+}
+
+Result<Identity> ResolveSession(app::Application& app, std::string_view token) {
+  auto snapshot = app.schema();
+  const auto& cls = SessionClass(*snapshot);
+  std::optional<storage::Row> found;
+  app.db().Find(cls, SessionsWhere(schema::kSessionTokenHash, ids::HashSecret(token)), [&](const storage::Row& row) {
+    found = row;
+    return false;
+  });
+  if (!found) return errors::InvalidSessionToken();
+  const storage::Cell expires_cell = CellOf(cls, *found, "expiresAt");
+  const storage::Cell user_cell = CellOf(cls, *found, "user");
+  const auto* expires = std::get_if<std::string>(&expires_cell);
+  if (!expires || *expires <= timeutil::NowIso()) return errors::InvalidSessionToken();
+  const auto* user_id = std::get_if<std::string>(&user_cell);
+  if (!user_id || !app.db().Get(*snapshot->Find("_User"), *user_id)) return errors::InvalidSessionToken();
+  Identity identity;
+  identity.principal = Principal::kUser;
+  identity.user_id = *user_id;
+  identity.session_id = found->object_id;
+  identity.roles = RolesOf(app, *user_id);
+  return identity;
+}
+
+bool DeleteSession(app::Application& app, const std::string& session_id) {
+  auto snapshot = app.schema();
+  auto txn = app.db().BeginWrite();
+  const bool deleted = txn->Delete(SessionClass(*snapshot), session_id);
+  txn->Commit();
+  return deleted;
+}
+
+void DeleteUserSessions(app::Application& app, storage::WriteTransaction& txn, const std::string& user_id) {
+  auto snapshot = app.schema();
+  const auto& cls = SessionClass(*snapshot);
+  std::vector<std::string> ids;
+  txn.Find(cls, SessionsWhere("user", user_id), [&](const storage::Row& row) {
+    ids.push_back(row.object_id);
+    return true;
+  });
+  for (const auto& id : ids) txn.Delete(cls, id);
+}
+
+std::vector<std::string> RolesOf(app::Application& app, const std::string& user_id) {
+  auto snapshot = app.schema();
+  const auto* roles = snapshot->Find("_Role");
+  std::set<std::string> all;
+  std::vector<std::string> frontier = app.db().RelationOwners(*roles, "users", {user_id});
+  for (int depth = 0; !frontier.empty() && depth < kMaxRoleDepth; ++depth) {
+    std::vector<std::string> fresh;
+    for (auto& id : frontier)
+      if (all.insert(id).second) fresh.push_back(id);
+    frontier = app.db().RelationOwners(*roles, "roles", fresh);
+  }
+  std::vector<std::string> names;
+  if (all.empty()) return names;
+  auto rows = app.db().GetMany(*roles, {all.begin(), all.end()});
+  for (const auto& row : rows.rows) {
+    const storage::Cell name = CellOf(*roles, row, "name");
+    if (const auto* text = std::get_if<std::string>(&name)) names.push_back(*text);
+  }
+  return names;
+}
+
+}  // namespace crmd::auth

@@ -1,0 +1,67 @@
+#include "write/user_rules.hpp"
+
+#include "auth/password.hpp"
+#include "schema/system_classes.hpp"
+#include "util/errors.hpp"
+
+namespace crmd::write {
+
+namespace json = boost::json;
+
+namespace {
+
+// True when another `_User` row than `self` holds `value` in `field`.
+bool TakenByAnother(storage::WriteTransaction& txn, const schema::ClassSchema& cls, const std::string& field,
+                    const std::string& value, const std::string& self) {
+  query::Query q;
+  q.where = query::FieldEquals(field, value);
+  q.limit = 2;
+  bool taken = false;
+  txn.Find(cls, q, [&](const storage::Row& row) {
+    taken = taken || row.object_id != self;
+    return !taken;
+  });
+  return taken;
+}
+
+}  // namespace
+
+Result<UserWrite> PrepareUserWrite(const json::object& body, WriteKind kind, const auth::Identity& identity) {
+  UserWrite out;
+  if (const auto* password = body.if_contains("password")) {
+    if (!password->is_string() || password->get_string().empty()) {
+      if (kind == WriteKind::kCreate) return errors::PasswordMissing();
+      return errors::PasswordPolicy();
+    }
+    if (!auth::MeetsPasswordPolicy(password->get_string())) return errors::PasswordPolicy();
+    out.password_hash = auth::HashPassword(password->get_string());
+  } else if (const auto* hash = body.if_contains(schema::kHashedPassword)) {
+    // Imports from a Parse database keep their bcrypt hashes (verified, then upgraded at login).
+    if (!identity.IsMaster() || !hash->is_string() || !auth::IsImportableHash(hash->get_string()))
+      return errors::InvalidFieldName(schema::kHashedPassword);
+    out.password_hash = std::string(hash->get_string());
+  } else if (kind == WriteKind::kCreate) {
+    return errors::PasswordMissing();
+  }
+  return out;
+}
+
+Status ApplyUserRules(storage::WriteTransaction& txn, const schema::ClassSchema& cls, const json::object& body,
+                      WriteKind kind, const std::string& self, const UserWrite& user, FieldChanges& changes) {
+  const auto* username = body.if_contains("username");
+  if ((kind == WriteKind::kCreate && !username) ||
+      (username && (!username->is_string() || username->get_string().empty())))
+    return errors::UsernameMissing();
+  if (username && TakenByAnother(txn, cls, "username", std::string(username->get_string()), self))
+    return errors::UsernameTaken();
+  if (const auto* email = body.if_contains("email"); email && email->is_string() && !email->get_string().empty())
+    if (TakenByAnother(txn, cls, "email", std::string(email->get_string()), self)) return errors::EmailTaken();
+  if (user.password_hash) {
+    changes.columns.push_back(schema::kHashedPassword);
+    changes.cells.emplace_back(*user.password_hash);
+    changes.cleared.push_back(schema::kHashedPassword);
+  }
+  return {};
+}
+
+}  // namespace crmd::write
