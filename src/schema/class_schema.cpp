@@ -82,8 +82,17 @@ ClassSchema ClassSchema::NewImplicit(std::string name) {
   cls.fields.emplace_back("createdBy", FieldDef{FieldType::kPointer, "_User"});
   cls.fields.emplace_back("updatedBy", FieldDef{FieldType::kPointer, "_User"});
   // System classes hold users, sessions and logs: a keyed first write must not open them to the
-  // public. An empty map per operation means "master and API keys only" (spec §2.5).
-  cls.class_level_permissions = IsSystemClassName(cls.name) ? ClosedPermissions() : DefaultOpenPermissions();
+  // public. An empty map per operation means "master and API keys only" (spec §2.5). `Config`
+  // (spec §4.9, §5.3) is read by keys and signed-in users only, and written by keys.
+  if (IsSystemClassName(cls.name)) {
+    cls.class_level_permissions = ClosedPermissions();
+  } else if (cls.name == "Config") {
+    cls.class_level_permissions = ClosedPermissions();
+    const json::object signed_in{{"requiresAuthentication", true}};
+    for (const char* op : {"find", "count", "get"}) cls.class_level_permissions[op] = signed_in;
+  } else {
+    cls.class_level_permissions = DefaultOpenPermissions();
+  }
   return cls;
 }
 
