@@ -683,6 +683,29 @@ test('SECURITY second read path: include of a Pointer to a record the user may n
   assert.equal(own.body.Ref.Name, 'secret', 'the owner sees the included record');
 });
 
+test('SECURITY second read path: $relatedTo on a record the user may not read reveals nothing', async () => {
+  const bob = await newUser();
+  const alice = await newUser();
+  const members = uniqClass('RelMembers');
+  const m1 = await createRecord(server, app, members, { Name: 'member one' });
+  const closedTeams = uniqClass('RelClosedTeams');
+  const closedTeam = await createRecord(server, app, closedTeams, {
+    Name: 'closed', members: { __op: 'AddRelation', objects: [ptr(members, m1)] },
+  });
+  await setClp(closedTeams, clpAll({}));
+  const hiddenTeams = uniqClass('RelHiddenTeams');
+  const hiddenTeam = await createRecord(server, app, hiddenTeams, {
+    Name: 'hidden', ACL: { [alice.id]: { read: true } }, members: { __op: 'AddRelation', objects: [ptr(members, m1)] },
+  });
+  for (const [cls, id] of [[closedTeams, closedTeam], [hiddenTeams, hiddenTeam]]) {
+    const r = await find(members, S(bob.token), q({ $relatedTo: { object: ptr(cls, id), key: 'members' } }));
+    assert.ok((r.status >= 400 && r.status < 500) || (r.status === 200 && r.body.results.length === 0),
+      `${cls}: ${r.status} ${r.text}`);
+  }
+  const own = await find(members, S(alice.token), q({ $relatedTo: { object: ptr(hiddenTeams, hiddenTeam), key: 'members' } }));
+  assert.deepEqual(own.body.results?.map((x) => x.objectId), [m1], 'the owner reads the relation');
+});
+
 test('SECURITY login timing: an unknown user and a wrong password answer the same 404 body', async () => {
   const u = await newUser();
   const unknown = await login(`${hex(6)}@example.test`, u.password);

@@ -239,6 +239,13 @@ test('§7 202 sign-up with an existing username answers 400 Account already exis
   await loginOk(u);
 });
 
+test('§4.7 (COMPATIBILITY) sign-up with an e-mail address already in use answers 400 203', async () => {
+  const u = await newUser();
+  const r = await signUp({ username: `${uniq('other')}@example.test`, password: strongPassword(), email: u.email });
+  assert.equal(r.status, 400, r.text);
+  assert.deepEqual(r.body, { code: 203, error: 'Account already exists for this email address.' });
+});
+
 test('§4.7 sign-up without username answers 400 200; without password 400 201', async () => {
   const noName = await signUp({ password: strongPassword(), email: `${uniq('nn')}@example.test` });
   assert.equal(noName.status, 400, noName.text);
@@ -373,6 +380,40 @@ test('§3.1 active:false set with the master key blocks login with 404 101 User 
   const on = await request(server, 'PUT', `/core/users/${u.id}`, { headers: M, body: { active: true } });
   assert.equal(on.status, 200, on.text);
   await loginOk(u);
+});
+
+test('§3.1 SECURITY 8 concurrent failed logins lock the account like 8 consecutive ones', async () => {
+  const u = await newUser();
+  const results = await Promise.all(Array.from({ length: 8 }, (_, i) => login(u.username, `Wrong${i}${u.password}`)));
+  for (const r of results) {
+    assert.equal(r.status, 404, r.text);
+    assert.ok([INVALID_LOGIN.error, LOCKED.error].includes(r.body.error), r.text);
+  }
+  const correct = await login(u.username, u.password);
+  assert.equal(correct.status, 404, `the counter lost concurrent failures: ${correct.text}`);
+  assert.deepEqual(correct.body, LOCKED);
+});
+
+test('§2.4 _User.permissions (the MCP switches) is an Array of strings the master key sets', async () => {
+  const u = await newUser();
+  const r = await request(server, 'PUT', `/core/users/${u.id}`, { headers: M, body: { permissions: ['mcp:view', 'mcp:create'] } });
+  assert.equal(r.status, 200, r.text);
+  const g = await request(server, 'GET', `/core/classes/_User/${u.id}`, { headers: M });
+  assert.deepEqual(g.body.permissions, ['mcp:view', 'mcp:create']);
+  const self = await request(server, 'PUT', `/core/users/${u.id}`, {
+    headers: S(u.token), body: { permissions: ['mcp:view', 'mcp:create', 'mcp:update', 'mcp:edit-page-and-schema'] },
+  });
+  assert.equal(self.status, 400, self.text);
+  assert.deepEqual((await request(server, 'GET', `/core/classes/_User/${u.id}`, { headers: M })).body.permissions, ['mcp:view', 'mcp:create']);
+});
+
+test('SECURITY session fixation: a sessionToken sent by the client at sign-up is never adopted', async () => {
+  const fixed = `r:${crypto.randomBytes(16).toString('hex')}`;
+  const username = `${uniq('fix')}@example.test`;
+  const r = await signUp({ username, password: strongPassword(), sessionToken: fixed });
+  if (r.status === 201) assert.notEqual(r.body.sessionToken, fixed);
+  else assert.ok(r.status >= 400 && r.status < 500, r.text);
+  await assertSessionInvalid(fixed, 'a client-chosen token');
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -700,6 +741,18 @@ test('§4.7 reset: an unknown token is refused with 400', async () => {
   await loginOk(u);
 });
 
+test('SECURITY reset page: a hostile token in the URL or the form is never reflected unescaped', async () => {
+  const payload = '"><script>alert(1)</script><img src=x onerror=alert(2)>';
+  const g = await request(server, 'GET', `/core/apps/${app.appId}/reset-password?token=${encodeURIComponent(payload)}`);
+  assert.ok(g.status < 500, `${g.status} ${g.text.slice(0, 300)}`);
+  assert.equal(g.text.includes('<script>alert(1)'), false, 'the token is reflected as HTML');
+  assert.equal(g.text.includes('<img src=x'), false, 'the token is reflected as HTML');
+  const p = await postReset(payload, strongPassword());
+  assert.equal(p.status, 400, p.text.slice(0, 300));
+  assert.equal(p.text.includes('<script>alert(1)'), false, 'the token is reflected as HTML');
+  assert.equal(p.text.includes('<img src=x'), false, 'the token is reflected as HTML');
+});
+
 test('SECURITY session fixation: one reset token used by 5 concurrent POSTs succeeds exactly once', async () => {
   const u = await newUser();
   const token = await resetTokenFor(u);
@@ -712,6 +765,31 @@ test('SECURITY session fixation: one reset token used by 5 concurrent POSTs succ
   const logins = [];
   for (const p of passwords) logins.push((await login(u.username, p)).status);
   assert.deepEqual(logins, passwords.map((p) => (p === winner ? 200 : 404)), 'only the winning password logs in');
+});
+
+// Every file under `dir` (data files, WAL, outbox), as bytes.
+function filesUnder(dir) {
+  const out = [];
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const full = path.join(d, e.name);
+      if (e.isDirectory()) walk(full); else if (e.isFile()) out.push({ file: full, bytes: fs.readFileSync(full) });
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+test('§3.2 SECURITY secrets: session tokens are stored hashed and passwords as argon2id hashes; neither is in any data file', async () => {
+  const u = await newUser();
+  const logged = (await loginOk(u)).sessionToken;
+  const files = filesUnder(dataDir).filter((f) => !f.file.endsWith('.eml'));
+  assert.ok(files.length > 0);
+  for (const secret of [u.token, logged, u.token.slice(2), logged.slice(2), u.password]) {
+    const hits = files.filter((f) => f.bytes.includes(Buffer.from(secret, 'utf8'))).map((f) => f.file);
+    assert.deepEqual(hits, [], `a ${secret.startsWith('Pw') ? 'password' : 'session token'} is stored in clear`);
+  }
+  assert.ok(files.some((f) => f.bytes.includes(Buffer.from('$argon2id$'))), 'an argon2id hash is stored');
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -195,8 +195,20 @@ class Compiler {
       }
       case ExprKind::kRelatedTo: {
         Bind(e.owner_id);
-        out_.sql += fmt::format("t{}.objectId IN (SELECT relatedId FROM {} WHERE owningId = ?)", alias,
+        out_.sql += fmt::format("(t{}.objectId IN (SELECT relatedId FROM {} WHERE owningId = ?)", alias,
                                 Quote("_Join:" + e.text + ":" + e.owner_class));
+        if (q.readable_by) {
+          // The owner record must be readable too: a relation is part of its record (SECURITY.md,
+          // second read path), so a hidden owner reveals no members.
+          const int owner = ++next_alias_;
+          Bind(e.owner_id);
+          query::Query owner_query;
+          owner_query.readable_by = q.readable_by;
+          out_.sql += fmt::format(" AND EXISTS (SELECT 1 FROM {} AS t{} WHERE t{}.objectId = ? AND ",
+                                  Quote(e.owner_class), owner, owner);
+          out_.sql += Acl(owner_query, owner) + ")";
+        }
+        out_.sql += ")";
         return;
       }
     }
