@@ -1,11 +1,13 @@
 // crmd command line. The subcommands and their output are a contract other tooling relies on:
 //   crmd serve --data DIR --listen HOST:PORT [--prefix core] [--public-url URL] [--static-url URL]
 //              [--threads N] [--durability full|normal] [--session-ttl SECONDS] [--lockout-minutes N]
+//              [--smtp-url URL] [--mail-from ADDRESS]
 //   crmd app create --data DIR [--id APP_ID] [--name NAME]    -> {"appId","masterKey","apiKey","apiKeyName"}
 //   crmd key create --data DIR --app APP_ID --name NAME       -> {"apiKey"}
 //   crmd key revoke --data DIR --app APP_ID --name NAME
 //   crmd key list   --data DIR --app APP_ID                   -> {"keys":[{"name","createdAt","revokedAt"}]}
 #include <CLI/CLI.hpp>
+#include <curl/curl.h>
 
 #include <filesystem>
 #include <iostream>
@@ -57,6 +59,8 @@ struct ServeFlags {
   std::string durability = "full";
   long session_ttl = 365L * 24 * 3600;
   long lockout_minutes = 30;
+  std::string smtp_url;
+  std::string mail_from = "no-reply@crmd.invalid";
 };
 
 int Serve(const ServeFlags& flags) {
@@ -86,6 +90,8 @@ int Serve(const ServeFlags& flags) {
   settings.session_ttl = std::chrono::seconds(flags.session_ttl);
   settings.lockout = std::chrono::minutes(flags.lockout_minutes);
   settings.prefix = flags.prefix;
+  settings.smtp_url = flags.smtp_url;
+  settings.mail_from = flags.mail_from;
 
   auth::Registry registry(RegistryPath(flags.data));
   registry.StartWatching();
@@ -162,6 +168,7 @@ int ListKeys(const std::string& data, const std::string& app_id) {
 
 int main(int argc, char** argv) {
   ids::Init();
+  curl_global_init(CURL_GLOBAL_DEFAULT);  // before any thread: libcurl's global state is not thread-safe
   CLI::App cli{"crmd: multi-tenant CRM records service"};
   cli.require_subcommand(1);
 
@@ -183,6 +190,9 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--session-ttl", serve.session_ttl, "Session lifetime in seconds (default: a year)");
   serve_cmd->add_option("--lockout-minutes", serve.lockout_minutes,
                         "How long 8 failed logins lock an account (default: 30)");
+  serve_cmd->add_option("--smtp-url", serve.smtp_url,
+                        "SMTP server for mail, smtp://[user:pass@]host:port (default: DATA/apps/<id>/outbox)");
+  serve_cmd->add_option("--mail-from", serve.mail_from, "Sender address of mail");
 
   std::string data, app_id, name;
   auto* app_cmd = cli.add_subcommand("app", "Manage applications");

@@ -8,8 +8,13 @@
 namespace crmd::app {
 
 Application::Application(std::string id, std::unique_ptr<storage::Database> db, std::string dir,
-                         const Settings& settings)
-    : id_(std::move(id)), db_(std::move(db)), dir_(std::move(dir)), settings_(settings) {
+                         const Settings& settings, mail::Mailer* smtp)
+    : id_(std::move(id)),
+      db_(std::move(db)),
+      dir_(std::move(dir)),
+      settings_(settings),
+      smtp_(smtp),
+      outbox_((std::filesystem::path(dir_) / "outbox").string()) {
   schema::Snapshot::ClassMap classes;
   for (auto& cls : db_->LoadSchema()) {
     std::string name = cls.name;
@@ -42,7 +47,10 @@ void Application::Publish(std::shared_ptr<const schema::Snapshot> next) {
 }
 
 Applications::Applications(std::string data_dir, StoreOptions options, Settings settings)
-    : data_dir_(std::move(data_dir)), options_(options), settings_(std::move(settings)) {}
+    : data_dir_(std::move(data_dir)), options_(options), settings_(std::move(settings)) {
+  if (!settings_.smtp_url.empty())
+    smtp_ = std::make_unique<mail::SmtpMailer>(settings_.smtp_url, settings_.mail_from);
+}
 
 std::shared_ptr<Application> Applications::Open(const std::string& app_id) {
   if (!IsValidAppId(app_id)) throw std::invalid_argument("invalid application id");
@@ -52,7 +60,7 @@ std::shared_ptr<Application> Applications::Open(const std::string& app_id) {
   auto dir = std::filesystem::path(data_dir_) / "apps" / app_id;
   std::filesystem::create_directories(dir);
   auto db = storage::OpenSqlite((dir / "data.db").string(), options_.durability, options_.readers);
-  auto app = std::make_shared<Application>(app_id, std::move(db), dir.string(), settings_);
+  auto app = std::make_shared<Application>(app_id, std::move(db), dir.string(), settings_, smtp_.get());
   open_.emplace(app_id, app);
   return app;
 }

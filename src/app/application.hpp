@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "mail/mailer.hpp"
 #include "schema/class_schema.hpp"
 #include "storage/database.hpp"
 
@@ -24,18 +25,23 @@ struct Settings {
   std::chrono::minutes lockout{30};
   std::string public_url = "http://127.0.0.1:8080";  // base of links in mails
   std::string prefix = "core";
+  std::string smtp_url;  // empty: mails go to each application's outbox folder
+  std::string mail_from = "no-reply@crmd.invalid";
 };
 
 class Application {
  public:
+  // `smtp` (owned by Applications, may be null) delivers mail when configured.
   Application(std::string id, std::unique_ptr<storage::Database> db, std::string dir,
-              const Settings& settings);
+              const Settings& settings, mail::Mailer* smtp);
 
   const std::string& id() const { return id_; }
   storage::Database& db() { return *db_; }
   const Settings& settings() const { return settings_; }
   // `DATA/apps/<appId>`: the store, and the `outbox/` of mails when no SMTP server is set.
   const std::string& dir() const { return dir_; }
+  // Where this application's mail goes: the SMTP server, or its outbox folder.
+  mail::Mailer& mailer() { return smtp_ ? *smtp_ : outbox_; }
 
   std::shared_ptr<const schema::Snapshot> schema() const;
   void Publish(std::shared_ptr<const schema::Snapshot> next);
@@ -45,6 +51,8 @@ class Application {
   std::unique_ptr<storage::Database> db_;
   std::string dir_;
   const Settings& settings_;
+  mail::Mailer* smtp_;
+  mail::OutboxMailer outbox_;
   mutable std::mutex mutex_;
   std::shared_ptr<const schema::Snapshot> schema_;
 };
@@ -70,6 +78,7 @@ class Applications {
   std::string data_dir_;
   StoreOptions options_;
   Settings settings_;
+  std::unique_ptr<mail::Mailer> smtp_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<Application>, std::less<>> open_;
 };

@@ -59,8 +59,7 @@ void RequestPasswordReset(app::Application& app, std::string_view email) {
     txn->Commit();
   }
   const auto& settings = app.settings();
-  mail::OutboxMailer mailer((std::filesystem::path(app.dir()) / "outbox").string());
-  mailer.Send({std::string(email), "Reset your password",
+  app.mailer().Send({std::string(email), "Reset your password",
                "Someone asked to reset the password of your account.\r\n"
                "To choose a new password, open this link within an hour:\r\n\r\n" +
                    settings.public_url + "/" + settings.prefix + "/apps/" + app.id() +

@@ -1,25 +1,34 @@
 #include "mail/mailer.hpp"
 
+#include <curl/curl.h>
+
+#include <condition_variable>
 #include <ctime>
+#include <deque>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "util/ids.hpp"
+#include "util/log.hpp"
 #include "util/time.hpp"
 
 namespace crmd::mail {
 
 namespace {
+
+// How long one SMTP delivery may take before it is given up (and logged).
+constexpr long kSmtpTimeoutSeconds = 30;
+
 // Header values may not carry line breaks (header injection).
 std::string HeaderSafe(std::string value) {
   for (auto& c : value)
     if (c == '\r' || c == '\n') c = ' ';
   return value;
 }
-}  // namespace
 
-namespace {
 // RFC 5322 date: `Sat, 21 Nov 2026 21:26:38 +0000`.
 std::string MailDate() {
   std::time_t now = std::time(nullptr);
@@ -29,7 +38,50 @@ std::string MailDate() {
   std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S +0000", &tm);
   return buf;
 }
+
+struct Payload {
+  const std::string* text;
+  std::size_t offset = 0;
+};
+
+std::size_t ReadPayload(char* buffer, std::size_t size, std::size_t count, void* user) {
+  auto* p = static_cast<Payload*>(user);
+  const std::size_t n = std::min(size * count, p->text->size() - p->offset);
+  std::copy_n(p->text->data() + p->offset, n, buffer);
+  p->offset += n;
+  return n;
+}
+
+// Delivers one mail; false (logged) on failure.
+bool Deliver(const std::string& url, const std::string& from, const Mail& mail) {
+  CURL* curl = curl_easy_init();
+  if (!curl) return false;
+  const std::string message = FormatMessage(mail, from);
+  Payload payload{&message};
+  curl_slist* rcpt = curl_slist_append(nullptr, ("<" + HeaderSafe(mail.to) + ">").c_str());
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_MAIL_FROM, ("<" + from + ">").c_str());
+  curl_easy_setopt(curl, CURLOPT_MAIL_RCPT, rcpt);
+  curl_easy_setopt(curl, CURLOPT_READFUNCTION, ReadPayload);
+  curl_easy_setopt(curl, CURLOPT_READDATA, &payload);
+  curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, kSmtpTimeoutSeconds);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_USE_SSL, static_cast<long>(CURLUSESSL_TRY));
+  const CURLcode rc = curl_easy_perform(curl);
+  curl_slist_free_all(rcpt);
+  curl_easy_cleanup(curl);
+  if (rc != CURLE_OK) log::Error("mail not delivered", {{"error", curl_easy_strerror(rc)}});
+  return rc == CURLE_OK;
+}
+
 }  // namespace
+
+std::string FormatMessage(const Mail& mail, const std::string& from) {
+  return "From: " + HeaderSafe(from) + "\r\n" + "To: " + HeaderSafe(mail.to) + "\r\n" +
+         "Subject: " + HeaderSafe(mail.subject) + "\r\n" + "Date: " + MailDate() + "\r\n" +
+         "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n" + mail.text + "\r\n";
+}
 
 void OutboxMailer::Send(const Mail& mail) {
   std::filesystem::create_directories(dir_);
@@ -37,15 +89,61 @@ void OutboxMailer::Send(const Mail& mail) {
   const auto tmp = std::filesystem::path(dir_) / ("." + name + ".tmp");
   {
     std::ofstream out(tmp, std::ios::binary);
-    out << "From: crmd <no-reply@crmd.invalid>\r\n"
-        << "To: " << HeaderSafe(mail.to) << "\r\n"
-        << "Subject: " << HeaderSafe(mail.subject) << "\r\n"
-        << "Date: " << MailDate() << "\r\n"
-        << "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
-        << mail.text << "\r\n";
+    out << FormatMessage(mail, "crmd <no-reply@crmd.invalid>");
     if (!out) throw std::runtime_error("outbox: cannot write " + tmp.string());
   }
   std::filesystem::rename(tmp, std::filesystem::path(dir_) / name);
+}
+
+struct SmtpMailer::Impl {
+  std::string url;
+  std::string from;
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<Mail> queue;
+  bool stopping = false;
+  std::thread worker;
+
+  void Run() {
+    for (;;) {
+      Mail mail;
+      {
+        std::unique_lock lock(mutex);
+        wake.wait(lock, [&] { return stopping || !queue.empty(); });
+        if (queue.empty()) return;
+        mail = std::move(queue.front());
+        queue.pop_front();
+      }
+      Deliver(url, from, mail);
+    }
+  }
+};
+
+SmtpMailer::SmtpMailer(std::string url, std::string from) : impl_(std::make_unique<Impl>()) {
+  impl_->url = std::move(url);
+  impl_->from = std::move(from);
+  impl_->worker = std::thread([this] { impl_->Run(); });
+}
+
+SmtpMailer::~SmtpMailer() {
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->stopping = true;
+  }
+  impl_->wake.notify_all();
+  impl_->worker.join();
+}
+
+void SmtpMailer::Send(const Mail& mail) {
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->queue.size() >= kMaxQueued) {
+      log::Error("mail dropped: queue full", {{"queued", impl_->queue.size()}});
+      return;
+    }
+    impl_->queue.push_back(mail);
+  }
+  impl_->wake.notify_one();
 }
 
 }  // namespace crmd::mail
