@@ -15,19 +15,11 @@ namespace json = boost::json;
 namespace {
 
 struct UserRow {
+  const schema::ClassSchema* cls;
   storage::Row row;
-  std::vector<std::string> columns;
 
-  storage::Cell Get(std::string_view field) const {
-    for (std::size_t i = 0; i < columns.size() && i < row.cells.size(); ++i)
-      if (columns[i] == field) return row.cells[i];
-    return std::monostate{};
-  }
-  std::string Text(std::string_view field) const {
-    auto c = Get(field);
-    const auto* s = std::get_if<std::string>(&c);
-    return s ? *s : std::string();
-  }
+  storage::Cell Get(std::string_view field) const { return storage::CellOf(*cls, row, field); }
+  std::string Text(std::string_view field) const { return storage::TextOf(*cls, row, field); }
   std::int64_t Number(std::string_view field) const {
     auto c = Get(field);
     if (const auto* i = std::get_if<std::int64_t>(&c)) return *i;
@@ -38,15 +30,9 @@ struct UserRow {
 
 template <typename Source>
 std::optional<UserRow> FindByUsername(Source& source, const schema::ClassSchema& cls, std::string_view username) {
-  query::Query q;
-  q.where = query::FieldEquals("username", std::string(username));
-  q.limit = 1;
-  std::optional<UserRow> found;
-  source.Find(cls, q, [&](const storage::Row& row) {
-    found = UserRow{row, storage::StoredColumns(cls)};
-    return false;
-  });
-  return found;
+  auto row = storage::FindFirst(source, cls, "username", std::string(username));
+  if (!row) return std::nullopt;
+  return UserRow{&cls, std::move(*row)};
 }
 
 // Whether a lock recorded in the row is still running at `now_iso`.

@@ -14,31 +14,6 @@
 
 namespace crmd::auth {
 
-namespace {
-
-std::optional<storage::Row> FindOne(storage::WriteTransaction& txn, const schema::ClassSchema& cls,
-                                    const std::string& column, const std::string& value) {
-  query::Query q;
-  q.where = query::FieldEquals(column, value);
-  q.limit = 1;
-  std::optional<storage::Row> found;
-  txn.Find(cls, q, [&](const storage::Row& row) {
-    found = row;
-    return false;
-  });
-  return found;
-}
-
-std::string CellText(const schema::ClassSchema& cls, const storage::Row& row, std::string_view field) {
-  auto columns = storage::StoredColumns(cls);
-  for (std::size_t i = 0; i < columns.size() && i < row.cells.size(); ++i)
-    if (columns[i] == field)
-      if (const auto* s = std::get_if<std::string>(&row.cells[i])) return *s;
-  return {};
-}
-
-}  // namespace
-
 void RequestPasswordReset(app::Application& app, std::string_view email) {
   if (email.empty()) return;
   auto snapshot = app.schema();
@@ -51,7 +26,7 @@ void RequestPasswordReset(app::Application& app, std::string_view email) {
                        std::chrono::duration_cast<std::chrono::milliseconds>(kResetTokenLifetime).count();
   {
     auto txn = app.db().BeginWrite();
-    auto user = FindOne(*txn, cls, "email", std::string(email));
+    auto user = storage::FindFirst(*txn, cls, "email", std::string(email));
     if (!user) return;
     storage::Row update = *user;
     update.cells = {ids::HashSecret(token), timeutil::FormatIso(expires)};
@@ -75,8 +50,8 @@ ResetOutcome ResetPassword(app::Application& app, std::string_view token, std::s
   auto snapshot = app.schema();
   const auto& cls = *snapshot->Find("_User");
   auto txn = app.db().BeginWrite();
-  auto user = FindOne(*txn, cls, schema::kResetTokenHash, ids::HashSecret(token));
-  if (!user || CellText(cls, *user, schema::kResetTokenExpires) <= timeutil::NowIso())
+  auto user = storage::FindFirst(*txn, cls, schema::kResetTokenHash, ids::HashSecret(token));
+  if (!user || storage::TextOf(cls, *user, schema::kResetTokenExpires) <= timeutil::NowIso())
     return ResetOutcome::kInvalidToken;
   storage::Row update = *user;
   update.updated_at = timeutil::NowIso();

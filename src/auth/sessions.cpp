@@ -32,14 +32,6 @@ const schema::ClassSchema& SessionClass(const schema::Snapshot& snapshot) {
   return *snapshot.Find("_Session");
 }
 
-// The cell of `field` in a row read with StoredColumns(cls).
-storage::Cell CellOf(const schema::ClassSchema& cls, const storage::Row& row, std::string_view field) {
-  auto columns = storage::StoredColumns(cls);
-  for (std::size_t i = 0; i < columns.size() && i < row.cells.size(); ++i)
-    if (columns[i] == field) return row.cells[i];
-  return std::monostate{};
-}
-
 query::Query SessionsWhere(const std::string& column, storage::Cell value) {
   query::Query q;
   q.where = query::FieldEquals(column, std::move(value));
@@ -70,23 +62,17 @@ std::string CreateSession(app::Application& app, storage::WriteTransaction& txn,
 Result<Identity> ResolveSession(app::Application& app, std::string_view token) {
   auto snapshot = app.schema();
   const auto& cls = SessionClass(*snapshot);
-  std::optional<storage::Row> found;
-  app.db().Find(cls, SessionsWhere(schema::kSessionTokenHash, ids::HashSecret(token)), [&](const storage::Row& row) {
-    found = row;
-    return false;
-  });
+  auto found = storage::FindFirst(app.db(), cls, schema::kSessionTokenHash, ids::HashSecret(token));
   if (!found) return errors::InvalidSessionToken();
-  const storage::Cell expires_cell = CellOf(cls, *found, "expiresAt");
-  const storage::Cell user_cell = CellOf(cls, *found, "user");
-  const auto* expires = std::get_if<std::string>(&expires_cell);
-  if (!expires || *expires <= timeutil::NowIso()) return errors::InvalidSessionToken();
-  const auto* user_id = std::get_if<std::string>(&user_cell);
-  if (!user_id || !app.db().Get(*snapshot->Find("_User"), *user_id)) return errors::InvalidSessionToken();
+  const std::string expires = storage::TextOf(cls, *found, "expiresAt");
+  if (expires.empty() || expires <= timeutil::NowIso()) return errors::InvalidSessionToken();
+  const std::string user_id = storage::TextOf(cls, *found, "user");
+  if (user_id.empty() || !app.db().Get(*snapshot->Find("_User"), user_id)) return errors::InvalidSessionToken();
   Identity identity;
   identity.principal = Principal::kUser;
-  identity.user_id = *user_id;
+  identity.user_id = user_id;
   identity.session_id = found->object_id;
-  identity.roles = RolesOf(app, *user_id);
+  identity.roles = RolesOf(app, user_id);
   return identity;
 }
 
@@ -123,10 +109,8 @@ std::vector<std::string> RolesOf(app::Application& app, const std::string& user_
   std::vector<std::string> names;
   if (all.empty()) return names;
   auto rows = app.db().GetMany(*roles, {all.begin(), all.end()});
-  for (const auto& row : rows.rows) {
-    const storage::Cell name = CellOf(*roles, row, "name");
-    if (const auto* text = std::get_if<std::string>(&name)) names.push_back(*text);
-  }
+  for (const auto& row : rows.rows)
+    if (auto name = storage::TextOf(*roles, row, "name"); !name.empty()) names.push_back(std::move(name));
   return names;
 }
 

@@ -10,4 +10,21 @@ std::vector<std::string> StoredColumns(const schema::ClassSchema& cls) {
   return out;
 }
 
+Cell CellOf(const schema::ClassSchema& cls, const Row& row, std::string_view field) {
+  std::size_t i = 0;
+  for (const auto& [name, def] : cls.fields) {
+    if (def.type == schema::FieldType::kRelation) continue;
+    if (i >= row.cells.size()) break;
+    if (name == field) return row.cells[i];
+    ++i;
+  }
+  return std::monostate{};
+}
+
+std::string TextOf(const schema::ClassSchema& cls, const Row& row, std::string_view field) {
+  Cell cell = CellOf(cls, row, field);
+  auto* text = std::get_if<std::string>(&cell);
+  return text ? std::move(*text) : std::string();
+}
+
 }  // namespace crmd::storage

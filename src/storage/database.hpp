@@ -110,4 +110,23 @@ std::unique_ptr<Database> OpenSqlite(const std::string& path, Durability durabil
 // The declared columns of a class in storage order: every field but Relations.
 std::vector<std::string> StoredColumns(const schema::ClassSchema& cls);
 
+// The cell of `field` in a row read with StoredColumns(cls); NULL when the class lacks it.
+Cell CellOf(const schema::ClassSchema& cls, const Row& row, std::string_view field);
+std::string TextOf(const schema::ClassSchema& cls, const Row& row, std::string_view field);
+
+// The first row of `cls` whose `column` equals `value`, read from a Database or inside a
+// WriteTransaction (both have Find). For internal lookups: sessions, logins, reset tokens.
+template <typename Source>
+std::optional<Row> FindFirst(Source& source, const schema::ClassSchema& cls, std::string column, Cell value) {
+  query::Query q;
+  q.where = query::FieldEquals(std::move(column), std::move(value));
+  q.limit = 1;
+  std::optional<Row> found;
+  source.Find(cls, q, [&](const Row& row) {
+    found = row;
+    return false;
+  });
+  return found;
+}
+
 }  // namespace crmd::storage
