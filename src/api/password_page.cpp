@@ -26,8 +26,9 @@ Response Page(int status, std::string_view title, std::string_view body) {
   r.status = status;
   r.content_type = "text/html; charset=utf-8";
   r.headers.emplace_back("Cache-Control", "no-store");
-  r.headers.emplace_back("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'");
+  r.headers.emplace_back("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
   r.headers.emplace_back("Referrer-Policy", "no-referrer");  // the token is in the URL
+  r.headers.emplace_back("X-Frame-Options", "DENY");
   r.body = "<!doctype html><html><head><meta charset=\"utf-8\"><title>" + std::string(title) +
            "</title><style>body{font-family:sans-serif;max-width:28em;margin:3em auto}</style></head><body><h1>" +
            std::string(title) + "</h1>" + std::string(body) + "</body></html>";

@@ -57,7 +57,8 @@ Result<json::object> LogIn(Context& ctx, std::string_view username, std::string_
   if (Locked(*user, timeutil::NowIso())) return errors::AccountLocked(lock_minutes);
   // Slow work before the write lock: verify, and upgrade an imported bcrypt hash.
   const std::string hash = user->Text(schema::kHashedPassword);
-  const bool ok = !password.empty() && VerifyPassword(password, hash);
+  bool ok = VerifyPassword(password, hash);  // an empty password spends the same work and fails
+  if (password.empty()) ok = false;
   const std::optional<std::string> rehash =
       ok && NeedsRehash(hash) ? std::optional<std::string>(HashPassword(password)) : std::nullopt;
 
@@ -65,6 +66,9 @@ Result<json::object> LogIn(Context& ctx, std::string_view username, std::string_
   // Re-read inside the transaction: concurrent failures must all count.
   auto fresh = FindByUsername(*txn, cls, username);
   if (!fresh || fresh->row.object_id != user->row.object_id) return errors::InvalidLogin();
+  // The password changed (reset, admin) while this login verified the old one: it must neither
+  // open a session nor write the old password back as a rehash.
+  if (fresh->Text(schema::kHashedPassword) != hash) return errors::InvalidLogin();
   const std::string now_iso = timeutil::NowIso();
   if (Locked(*fresh, now_iso)) return errors::AccountLocked(lock_minutes);
   // A lock that ran out starts the count again.

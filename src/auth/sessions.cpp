@@ -67,7 +67,11 @@ Result<Identity> ResolveSession(app::Application& app, std::string_view token) {
   const std::string expires = storage::TextOf(cls, *found, "expiresAt");
   if (expires.empty() || expires <= timeutil::NowIso()) return errors::InvalidSessionToken();
   const std::string user_id = storage::TextOf(cls, *found, "user");
-  if (user_id.empty() || !app.db().Get(*snapshot->Find("_User"), user_id)) return errors::InvalidSessionToken();
+  const auto& users = *snapshot->Find("_User");
+  auto user = user_id.empty() ? std::nullopt : app.db().Get(users, user_id);
+  if (!user) return errors::InvalidSessionToken();
+  const storage::Cell active = storage::CellOf(users, *user, "active");
+  if (const auto* flag = std::get_if<std::int64_t>(&active); flag && *flag == 0) return errors::InvalidSessionToken();
   Identity identity;
   identity.principal = Principal::kUser;
   identity.user_id = user_id;

@@ -84,8 +84,9 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
 
   CRMD_ASSIGN(auto changes, CollectChanges(body, cls, ctx.identity, WriteKind::kCreate, {}, {}));
   CRMD_TRY(CheckAddField(ctx, existing, changes));
+  bool unused_end_sessions = false;
   if (class_name == kUserClass)
-    CRMD_TRY(ApplyUserRules(*txn, cls, body, WriteKind::kCreate, {}, user, changes));
+    CRMD_TRY(ApplyUserRules(*txn, cls, body, WriteKind::kCreate, {}, user, changes, unused_end_sessions));
   SetWriter(ctx, cls, true, changes);
 
   storage::Row row;
@@ -97,6 +98,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
   }
   row.created_at = row.updated_at = timeutil::NowIso();
   if (changes.acl) row.acl = *changes.acl;
+  else if (class_name == kUserClass) row.acl = DefaultUserAcl(row.object_id);
   UpdateNulls(row.nulls, changes);
   row.cells = std::move(changes.cells);
 
@@ -111,6 +113,8 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
 
 Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_name, std::string_view object_id,
                                   const json::object& body) {
+  // Spec §4.7: another user's session gets 206 before any permission check.
+  if (class_name == kUserClass) CRMD_TRY(CheckUserWriter(ctx.identity, body, std::string(object_id)));
   CRMD_TRY(Precheck(ctx, auth::Operation::kUpdate, class_name));
   CRMD_ASSIGN(auto user, PrepareIfUser(class_name, body, WriteKind::kUpdate, ctx.identity));
   app::Application& app = *ctx.app;
@@ -129,9 +133,10 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
                                            CurrentValues(*existing, *current)));
   CRMD_TRY(CheckAddField(ctx, existing, changes));
   if (class_name == kUserClass) {
-    CRMD_TRY(ApplyUserRules(*txn, cls, body, WriteKind::kUpdate, current->object_id, user, changes));
-    // A new password ends every session of the user (SECURITY.md: session reuse).
-    if (user.password_hash) auth::DeleteUserSessions(app, *txn, current->object_id);
+    bool end_sessions = false;
+    CRMD_TRY(ApplyUserRules(*txn, cls, body, WriteKind::kUpdate, current->object_id, user, changes, end_sessions));
+    // A new password or a deactivation ends every session of the user (SECURITY.md).
+    if (end_sessions) auth::DeleteUserSessions(app, *txn, current->object_id);
   }
   SetWriter(ctx, cls, false, changes);
 
@@ -156,6 +161,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
 
 Result<json::object> DeleteRecord(auth::Context& ctx, std::string_view class_name, std::string_view object_id) {
   CRMD_TRY(Precheck(ctx, auth::Operation::kDelete, class_name));
+  if (class_name == kUserClass) CRMD_TRY(CheckUserWriter(ctx.identity, {}, std::string(object_id)));
   app::Application& app = *ctx.app;
   auto txn = app.db().BeginWrite();
   auto snapshot = app.schema();

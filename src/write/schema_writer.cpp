@@ -56,14 +56,12 @@ Status MergePermissions(const json::value& body, json::object& clp, const schema
   for (const auto& op : body.get_object()) {
     const std::string_view name = op.key();
     if (name == "protectedFields") {
+      // Not enforced yet: accepting a non-empty list would fail open (fields still readable and
+      // queryable), so only the empty form is taken.
       if (!op.value().is_object()) return BadPermissions("protectedFields must be an object");
-      for (const auto& entry : op.value().get_object()) {
-        if (!IsPermissionPrincipal(entry.key()) || !entry.value().is_array())
-          return BadPermissions("protectedFields maps principals to arrays of field names");
-        for (const auto& field : entry.value().get_array())
-          if (!field.is_string() || !cls.FindField(field.get_string()))
-            return BadPermissions("protectedFields names a field the class does not have");
-      }
+      for (const auto& entry : op.value().get_object())
+        if (!entry.value().is_array() || !entry.value().get_array().empty())
+          return BadPermissions("protectedFields is not supported yet; hide fields with roles and ACLs");
       clp[name] = op.value();
       continue;
     }

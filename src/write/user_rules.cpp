@@ -3,6 +3,7 @@
 #include "auth/password.hpp"
 #include "schema/system_classes.hpp"
 #include "util/errors.hpp"
+#include "util/json.hpp"
 
 namespace crmd::write {
 
@@ -46,8 +47,23 @@ Result<UserWrite> PrepareUserWrite(const json::object& body, WriteKind kind, con
   return out;
 }
 
+Status CheckUserWriter(const auth::Identity& identity, const json::object& body, const std::string& target_id) {
+  if (identity.IsMaster()) return {};
+  if (identity.principal == auth::Principal::kUser && identity.user_id != target_id)
+    return errors::CannotModifyUser(target_id);
+  for (const char* key : {"password", "email", "permissions", "username"})
+    if (body.contains(key)) return errors::PermissionDenied("update", "_User");
+  return {};
+}
+
+std::string DefaultUserAcl(const std::string& user_id) {
+  return ToJson(json::object{{"*", json::object{{"read", true}}},
+                             {user_id, json::object{{"read", true}, {"write", true}}}});
+}
+
 Status ApplyUserRules(storage::WriteTransaction& txn, const schema::ClassSchema& cls, const json::object& body,
-                      WriteKind kind, const std::string& self, const UserWrite& user, FieldChanges& changes) {
+                      WriteKind kind, const std::string& self, const UserWrite& user, FieldChanges& changes,
+                      bool& end_sessions) {
   const auto* username = body.if_contains("username");
   if ((kind == WriteKind::kCreate && !username) ||
       (username && (!username->is_string() || username->get_string().empty())))
@@ -60,7 +76,17 @@ Status ApplyUserRules(storage::WriteTransaction& txn, const schema::ClassSchema&
     changes.columns.push_back(schema::kHashedPassword);
     changes.cells.emplace_back(*user.password_hash);
     changes.cleared.push_back(schema::kHashedPassword);
+    end_sessions = true;
   }
+  if (kind == WriteKind::kUpdate && (user.password_hash || body.contains("email"))) {
+    for (const char* column : {schema::kResetTokenHash, schema::kResetTokenExpires}) {
+      changes.columns.emplace_back(column);
+      changes.cells.emplace_back(std::monostate{});
+      changes.cleared.emplace_back(column);
+    }
+  }
+  if (const auto* active = body.if_contains("active"); active && active->is_bool() && !active->get_bool())
+    end_sessions = true;  // a deactivated user's tokens stop working at once
   return {};
 }
 

@@ -23,10 +23,21 @@ struct UserWrite {
 Result<UserWrite> PrepareUserWrite(const boost::json::object& body, WriteKind kind,
                                    const auth::Identity& identity);
 
+// Before the lock, for every path that writes `_User` (the users routes and `/classes/_User`):
+// another user's session gets 206 (spec §4.7); only keys change `password`, `email` or
+// `permissions` (the per-user MCP switches).
+Status CheckUserWriter(const auth::Identity& identity, const boost::json::object& body,
+                       const std::string& target_id);
+
 // Inside the transaction: username presence and uniqueness, email uniqueness, and the hash
-// column. `self` is the record being written (empty on create).
+// column; a new password or email voids a pending reset link. `self` is the record being written
+// (empty on create). Sets `end_sessions` when the user's sessions must end (new password,
+// deactivated).
 Status ApplyUserRules(storage::WriteTransaction& txn, const schema::ClassSchema& cls,
                       const boost::json::object& body, WriteKind kind, const std::string& self,
-                      const UserWrite& user, FieldChanges& changes);
+                      const UserWrite& user, FieldChanges& changes, bool& end_sessions);
+
+// The ACL a new user gets when the body sets none (Parse): public read, the user writes.
+std::string DefaultUserAcl(const std::string& user_id);
 
 }  // namespace crmd::write
