@@ -2,6 +2,7 @@
 
 #include <boost/algorithm/string/case_conv.hpp>
 
+#include "api/batch.hpp"
 #include "api/cors.hpp"
 #include "api/password_page.hpp"
 #include "api/records.hpp"
@@ -97,6 +98,8 @@ Response Router::Route(const Request& request) {
   if (family == "schemas" && routed.segments.size() <= 2) return HandleSchemas(request, routed, ctx);
   if (family == "users" || family == "login" || family == "logout" || family == "requestPasswordReset")
     return HandleUsers(request, routed, ctx, token);
+  if (family == "batch" && routed.segments.size() == 1 && request.method == Method::kPost)
+    return HandleBatch(request, ctx, options_.prefix, [this](const Request& item) { return Route(item); });
 
   return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
 }

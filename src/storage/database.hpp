@@ -83,7 +83,19 @@ class Database {
   virtual ~Database() = default;
 
   virtual std::vector<schema::ClassSchema> LoadSchema() = 0;
+  // Inside a batch scope on this thread, a savepoint of the batch's transaction: its Commit()
+  // releases the savepoint, its destructor rolls only it back.
   virtual std::unique_ptr<WriteTransaction> BeginWrite() = 0;
+
+  // A batch scope (spec §4.4): the writes this thread begins until the scope ends share one
+  // transaction and one commit (one fsync), each isolated by its own savepoint. Commit() makes
+  // them durable; destroying the scope without it rolls all of them back.
+  class BatchScope {
+   public:
+    virtual ~BatchScope() = default;
+    virtual void Commit() = 0;
+  };
+  virtual std::unique_ptr<BatchScope> BeginBatch() = 0;
 
   // Reads return rows whose cells follow the class's declared fields (Relations excluded).
   virtual std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) = 0;

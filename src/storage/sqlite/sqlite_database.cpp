@@ -13,7 +13,9 @@
 // WAL journal: readers never block the writer; one writer at a time, serialised by write_mutex_.
 #include <fmt/format.h>
 
+#include <atomic>
 #include <mutex>
+#include <thread>
 
 #include "storage/database.hpp"
 #include "storage/sqlite/connection.hpp"
@@ -233,6 +235,7 @@ std::optional<Row> GetRow(Connection& c, const schema::ClassSchema& cls, std::st
   return ReadRow(st, StoredColumns(cls).size());
 }
 
+// A write transaction, or (inside a batch scope) a savepoint of the batch's transaction.
 class SqliteWriteTransaction final : public WriteTransaction {
  public:
   SqliteWriteTransaction(std::unique_lock<std::mutex> lock, Connection& c)
@@ -240,10 +243,13 @@ class SqliteWriteTransaction final : public WriteTransaction {
     c_.Exec("BEGIN IMMEDIATE");
   }
 
+  // Savepoint form: the batch scope holds the lock.
+  explicit SqliteWriteTransaction(Connection& c) : c_(c), savepoint_(true) { c_.Exec("SAVEPOINT item"); }
+
   ~SqliteWriteTransaction() override {
     if (!committed_) {
       try {
-        c_.Exec("ROLLBACK");
+        c_.Exec(savepoint_ ? "ROLLBACK TO item; RELEASE item" : "ROLLBACK");
       } catch (const StorageError&) {
         // The transaction may already be gone (SQLite rolls back on some errors); nothing to do.
       }
@@ -375,7 +381,7 @@ class SqliteWriteTransaction final : public WriteTransaction {
   }
 
   void Commit() override {
-    c_.Exec("COMMIT");
+    c_.Exec(savepoint_ ? "RELEASE item" : "COMMIT");
     committed_ = true;
   }
 
@@ -395,6 +401,7 @@ class SqliteWriteTransaction final : public WriteTransaction {
 
   std::unique_lock<std::mutex> lock_;
   Connection& c_;
+  bool savepoint_ = false;
   bool committed_ = false;
 };
 
@@ -424,8 +431,15 @@ class SqliteDatabase final : public Database {
   }
 
   std::unique_ptr<WriteTransaction> BeginWrite() override {
+    if (batch_owner_.load() == std::this_thread::get_id())
+      return std::make_unique<SqliteWriteTransaction>(*writer_);
     std::unique_lock lock(write_mutex_);
     return std::make_unique<SqliteWriteTransaction>(std::move(lock), *writer_);
+  }
+
+  std::unique_ptr<BatchScope> BeginBatch() override {
+    std::unique_lock lock(write_mutex_);
+    return std::make_unique<Batch>(this, std::move(lock));
   }
 
   std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
@@ -524,9 +538,38 @@ class SqliteDatabase final : public Database {
     return Lease(new Connection(path_, sync_full_), Return{this});
   }
 
+  // The batch scope: holds the write lock and the outer transaction; this thread's BeginWrite()
+  // calls become savepoints meanwhile.
+  class Batch final : public BatchScope {
+   public:
+    Batch(SqliteDatabase* db, std::unique_lock<std::mutex> lock) : db_(db), lock_(std::move(lock)) {
+      db_->writer_->Exec("BEGIN IMMEDIATE");
+      db_->batch_owner_ = std::this_thread::get_id();
+    }
+    ~Batch() override {
+      db_->batch_owner_ = std::thread::id();
+      if (committed_) return;
+      try {
+        db_->writer_->Exec("ROLLBACK");
+      } catch (const StorageError&) {
+        // Nothing left to undo.
+      }
+    }
+    void Commit() override {
+      db_->writer_->Exec("COMMIT");
+      committed_ = true;
+    }
+
+   private:
+    SqliteDatabase* db_;
+    std::unique_lock<std::mutex> lock_;
+    bool committed_ = false;
+  };
+
   std::string path_;
   bool sync_full_;
   int max_readers_;
+  std::atomic<std::thread::id> batch_owner_{};
   std::mutex write_mutex_;
   std::unique_ptr<Connection> writer_;
   std::mutex pool_mutex_;

@@ -1,0 +1,91 @@
+#include "api/batch.hpp"
+
+#include "app/application.hpp"
+#include "util/errors.hpp"
+#include "util/json.hpp"
+#include "util/log.hpp"
+
+namespace crmd::api {
+
+namespace json = boost::json;
+
+namespace {
+
+ApiError BatchError(std::string message) { return ApiError{400, errors::kInvalidJson, std::move(message)}; }
+
+// The item error of spec §4.4 for GET items and bodiless POSTs: no code, Parse's JavaScript text.
+json::object UndefinedItem() {
+  return json::object{{"error", json::object{{"error", "Cannot convert undefined or null to object"}}}};
+}
+
+struct Item {
+  std::string method;
+  std::string path;  // as sent, with the prefix
+  const json::value* body = nullptr;
+};
+
+}  // namespace
+
+Response HandleBatch(const Request& request, auth::Context& ctx, const std::string& prefix,
+                     const Dispatch& dispatch) {
+  auto parsed = ParseJson(request.body);
+  if (!parsed.ok()) return ErrorResponse(parsed.error());
+  const auto* requests = parsed.value().is_object() ? parsed.value().get_object().if_contains("requests") : nullptr;
+  if (!requests || !requests->is_array()) return ErrorResponse(BatchError("requests must be an array"));
+  if (requests->get_array().size() > kMaxBatchItems)
+    return ErrorResponse(BatchError("requests holds more than " + std::to_string(kMaxBatchItems) + " items"));
+
+  // Every item is routable or the whole batch is refused, before anything runs (Parse).
+  const std::string mount = "/" + prefix;
+  std::vector<Item> items;
+  for (const auto& value : requests->get_array()) {
+    Item item;
+    if (value.is_object()) {
+      const auto& o = value.get_object();
+      if (const auto* m = o.if_contains("method"); m && m->is_string()) item.method = std::string(m->get_string());
+      if (const auto* p = o.if_contains("path"); p && p->is_string()) item.path = std::string(p->get_string());
+      if (const auto* b = o.if_contains("body"); b && !b->is_null()) item.body = b;
+    }
+    if (!item.path.starts_with(mount + "/"))
+      return ErrorResponse(BatchError("cannot route batch path " + item.path));
+    if (item.method != "POST" && item.method != "PUT" && item.method != "DELETE" && item.method != "GET")
+      return ErrorResponse(BatchError("cannot route " + item.method + " " + item.path.substr(mount.size())));
+    // A batch inside a batch would wait on the write lock its own scope holds.
+    if (item.path.substr(mount.size()).starts_with("/batch"))
+      return ErrorResponse(BatchError("cannot route batch path " + item.path));
+    items.push_back(std::move(item));
+  }
+
+  json::array results;
+  results.reserve(items.size());
+  auto batch = ctx.app->db().BeginBatch();
+  for (const auto& item : items) {
+    if (item.method == "GET" || (item.method != "DELETE" && !item.body)) {
+      results.push_back(UndefinedItem());
+      continue;
+    }
+    Request sub;
+    sub.method = item.method == "POST" ? Method::kPost : item.method == "PUT" ? Method::kPut : Method::kDelete;
+    sub.method_name = item.method;
+    sub.target = item.path;
+    sub.headers = request.headers;  // credentials are sent once for the whole batch (spec §4.4)
+    sub.remote_ip = request.remote_ip;
+    if (item.body) sub.body = ToJson(*item.body);
+    Response answer;
+    try {
+      answer = dispatch(sub);
+    } catch (const std::exception& e) {
+      // The item's savepoint was rolled back when its transaction unwound; the others stand.
+      log::Error("batch item failed", {{"method", item.method}, {"error", e.what()}});
+      answer = ErrorResponse(errors::Internal());
+    }
+    auto body = ParseJson(answer.body);
+    json::value content = body.ok() ? std::move(body).value() : json::value(json::object{});
+    if (answer.status >= 200 && answer.status < 300) results.push_back(json::object{{"success", std::move(content)}});
+    else results.push_back(json::object{{"error", std::move(content)}});
+  }
+  batch->Commit();  // successes are durable before the answer (one fsync for the whole batch)
+  return JsonResponse(200, results);
+}
+
+}  // namespace crmd::api

@@ -1,0 +1,115 @@
+// §4.4 Batch: every row of the spec's table, to the letter.
+import test, { before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { setup, stopAll, request, masterHeaders, appHeaders, createRecord } from './lib/harness.mjs';
+
+let server;
+let app;
+let M;
+before(async () => {
+  ({ server, app } = await setup());
+  M = masterHeaders(app);
+});
+after(stopAll);
+
+const batch = (requests, headers = M) => request(server, 'POST', '/core/batch', { headers, body: requests === undefined ? {} : { requests } });
+
+test('§4.4 requests missing or not an array → 400 107 requests must be an array', async () => {
+  for (const body of [{}, { requests: 'x' }, { requests: { a: 1 } }]) {
+    const r = await request(server, 'POST', '/core/batch', { headers: M, body });
+    assert.equal(r.status, 400, r.text);
+    assert.deepEqual(r.body, { code: 107, error: 'requests must be an array' });
+  }
+});
+
+test('§4.4 a path without the prefix → 400 107 cannot route batch path /classes/X; nothing runs', async () => {
+  const r = await batch([{ method: 'POST', path: '/core/classes/BatchA', body: { N: 1 } }, { method: 'POST', path: '/classes/X', body: {} }]);
+  assert.equal(r.status, 400, r.text);
+  assert.deepEqual(r.body, { code: 107, error: 'cannot route batch path /classes/X' });
+  const list = await request(server, 'GET', '/core/classes/BatchA', { headers: M });
+  assert.deepEqual(list.body, { results: [] });
+});
+
+test('§4.4 a PATCH item → 400 107 cannot route PATCH /classes/...', async () => {
+  const r = await batch([{ method: 'PATCH', path: '/core/classes/BatchB/abc', body: {} }]);
+  assert.equal(r.status, 400, r.text);
+  assert.deepEqual(r.body, { code: 107, error: 'cannot route PATCH /classes/BatchB/abc' });
+});
+
+test('§4.4 a GET item and a POST without body answer the item error without a code, even for an existing record', async () => {
+  const id = await createRecord(server, app, 'BatchC', { N: 1 });
+  const r = await batch([
+    { method: 'GET', path: `/core/classes/BatchC/${id}` },
+    { method: 'POST', path: '/core/classes/BatchC' },
+    { method: 'POST', path: '/core/classes/BatchC', body: { N: 2 } },
+  ]);
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.body[0], { error: { error: 'Cannot convert undefined or null to object' } });
+  assert.deepEqual(r.body[1], { error: { error: 'Cannot convert undefined or null to object' } });
+  assert.ok(r.body[2].success.objectId);
+});
+
+test('§4.4 requests: [] → 200 []', async () => {
+  const r = await batch([]);
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.body, []);
+});
+
+test('§4.4 items answer in order with the single call content; not a transaction: successes stay', async () => {
+  const id = await createRecord(server, app, 'BatchD', { N: 1, Tags: ['a'] });
+  const r = await batch([
+    { method: 'POST', path: '/core/classes/BatchD', body: { N: 5 } },
+    { method: 'PUT', path: `/core/classes/BatchD/${id}`, body: { N: { __op: 'Increment', amount: 2 } } },
+    { method: 'POST', path: '/core/classes/BatchD', body: { N: 'not a number' } },
+    { method: 'DELETE', path: '/core/classes/BatchD/nosuchid01' },
+    { method: 'PUT', path: `/core/classes/BatchD/${id}`, body: { Tags: { __op: 'AddUnique', objects: ['b'] } } },
+  ]);
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(Object.keys(r.body[0].success).sort(), ['createdAt', 'objectId']);
+  assert.equal(r.body[1].success.N, 3);
+  assert.deepEqual(r.body[2], { error: { code: 111, error: 'schema mismatch for BatchD.N; expected Number but got String' } });
+  assert.deepEqual(r.body[3], { error: { code: 101, error: 'Object not found.' } });
+  assert.deepEqual(r.body[4].success.Tags, ['a', 'b']);
+  const got = await request(server, 'GET', `/core/classes/BatchD/${id}`, { headers: M });
+  assert.equal(got.body.N, 3);
+  const list = await request(server, 'GET', '/core/classes/BatchD?count=1&limit=0', { headers: M });
+  assert.equal(list.body.count, 2);
+});
+
+test('§4.4 skipTriggers and skipTimeline are ignored; credentials are sent once: anonymous items get the CAPTCHA 119', async () => {
+  const keyed = await request(server, 'POST', '/core/batch', {
+    headers: M, body: { skipTriggers: true, skipTimeline: true, requests: [{ method: 'POST', path: '/core/classes/BatchE', body: { N: 1 } }] },
+  });
+  assert.ok(keyed.body[0].success, keyed.text);
+  const anonymous = await batch([{ method: 'POST', path: '/core/classes/BatchE', body: { N: 1 } }], appHeaders(app));
+  assert.equal(anonymous.status, 200);
+  assert.deepEqual(anonymous.body[0], { error: { code: 119, error: 'This action is not allowed without a valid CAPTCHA' } });
+});
+
+test('§4.4 a batch of 1,000 creates succeeds and every item is readable after; one bad item among 50 fails alone', async () => {
+  const requests = Array.from({ length: 1000 }, (_, i) => ({ method: 'POST', path: '/core/classes/BatchF', body: { N: i, Name: `row ${i}` } }));
+  const r = await batch(requests);
+  assert.equal(r.status, 200, r.text.slice(0, 200));
+  assert.equal(r.body.length, 1000);
+  assert.ok(r.body.every((item) => item.success && item.success.objectId));
+  const ids = new Set(r.body.map((item) => item.success.objectId));
+  assert.equal(ids.size, 1000);
+  const list = await request(server, 'GET', '/core/classes/BatchF?limit=2000&keys=N', { headers: M });
+  assert.equal(list.body.results.length, 1000);
+  assert.ok(list.body.results.every((row) => ids.has(row.objectId)));
+
+  const fifty = Array.from({ length: 50 }, (_, i) => ({ method: 'POST', path: '/core/classes/BatchG', body: i === 25 ? { N: 'bad' } : { N: i } }));
+  await createRecord(server, app, 'BatchG', { N: -1 });
+  const mixed = await batch(fifty);
+  assert.equal(mixed.body.filter((item) => item.error).length, 1);
+  assert.equal(mixed.body[25].error.code, 111);
+  const count = await request(server, 'GET', '/core/classes/BatchG?count=1&limit=0', { headers: M });
+  assert.equal(count.body.count, 50);
+});
+
+test('§4.4 a batch inside a batch is refused, not deadlocked', async () => {
+  const r = await batch([{ method: 'POST', path: '/core/batch', body: { requests: [] } }]);
+  assert.equal(r.status, 400, r.text);
+  assert.equal(r.body.code, 107);
+  assert.equal((await request(server, 'GET', '/health')).status, 200);
+});
