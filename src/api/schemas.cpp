@@ -37,11 +37,19 @@ Response HandleSchemas(const Request& request, const Target& target, auth::Conte
             ApiError{400, errors::kInvalidClassName, fmt::format("Class {} does not exist.", class_name)});
       return JsonResponse(200, cls->ToJson());
     }
+    case Method::kPost:
     case Method::kPut: {
-      auto body = ParseJson(request.body);
+      auto body = ParseJson(request.body.empty() ? std::string_view("{}") : std::string_view(request.body));
       if (!body.ok()) return ErrorResponse(body.error());
       if (!body.value().is_object()) return ErrorResponse(errors::BodyNotObject());
-      auto result = write::UpdateSchema(ctx, class_name, body.value().get_object());
+      auto result = request.method == Method::kPost
+                        ? write::CreateSchema(ctx, class_name, body.value().get_object())
+                        : write::UpdateSchema(ctx, class_name, body.value().get_object());
+      if (!result.ok()) return ErrorResponse(result.error());
+      return JsonResponse(200, result.value());
+    }
+    case Method::kDelete: {
+      auto result = write::DeleteSchema(ctx, class_name);
       if (!result.ok()) return ErrorResponse(result.error());
       return JsonResponse(200, result.value());
     }

@@ -101,6 +101,12 @@ const ClassSchema* Snapshot::Find(std::string_view class_name) const {
   return it == classes_.end() ? nullptr : it->second.get();
 }
 
+std::shared_ptr<const Snapshot> Snapshot::Without(std::string_view name) const {
+  ClassMap next = classes_;
+  if (auto it = next.find(name); it != next.end()) next.erase(it);
+  return std::make_shared<const Snapshot>(std::move(next));
+}
+
 std::shared_ptr<const Snapshot> Snapshot::With(ClassSchema cls) const {
   ClassMap next = classes_;
   std::string key = cls.name;

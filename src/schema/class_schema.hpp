@@ -55,6 +55,8 @@ class Snapshot {
 
   // A new snapshot with `cls` added or replaced.
   std::shared_ptr<const Snapshot> With(ClassSchema cls) const;
+  // A new snapshot without the class `name`.
+  std::shared_ptr<const Snapshot> Without(std::string_view name) const;
 
  private:
   ClassMap classes_;

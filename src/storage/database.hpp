@@ -46,7 +46,7 @@ class WriteTransaction {
   virtual ~WriteTransaction() = default;  // rolls back unless Commit() succeeded
 
   // Creates the class's table (before == nullptr) or adds the columns `after` has and `before`
-  // lacks; creates and drops indexes (`indexes`: name -> {field: 1 | -1 | "text"}) to match
+  // lacks and drops those it lost (with their data); creates and drops indexes (`indexes`: name -> {field: 1 | -1 | "text"}) to match
   // `after`; creates join tables of Relation fields; persists the definition.
   virtual void SaveClass(const schema::ClassSchema* before, const schema::ClassSchema& after) = 0;
 
@@ -56,6 +56,11 @@ class WriteTransaction {
   // Sets updatedAt, the ACL, the null list and the given columns of `row.object_id`.
   virtual void Update(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
                       const Row& row) = 0;
+  // Drops the class: its table, indexes, text index, join tables and definition.
+  virtual void DropClass(const schema::ClassSchema& cls) = 0;
+  // How many rows the class holds, inside this transaction.
+  virtual std::int64_t Count(const schema::ClassSchema& cls) = 0;
+
   // Adds (or removes) rows of the join table of Relation `field` owned by `owning_id`.
   // Adding an existing pair or removing a missing one is not an error.
   virtual void ChangeRelation(const schema::ClassSchema& cls, std::string_view field,

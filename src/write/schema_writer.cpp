@@ -6,6 +6,7 @@
 #include "schema/names.hpp"
 #include "storage/database.hpp"
 #include "util/ids.hpp"
+#include "util/json.hpp"
 
 #include <algorithm>
 #include "util/errors.hpp"
@@ -80,22 +81,75 @@ Status MergePermissions(const json::value& body, json::object& clp, const schema
   return {};
 }
 
-}  // namespace
 
-Result<json::object> UpdateSchema(auth::Context& ctx, std::string_view class_name,
-                                  const json::object& body) {
-  app::Application& app = *ctx.app;
-  auto txn = app.db().BeginWrite();
-  auto snapshot = app.schema();
-  const auto* existing = snapshot->Find(class_name);
-  if (!existing)
-    return ApiError{400, errors::kInvalidClassName, fmt::format("Class {} does not exist.", class_name)};
-  schema::ClassSchema cls = *existing;
+// Fields a class may hold: each is a column of its table, and SQLite refuses more than 2,000.
+constexpr std::size_t kMaxFieldsPerClass = 500;
 
+ApiError SchemaError(int code, std::string message) { return ApiError{400, code, std::move(message)}; }
+constexpr int kInvalidSchemaOperation = 255;
+
+// Adds and deletes fields per Parse's `fields` body: `{"F": {"type": "...", "targetClass": "..."}}`
+// adds, `{"F": {"__op": "Delete"}}` deletes.
+Status ApplyFields(const json::value& body, schema::ClassSchema& cls) {
+  if (!body.is_object()) return SchemaError(errors::kInvalidJson, "fields must be an object");
+  for (const auto& kv : body.get_object()) {
+    const std::string name(kv.key());
+    const json::value& spec = kv.value();
+    const bool remove = spec.is_object() && spec.get_object().contains("__op");
+    if (remove) {
+      const auto* op = spec.get_object().if_contains("__op");
+      if (!op->is_string() || op->get_string() != "Delete") return errors::UnsupportedOperator("__op");
+      if (!cls.FindField(name) || schema::IsBuiltinField(name) || name.starts_with('_'))
+        return SchemaError(kInvalidSchemaOperation, fmt::format("Field {} does not exist, cannot update.", name));
+      std::erase_if(cls.fields, [&](const auto& f) { return f.first == name; });
+      // Indexes that used the field go with it.
+      for (auto it = cls.indexes.begin(); it != cls.indexes.end();) {
+        if (it->value().is_object() && it->value().get_object().contains(name)) it = cls.indexes.erase(it);
+        else ++it;
+      }
+      continue;
+    }
+    if (!schema::IsValidFieldName(name) || schema::IsBuiltinField(name))
+      return SchemaError(errors::kInvalidKeyName, fmt::format("invalid field name: {}", name));
+    if (cls.FindField(name))
+      return SchemaError(kInvalidSchemaOperation, fmt::format("Field {} exists, cannot update.", name));
+    for (const auto& [other, def] : cls.fields)
+      if (schema::EqualsIgnoringCase(other, name)) return errors::FieldNameCaseCollision(name, other);
+    const auto* type = spec.is_object() ? spec.get_object().if_contains("type") : nullptr;
+    auto parsed = type && type->is_string() ? schema::ParseTypeName(type->get_string()) : std::nullopt;
+    if (!parsed || *parsed == schema::FieldType::kAcl)
+      return SchemaError(errors::kIncorrectType,
+                         fmt::format("invalid field type: {}", type && type->is_string() ? std::string(type->get_string()) : ToJson(spec)));
+    schema::FieldDef def{*parsed, {}};
+    if (def.type == schema::FieldType::kPointer || def.type == schema::FieldType::kRelation) {
+      const auto* target = spec.get_object().if_contains("targetClass");
+      if (!target || !target->is_string())
+        return SchemaError(135, fmt::format("type {} needs a class name", schema::TypeName(def.type)));
+      def.target_class = std::string(target->get_string());
+      if (!schema::IsValidUserClassName(def.target_class) && !schema::IsSystemClassName(def.target_class))
+        return errors::InvalidClassName(def.target_class);
+    }
+    cls.fields.emplace_back(name, std::move(def));
+    if (cls.fields.size() > kMaxFieldsPerClass)
+      return SchemaError(kInvalidSchemaOperation, fmt::format("A class may have at most {} fields.", kMaxFieldsPerClass));
+  }
+  return {};
+}
+
+// Applies a Parse schema body (`className`, `fields`, `classLevelPermissions`, `indexes`) to
+// `cls`. Everything is checked before anything is stored, so a refused body changes nothing.
+Status ApplyBody(const json::object& body, std::string_view class_name, schema::ClassSchema& cls) {
   for (const auto& kv : body) {
     if (kv.key() == "className") {
       if (!kv.value().is_string() || kv.value().get_string() != class_name)
-        return ApiError{400, errors::kInvalidClassName, "Class name mismatch between the path and the body."};
+        return ApiError{400, errors::kInvalidClassName,
+                        fmt::format("Class name mismatch between {} and {}.",
+                                    kv.value().is_string() ? std::string(kv.value().get_string()) : ToJson(kv.value()),
+                                    class_name)};
+    } else if (kv.key() == "fields") {
+      CRMD_TRY(ApplyFields(kv.value(), cls));
+    } else if (kv.key() == "classLevelPermissions") {
+      CRMD_TRY(MergePermissions(kv.value(), cls.class_level_permissions, cls));
     } else if (kv.key() == "indexes") {
       if (!kv.value().is_object()) return BadIndex("indexes must be an object.");
       for (const auto& index : kv.value().get_object()) {
@@ -117,18 +171,68 @@ Result<json::object> UpdateSchema(auth::Context& ctx, std::string_view class_nam
         if (cls.indexes.size() > kMaxIndexesPerClass)
           return BadIndex(fmt::format("A class may have at most {} indexes.", kMaxIndexesPerClass));
       }
-    } else if (kv.key() == "classLevelPermissions") {
-      CRMD_TRY(MergePermissions(kv.value(), cls.class_level_permissions, cls));
     } else {
-      // Fields through this endpoint arrive with the schema issue.
-      return BadIndex(fmt::format("Changing {} through the schema endpoint is not supported yet.", kv.key()));
+      return SchemaError(errors::kInvalidJson, fmt::format("{} is not a schema key.", kv.key()));
     }
   }
+  return {};
+}
+
+ApiError NoSuchClass(std::string_view class_name) {
+  return ApiError{400, errors::kInvalidClassName, fmt::format("Class {} does not exist.", class_name)};
+}
+
+}  // namespace
+
+Result<json::object> CreateSchema(auth::Context& ctx, std::string_view class_name, const json::object& body) {
+  app::Application& app = *ctx.app;
+  auto txn = app.db().BeginWrite();
+  auto snapshot = app.schema();
+  if (snapshot->Find(class_name))
+    return ApiError{400, errors::kInvalidClassName, fmt::format("Class {} already exists.", class_name)};
+  for (const auto& [name, other] : snapshot->classes())
+    if (schema::EqualsIgnoringCase(name, class_name)) return errors::ClassNameCaseCollision(class_name, name);
+  // Spec §2.5: a class created through the schema endpoint starts closed to everyone but keys.
+  schema::ClassSchema cls = schema::ClassSchema::NewImplicit(std::string(class_name));
+  cls.class_level_permissions = schema::ClosedPermissions();
+  CRMD_TRY(ApplyBody(body, class_name, cls));
+  txn->SaveClass(nullptr, cls);
+  txn->Commit();
+  json::object out = cls.ToJson();
+  app.Publish(snapshot->With(std::move(cls)));
+  return out;
+}
+
+Result<json::object> UpdateSchema(auth::Context& ctx, std::string_view class_name, const json::object& body) {
+  app::Application& app = *ctx.app;
+  auto txn = app.db().BeginWrite();
+  auto snapshot = app.schema();
+  const auto* existing = snapshot->Find(class_name);
+  if (!existing) return NoSuchClass(class_name);
+  schema::ClassSchema cls = *existing;
+  CRMD_TRY(ApplyBody(body, class_name, cls));
   txn->SaveClass(existing, cls);
   txn->Commit();
   json::object out = cls.ToJson();
   app.Publish(snapshot->With(std::move(cls)));
   return out;
+}
+
+Result<json::object> DeleteSchema(auth::Context& ctx, std::string_view class_name) {
+  app::Application& app = *ctx.app;
+  auto txn = app.db().BeginWrite();
+  auto snapshot = app.schema();
+  const auto* existing = snapshot->Find(class_name);
+  if (!existing) return NoSuchClass(class_name);
+  if (class_name == "_User" || class_name == "_Session" || class_name == "_Role")
+    return SchemaError(kInvalidSchemaOperation, fmt::format("Class {} is a system class and cannot be dropped.", class_name));
+  if (const auto rows = txn->Count(*existing); rows > 0)
+    return SchemaError(kInvalidSchemaOperation,
+                       fmt::format("Class {} is not empty, contains {} objects, cannot drop schema.", class_name, rows));
+  txn->DropClass(*existing);
+  txn->Commit();
+  app.Publish(snapshot->Without(class_name));
+  return json::object{};
 }
 
 }  // namespace crmd::write

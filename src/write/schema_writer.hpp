@@ -1,6 +1,5 @@
-// Schema changes requested through `/schemas` (spec §4.5, Parse's body shapes). For now:
-// declaring and dropping indexes (including the text indexes `$text` needs) and setting
-// class-level permissions. Fields arrive with the schema issue.
+// Schema changes requested through `/schemas` (spec §4.5, §2.5; Parse's body shapes). Callers
+// check the credential (master or API key).
 #pragma once
 
 #include <boost/json.hpp>
@@ -11,9 +10,17 @@
 
 namespace crmd::write {
 
-// `PUT /schemas/{T}` with `{"indexes": {"<name>": {"<field>": 1 | -1 | "text"} | {"__op":"Delete"}}}`.
-// Answers the class's schema object. Master and API keys only (callers check).
+// `POST /schemas/{T}`: a new class (400 103 when it exists) with empty class-level permissions
+// for every operation (spec §2.5) unless the body sets them. Answers the schema object.
+Result<boost::json::object> CreateSchema(auth::Context& ctx, std::string_view class_name,
+                                         const boost::json::object& body);
+
+// `PUT /schemas/{T}`: adds or deletes fields (`{"__op":"Delete"}`, data included), merges
+// class-level permissions, adds or drops indexes. A refused body changes nothing.
 Result<boost::json::object> UpdateSchema(auth::Context& ctx, std::string_view class_name,
                                          const boost::json::object& body);
+
+// `DELETE /schemas/{T}`: drops an empty class (255 when it holds records).
+Result<boost::json::object> DeleteSchema(auth::Context& ctx, std::string_view class_name);
 
 }  // namespace crmd::write

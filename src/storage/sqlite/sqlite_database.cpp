@@ -134,15 +134,17 @@ std::vector<std::string> TextFields(const schema::ClassSchema* cls) {
   return out;
 }
 
-// Keeps the FTS5 table and its triggers in step with the class's text-indexed fields.
-void SyncTextIndex(Connection& c, const schema::ClassSchema* before, const schema::ClassSchema& after) {
-  const auto old_fields = TextFields(before);
-  const auto new_fields = TextFields(&after);
-  if (old_fields == new_fields) return;
-  const std::string table = Quote(after.name), fts = Quote(TextIndexTable(after.name));
+void DropTextIndex(Connection& c, const std::string& table_name) {
   for (const char* suffix : {":ai", ":ad", ":au"})
-    c.Exec("DROP TRIGGER IF EXISTS " + Quote(TextIndexTable(after.name) + suffix));
-  c.Exec("DROP TABLE IF EXISTS " + fts);
+    c.Exec("DROP TRIGGER IF EXISTS " + Quote(TextIndexTable(table_name) + suffix));
+  c.Exec("DROP TABLE IF EXISTS " + Quote(TextIndexTable(table_name)));
+}
+
+// Rebuilds the FTS5 table and its triggers for the class's text-indexed fields (after the old
+// ones were dropped, see SaveClass).
+void CreateTextIndex(Connection& c, const schema::ClassSchema& after) {
+  const auto new_fields = TextFields(&after);
+  const std::string table = Quote(after.name), fts = Quote(TextIndexTable(after.name));
   if (new_fields.empty()) return;
   std::string cols, new_vals, old_vals;
   for (const auto& f : new_fields) {
@@ -165,21 +167,27 @@ void SyncTextIndex(Connection& c, const schema::ClassSchema* before, const schem
   c.Exec(fmt::format("INSERT INTO {0}({0}) VALUES ('rebuild')", fts));
 }
 
-// Creates and drops the declared (non-text) indexes so the store matches `after.indexes`.
-void SyncIndexes(Connection& c, const schema::ClassSchema* before, const schema::ClassSchema& after) {
-  auto name_of = [&](std::string_view index) { return Quote(fmt::format("uidx:{}:{}", after.name, index)); };
+std::string UserIndexName(std::string_view table, std::string_view index) {
+  return Quote(fmt::format("uidx:{}:{}", table, index));
+}
+
+// Drops the declared indexes `after` no longer has (or has changed).
+void DropIndexes(Connection& c, const schema::ClassSchema& before, const schema::ClassSchema& after) {
+  for (const auto& index : before.indexes) {
+    const auto* now = after.indexes.if_contains(index.key());
+    if (!now || *now != index.value()) c.Exec("DROP INDEX IF EXISTS " + UserIndexName(after.name, index.key()));
+  }
+}
+
+// Creates the declared (non-text) indexes `before` lacked.
+void CreateIndexes(Connection& c, const schema::ClassSchema* before, const schema::ClassSchema& after) {
+  auto name_of = [&](std::string_view index) { return UserIndexName(after.name, index); };
   auto is_plain = [](const boost::json::value& spec) {
     if (!spec.is_object() || spec.get_object().empty()) return false;
     for (const auto& kv : spec.get_object())
       if (!kv.value().is_number()) return false;
     return true;
   };
-  if (before) {
-    for (const auto& index : before->indexes) {
-      const auto* now = after.indexes.if_contains(index.key());
-      if (!now || *now != index.value()) c.Exec("DROP INDEX IF EXISTS " + name_of(index.key()));
-    }
-  }
   for (const auto& index : after.indexes) {
     if (!is_plain(index.value())) continue;
     const auto* was = before ? before->indexes.if_contains(index.key()) : nullptr;
@@ -272,15 +280,29 @@ class SqliteWriteTransaction final : public WriteTransaction {
       for (const auto& [name, def] : after.fields)
         if (def.type == schema::FieldType::kPointer) CreateIndex(c_, after.name, name);
     } else {
+      // Drops first: SQLite refuses to drop a column an index or trigger still uses.
+      DropIndexes(c_, *before, after);
+      const bool text_changed = TextFields(before) != TextFields(&after);
+      if (text_changed) DropTextIndex(c_, after.name);
+      for (const auto& [name, def] : before->fields) {
+        if (after.FindField(name)) continue;
+        if (def.type == schema::FieldType::kRelation) {
+          c_.Exec("DROP TABLE IF EXISTS " + Quote("_Join:" + name + ":" + after.name));
+          continue;
+        }
+        c_.Exec("DROP INDEX IF EXISTS " + IndexName(after.name, name));
+        c_.Exec(fmt::format("ALTER TABLE {} DROP COLUMN {}", Quote(after.name), Quote(name)));
+      }
       for (const auto& [name, def] : after.fields) {
         if (before->FindField(name) || def.type == schema::FieldType::kRelation) continue;
         c_.Exec(fmt::format("ALTER TABLE {} ADD COLUMN {} {}", Quote(after.name), Quote(name),
                             SqlType(def.type)));
         if (def.type == schema::FieldType::kPointer) CreateIndex(c_, after.name, name);
       }
+      if (text_changed) CreateTextIndex(c_, after);
     }
-    SyncIndexes(c_, before, after);
-    SyncTextIndex(c_, before, after);
+    CreateIndexes(c_, before, after);
+    if (!before) CreateTextIndex(c_, after);
     CreateJoinTables(c_, after);
     auto st = c_.Prepare(
         "INSERT INTO _crmd_schema(className, definition) VALUES (?, ?) "
@@ -333,6 +355,23 @@ class SqliteWriteTransaction final : public WriteTransaction {
       st.Step();
       st.Reset();
     }
+  }
+
+  void DropClass(const schema::ClassSchema& cls) override {
+    DropTextIndex(c_, cls.name);
+    for (const auto& [field, def] : cls.fields)
+      if (def.type == schema::FieldType::kRelation)
+        c_.Exec("DROP TABLE IF EXISTS " + Quote("_Join:" + field + ":" + cls.name));
+    c_.Exec("DROP TABLE IF EXISTS " + Quote(cls.name));
+    auto st = c_.Prepare("DELETE FROM _crmd_schema WHERE className = ?");
+    st.Bind(1, cls.name);
+    st.Step();
+  }
+
+  std::int64_t Count(const schema::ClassSchema& cls) override {
+    auto st = c_.Prepare("SELECT count(*) FROM " + Quote(cls.name));
+    st.Step();
+    return std::get<std::int64_t>(st.Column(0));
   }
 
   bool Delete(const schema::ClassSchema& cls, std::string_view object_id) override {
