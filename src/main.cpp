@@ -2,7 +2,8 @@
 //   crmd serve --data DIR --listen HOST:PORT [--prefix core] [--public-url URL] [--static-url URL]
 //              [--threads N] [--durability full|normal] [--session-ttl SECONDS] [--lockout-minutes N]
 //              [--smtp-url URL] [--mail-from ADDRESS]
-//   crmd app create --data DIR [--id APP_ID] [--name NAME]    -> {"appId","masterKey","apiKey","apiKeyName"}
+//   crmd app create --data DIR [--id APP_ID] [--name NAME] [--no-product-base]
+//                                                             -> {"appId","masterKey","apiKey","apiKeyName"}
 //   crmd key create --data DIR --app APP_ID --name NAME       -> {"apiKey"}
 //   crmd key revoke --data DIR --app APP_ID --name NAME
 //   crmd key list   --data DIR --app APP_ID                   -> {"keys":[{"name","createdAt","revokedAt"}]}
@@ -22,6 +23,7 @@
 #include "util/json.hpp"
 #include "util/log.hpp"
 #include "util/time.hpp"
+#include "write/product_base.hpp"
 
 namespace {
 
@@ -114,13 +116,26 @@ int Serve(const ServeFlags& flags) {
   return 0;
 }
 
-int CreateApp(const std::string& data, std::string app_id, const std::string& name) {
+int CreateApp(const std::string& data, std::string app_id, const std::string& name, bool product_base) {
   if (app_id.empty()) app_id = ids::RandomAlnum(20);
   if (!app::IsValidAppId(app_id)) return Fail("--id must be 1-64 of [A-Za-z0-9_-]");
   const std::string master = ids::NewSecret(), api_key = ids::NewSecret(), now = timeutil::NowIso();
   storage::AppRecord record{app_id, name.empty() ? app_id : name, ids::HashSecret(master), now,
                             {{kDefaultKeyName, ids::HashSecret(api_key), now, std::nullopt}}};
   storage::RegistryStore store(RegistryPath(data));
+  if (store.Load(app_id)) return Fail("application " + app_id + " already exists");
+  // The store is complete before the registry names the application, so a running server never
+  // serves it half-loaded. A store left by an interrupted create is not an application: replace it.
+  const auto dir = std::filesystem::path(data) / "apps" / app_id;
+  std::filesystem::remove_all(dir);
+  try {
+    app::Applications apps(data, app::StoreOptions{storage::Durability::kFull, 1});
+    auto app = apps.Open(app_id);
+    if (product_base) write::LoadProductBase(*app);
+  } catch (...) {
+    std::filesystem::remove_all(dir);
+    throw;
+  }
   if (store.CreateApp(record) == storage::RegistryChange::kAlreadyExists)
     return Fail("application " + app_id + " already exists");
   Print(json::object{{"appId", app_id}, {"masterKey", master}, {"apiKey", api_key},
@@ -201,6 +216,9 @@ int main(int argc, char** argv) {
   app_create->add_option("--data", data, "Data directory")->required();
   app_create->add_option("--id", app_id, "Application id (default: random)");
   app_create->add_option("--name", name, "Display name");
+  bool no_product_base = false;
+  app_create->add_flag("--no-product-base", no_product_base,
+                       "Start empty (system classes only) instead of from the CRM product base");
 
   auto* key_cmd = cli.add_subcommand("key", "Manage API keys");
   key_cmd->require_subcommand(1);
@@ -217,7 +235,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(cli, argc, argv);
   try {
     if (serve_cmd->parsed()) return Serve(serve);
-    if (app_create->parsed()) return CreateApp(data, app_id, name);
+    if (app_create->parsed()) return CreateApp(data, app_id, name, !no_product_base);
     if (key_create->parsed()) return CreateKey(data, app_id, name);
     if (key_revoke->parsed()) return RevokeKey(data, app_id, name);
     if (key_list->parsed()) return ListKeys(data, app_id);

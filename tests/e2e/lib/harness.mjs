@@ -81,10 +81,13 @@ export function cliJson(args, opts) {
 }
 
 // `crmd app create`: {appId, masterKey, apiKey, apiKeyName}.
-export function createApp(dataDir, { id, name } = {}) {
+// Suites that test generic behaviour start from an empty application; `productBase: true` gives
+// the CRM product base a real application starts from (issue 5).
+export function createApp(dataDir, { id, name, productBase = false } = {}) {
   const args = ['app', 'create', '--data', dataDir];
   if (id !== undefined) args.push('--id', id);
   if (name !== undefined) args.push('--name', name);
+  if (!productBase) args.push('--no-product-base');
   return cliJson(args);
 }
 
@@ -411,9 +414,9 @@ function parseRawResponse(buf, atEof = false) {
 // Small helpers used by several files
 
 // Fresh data dir + one application + a running server.
-export async function setup(serverOpts = {}) {
+export async function setup(serverOpts = {}, appOpts = {}) {
   const dataDir = makeDataDir();
-  const app = createApp(dataDir);
+  const app = createApp(dataDir, appOpts);
   const server = await startServer(dataDir, serverOpts);
   return { dataDir, app, server };
 }
