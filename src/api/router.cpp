@@ -8,6 +8,7 @@
 #include "api/records.hpp"
 #include "api/schemas.hpp"
 #include "api/users.hpp"
+#include "query/aggregate.hpp"
 #include "auth/sessions.hpp"
 #include "api/target.hpp"
 #include "auth/identity.hpp"
@@ -98,6 +99,16 @@ Response Router::Route(const Request& request) {
   if (family == "schemas" && routed.segments.size() <= 2) return HandleSchemas(request, routed, ctx);
   if (family == "users" || family == "login" || family == "logout" || family == "requestPasswordReset")
     return HandleUsers(request, routed, ctx, token);
+  if (family == "classes-aggregate" && routed.segments.size() == 2 && request.method == Method::kGet) {
+    Response response;
+    auto status = query::Aggregate(ctx, routed.segments[1], routed.params, response.body);
+    if (!status.ok()) return ErrorResponse(status.error());
+    return response;
+  }
+  // Spec §4.9: the generic functions path exists but holds no function.
+  if (family == "functions" && routed.segments.size() == 2 &&
+      (request.method == Method::kPost || request.method == Method::kGet))
+    return ErrorResponse(ApiError{400, 141, "function not found"});
   if (family == "batch" && routed.segments.size() == 1 && request.method == Method::kPost)
     return HandleBatch(request, ctx, options_.prefix, [this](const Request& item) { return Route(item); });
 

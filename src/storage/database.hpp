@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "query/aggregate_plan.hpp"
 #include "query/where.hpp"
 #include "schema/class_schema.hpp"
 #include "storage/row.hpp"
@@ -109,6 +110,9 @@ class Database {
   virtual void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) = 0;
   // How many rows `query`'s where selects (limit and skip ignored).
   virtual std::int64_t Count(const schema::ClassSchema& cls, const query::Query& query) = 0;
+  // Rows of [key, accumulator...] (or [value] when plan.distinct), one per group.
+  virtual std::vector<std::vector<Cell>> Aggregate(const schema::ClassSchema& cls,
+                                                   const query::AggregatePlan& plan) = 0;
   // The store's plan for Find, for tests and diagnosis.
   virtual std::string ExplainFind(const schema::ClassSchema& cls, const query::Query& query) = 0;
 

@@ -531,6 +531,49 @@ class SqliteDatabase final : public Database {
     return std::get<std::int64_t>(st.Column(0));
   }
 
+  std::vector<std::vector<Cell>> Aggregate(const schema::ClassSchema& cls, const query::AggregatePlan& plan) override {
+    SqlFragment where = CompileWhere(plan.query, cls.name);
+    const std::string key = plan.key_column.empty() ? std::string("NULL") : "t0." + Quote(plan.key_column);
+    std::string sql;
+    std::vector<Cell> params;
+    if (plan.distinct) {
+      sql = fmt::format("SELECT DISTINCT {0} FROM {1} AS t0 WHERE ({2}) AND {0} IS NOT NULL", key, Quote(cls.name), where.sql);
+    } else {
+      sql = "SELECT " + key;
+      for (const auto& acc : plan.accumulators) {
+        const std::string col = "t0." + Quote(acc.column);
+        switch (acc.op) {
+          case query::AccumulatorOp::kSum:
+            if (acc.column.empty()) {
+              sql += ", COUNT(*) * ?";
+              params.emplace_back(acc.constant);
+            } else {
+              sql += ", TOTAL(" + col + ")";
+            }
+            break;
+          case query::AccumulatorOp::kAvg: sql += ", AVG(" + col + ")"; break;
+          case query::AccumulatorOp::kMin: sql += ", MIN(" + col + ")"; break;
+          case query::AccumulatorOp::kMax: sql += ", MAX(" + col + ")"; break;
+          case query::AccumulatorOp::kCount: sql += ", COUNT(*)"; break;
+        }
+      }
+      sql += fmt::format(" FROM {} AS t0 WHERE {}", Quote(cls.name), where.sql);
+      if (!plan.key_column.empty()) sql += " GROUP BY 1";
+    }
+    for (auto& p : where.params) params.push_back(std::move(p));
+    auto reader = Acquire();
+    auto st = reader->Prepare(sql);
+    BindAll(st, params);
+    std::vector<std::vector<Cell>> rows;
+    const int width = plan.distinct ? 1 : 1 + static_cast<int>(plan.accumulators.size());
+    while (st.Step()) {
+      std::vector<Cell> row;
+      for (int i = 0; i < width; ++i) row.push_back(st.Column(i));
+      rows.push_back(std::move(row));
+    }
+    return rows;
+  }
+
   std::string ExplainFind(const schema::ClassSchema& cls, const query::Query& query) override {
     SqlFragment where;
     const std::string sql = "EXPLAIN QUERY PLAN " + FindSql(cls, query, where);
