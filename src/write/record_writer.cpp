@@ -87,6 +87,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
   bool unused_end_sessions = false;
   if (class_name == kUserClass)
     CRMD_TRY(ApplyUserRules(*txn, cls, body, WriteKind::kCreate, {}, user, changes, unused_end_sessions));
+  if (class_name == "_Role") CRMD_TRY(ApplyRoleRules(*txn, cls, body, WriteKind::kCreate, {}));
   SetWriter(ctx, cls, true, changes);
 
   storage::Row row;
@@ -138,6 +139,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     // A new password or a deactivation ends every session of the user (SECURITY.md).
     if (end_sessions) auth::DeleteUserSessions(app, *txn, current->object_id);
   }
+  if (class_name == "_Role") CRMD_TRY(ApplyRoleRules(*txn, cls, body, WriteKind::kUpdate, current->object_id));
   SetWriter(ctx, cls, false, changes);
 
   storage::Row row;

@@ -1,6 +1,7 @@
 #include "write/user_rules.hpp"
 
 #include "auth/password.hpp"
+#include "schema/names.hpp"
 #include "schema/system_classes.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
@@ -53,6 +54,26 @@ Status CheckUserWriter(const auth::Identity& identity, const json::object& body,
     return errors::CannotModifyUser(target_id);
   for (const char* key : {"password", "email", "permissions", "username"})
     if (body.contains(key)) return errors::PermissionDenied("update", "_User");
+  return {};
+}
+
+Status ApplyRoleRules(storage::WriteTransaction& txn, const schema::ClassSchema& cls, const json::object& body,
+                      WriteKind kind, const std::string& self) {
+  const auto* name = body.if_contains("name");
+  if (kind == WriteKind::kUpdate) {
+    if (name) return ApiError{400, 136, "A role's name can only be set before it has been saved."};
+    return {};
+  }
+  auto valid = [](std::string_view n) {
+    if (n.empty() || n.size() > schema::kMaxNameLength) return false;
+    for (char c : n)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != ' ') return false;
+    return true;
+  };
+  if (!name || !name->is_string() || !valid(name->get_string()))
+    return ApiError{400, 139, "Role names can only contain alphanumeric characters, _, -, and spaces."};
+  if (TakenByAnother(txn, cls, "name", std::string(name->get_string()), self))
+    return ApiError{400, errors::kDuplicateValue, "Cannot add duplicate role name of " + std::string(name->get_string()) + "."};
   return {};
 }
 

@@ -37,6 +37,11 @@ Status ApplyUserRules(storage::WriteTransaction& txn, const schema::ClassSchema&
                       const boost::json::object& body, WriteKind kind, const std::string& self,
                       const UserWrite& user, FieldChanges& changes, bool& end_sessions);
 
+// `_Role` (Parse's rules): a name of letters, digits, `_`, `-` and spaces is required on create,
+// unique, and cannot change afterwards, since ACLs and CLPs name roles by it (`role:<name>`).
+Status ApplyRoleRules(storage::WriteTransaction& txn, const schema::ClassSchema& cls,
+                      const boost::json::object& body, WriteKind kind, const std::string& self);
+
 // The ACL a new user gets when the body sets none (Parse): public read, the user writes.
 std::string DefaultUserAcl(const std::string& user_id);
 

@@ -84,3 +84,17 @@ test('SECURITY field oracles: protectedFields that crmd cannot enforce yet are r
   assert.equal(r.status, 400, r.text);
   assert.equal(r.body.code, 107);
 });
+
+test('SECURITY principal confusion: role names are validated, unique and immutable (ACLs name roles by them)', async () => {
+  const first = await request(server, 'POST', '/core/classes/_Role', { headers: M, body: { name: 'Sales Team', ACL: { '*': { read: true } } } });
+  assert.equal(first.status, 201, first.text);
+  const dup = await request(server, 'POST', '/core/classes/_Role', { headers: M, body: { name: 'Sales Team' } });
+  assert.deepEqual(dup.body, { code: 137, error: 'Cannot add duplicate role name of Sales Team.' });
+  for (const name of ['role:Admin', '*', 'a"b', '', 'x'.repeat(64)]) {
+    const bad = await request(server, 'POST', '/core/classes/_Role', { headers: M, body: { name } });
+    assert.equal(bad.status, 400, `${name}: ${bad.text}`);
+    assert.equal(bad.body.code, 139);
+  }
+  const rename = await request(server, 'PUT', `/core/classes/_Role/${first.body.objectId}`, { headers: M, body: { name: 'Admins' } });
+  assert.deepEqual(rename.body, { code: 136, error: "A role's name can only be set before it has been saved." });
+});
