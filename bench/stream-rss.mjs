@@ -11,7 +11,7 @@ const bin = process.argv[2] || 'build/crmd';
 const ROWS = 100_000;
 const IN_FLIGHT = 32;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'crmd-rss-'));
-const app = JSON.parse(execFileSync(bin, ['app', 'create', '--data', dir, '--id', 'bench']));
+const app = JSON.parse(execFileSync(bin, ['app', 'create', '--data', dir, '--id', 'bench', '--no-product-base']));
 const server = spawn(bin, ['serve', '--data', dir, '--listen', '127.0.0.1:0', '--durability', 'normal'],
   { stdio: ['ignore', 'ignore', 'pipe'] });
 const port = await new Promise((resolve, reject) => {
