@@ -109,7 +109,7 @@ Result<json::object> LogIn(Context& ctx, std::string_view username, std::string_
   auto stored = txn->Get(cls, fresh->row.object_id);
   txn->Commit();
 
-  json::object out = query::EncodeRow(cls, storage::StoredColumns(cls), *stored);
+  json::object out = query::EncodeRow(cls, *stored);
   out[schema::kFailedLogins] = failures;
   out["sessionToken"] = token;
   return out;
@@ -120,7 +120,7 @@ Result<json::object> CurrentUser(Context& ctx, std::string_view token) {
   const auto& cls = *snapshot->Find("_User");
   auto row = ctx.app->db().Get(cls, ctx.identity.user_id);
   if (!row) return errors::InvalidSessionToken();
-  json::object out = query::EncodeRow(cls, storage::StoredColumns(cls), *row);
+  json::object out = query::EncodeRow(cls, *row);
   out["sessionToken"] = token;
   return out;
 }

@@ -99,12 +99,7 @@ struct Server::Impl {
     const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
                             std::chrono::steady_clock::now() - start)
                             .count();
-    log::Info("request", {{"method", facts.method},
-                          {"path", facts.path},
-                          {"status", status},
-                          {"bytes", bytes},
-                          {"ms", static_cast<double>(micros) / 1000.0},
-                          {"ip", facts.remote_ip}});
+    log::Request(facts.method, facts.path, status, bytes, static_cast<double>(micros) / 1000.0, facts.remote_ip);
   }
 
   // Answers a request the handler never saw (a limit, a malformed message) and closes.

@@ -10,19 +10,18 @@ namespace crmd::query {
 
 namespace json = boost::json;
 
-json::object EncodeRow(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
-                       const storage::Row& row) {
+json::object EncodeRow(const schema::ClassSchema& cls, const storage::Row& row) {
   json::object out;
-  out.reserve(columns.size() + 4);
+  out.reserve(row.cells.size() + 4);
   out["objectId"] = row.object_id;
   out["createdAt"] = row.created_at;
   out["updatedAt"] = row.updated_at;
-  // `columns` is StoredColumns(cls): the declared fields in order, Relations skipped. Walking both
-  // in step keeps a row linear in its field count.
+  // Cells follow the declared fields in order, Relations skipped: walking both in step keeps a row
+  // linear in its field count.
   std::size_t i = 0;
   for (const auto& [name, def] : cls.fields) {
     if (def.type == schema::FieldType::kRelation) continue;
-    if (i >= columns.size() || i >= row.cells.size()) break;
+    if (i >= row.cells.size()) break;
     const std::size_t at = i++;
     if (schema::IsSecretField(cls.name, name)) continue;
     if (storage::IsNull(row.cells[at])) {

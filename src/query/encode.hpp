@@ -12,8 +12,7 @@
 
 namespace crmd::query {
 
-// `columns` must be storage::StoredColumns(cls) (what every storage read returns).
-boost::json::object EncodeRow(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
-                              const storage::Row& row);
+// `row` must come from a storage read of `cls` (its cells follow the class's stored fields).
+boost::json::object EncodeRow(const schema::ClassSchema& cls, const storage::Row& row);
 
 }  // namespace crmd::query

@@ -96,7 +96,7 @@ void Expand(const auth::Context& ctx, const schema::Snapshot& snapshot,
     for (const auto& row : rows.rows) {
       // A record the caller's ACL hides stays a Pointer, as a direct get would answer 404.
       if (!ctx.identity.IsMaster() && !auth::AclGrants(row.acl, principals, false)) continue;
-      auto encoded = EncodeRow(*target, rows.columns, row);
+      auto encoded = EncodeRow(*target, row);
       json::object expanded{{"__type", "Object"}, {"className", target->name}};
       for (auto& kv : encoded) expanded[kv.key()] = std::move(kv.value());
       found.emplace(row.object_id, std::move(expanded));
@@ -171,7 +171,7 @@ Result<json::object> GetRecord(auth::Context& ctx, std::string_view class_name,
   if (!row) return errors::ObjectNotFound();
   if (!ctx.identity.IsMaster() && !auth::AclGrants(row->acl, ctx.identity.Principals(), false))
     return errors::ObjectNotFound();  // hidden and missing look the same (spec §7)
-  json::object out = EncodeRow(*cls, storage::StoredColumns(*cls), *row);
+  json::object out = EncodeRow(*cls, *row);
   if (!include.empty()) Expand(ctx, *snapshot, *cls, {&out}, BuildTree(include));
   if (keys) Project(out, BuildTree(*keys));
   return out;
@@ -194,7 +194,6 @@ Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRe
     query.order = SortableOrder(*cls, request.order);
     query.limit = request.limit;
     query.skip = request.skip;
-    const auto columns = storage::StoredColumns(*cls);
     const PathTree include = BuildTree(request.include);
     const std::optional<PathTree> keys =
         request.keys ? std::optional<PathTree>(BuildTree(*request.keys)) : std::nullopt;
@@ -217,7 +216,7 @@ Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRe
       chunk.clear();
     };
     ctx.app->db().Find(*cls, query, [&](const storage::Row& row) {
-      chunk.push_back(EncodeRow(*cls, columns, row));
+      chunk.push_back(EncodeRow(*cls, row));
       if (chunk.size() == kStreamChunk) flush();
       return true;
     });

@@ -51,9 +51,7 @@ std::string FormatNumber(double d) {
   return out;
 }
 
-namespace {
-
-void WriteString(std::string_view s, std::string& out) {
+void AppendJsonString(std::string_view s, std::string& out) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
   for (unsigned char c : s) {
@@ -78,8 +76,6 @@ void WriteString(std::string_view s, std::string& out) {
   out.push_back('"');
 }
 
-}  // namespace
-
 void WriteJson(const json::value& v, std::string& out) {
   switch (v.kind()) {
     case json::kind::null: out += "null"; return;
@@ -97,7 +93,7 @@ void WriteJson(const json::value& v, std::string& out) {
       return;
     }
     case json::kind::double_: out += FormatNumber(v.get_double()); return;
-    case json::kind::string: WriteString(v.get_string(), out); return;
+    case json::kind::string: AppendJsonString(v.get_string(), out); return;
     case json::kind::array: {
       out.push_back('[');
       bool first = true;
@@ -115,7 +111,7 @@ void WriteJson(const json::value& v, std::string& out) {
       for (const auto& kv : v.get_object()) {
         if (!first) out.push_back(',');
         first = false;
-        WriteString(kv.key(), out);
+        AppendJsonString(kv.key(), out);
         out.push_back(':');
         WriteJson(kv.value(), out);
       }

@@ -25,6 +25,9 @@ Result<json::value> ParseJson(std::string_view text, bool* too_deep = nullptr);
 void WriteJson(const json::value& v, std::string& out);
 std::string ToJson(const json::value& v);
 
+// Appends `s` as a JSON string literal (quotes and escapes included).
+void AppendJsonString(std::string_view s, std::string& out);
+
 // JavaScript's Number-to-String for a double (shortest round-trip, no exponent for integers < 1e21).
 std::string FormatNumber(double d);
 

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "util/json.hpp"
 #include "util/time.hpp"
 
@@ -26,6 +28,24 @@ const char* LevelName(Level level) {
 }  // namespace
 
 void SetLevel(Level level) { g_level = level; }
+
+void Request(std::string_view method, std::string_view path, int status, std::size_t bytes, double ms,
+             std::string_view ip) {
+  if (Level::kInfo < g_level.load(std::memory_order_relaxed)) return;
+  thread_local std::string line;
+  line.clear();
+  line += "{\"ts\":\"";
+  line += timeutil::NowIso();
+  line += "\",\"level\":\"info\",\"msg\":\"request\",\"method\":";
+  AppendJsonString(method, line);
+  line += ",\"path\":";
+  AppendJsonString(path, line);
+  fmt::format_to(std::back_inserter(line), ",\"status\":{},\"bytes\":{},\"ms\":{:.3f},\"ip\":", status, bytes, ms);
+  AppendJsonString(ip, line);
+  line += "}\n";
+  std::lock_guard lock(g_mutex);
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
 
 void Write(Level level, std::string_view message, const boost::json::object& fields) {
   if (level < g_level.load(std::memory_order_relaxed)) return;

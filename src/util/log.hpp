@@ -16,6 +16,11 @@ inline void Info(std::string_view m, const boost::json::object& f = {}) { Write(
 inline void Warn(std::string_view m, const boost::json::object& f = {}) { Write(Level::kWarn, m, f); }
 inline void Error(std::string_view m, const boost::json::object& f = {}) { Write(Level::kError, m, f); }
 
+// The access-log line of one request, formatted straight into a buffer: it is written for every
+// request, so it skips the JSON object Write() builds.
+void Request(std::string_view method, std::string_view path, int status, std::size_t bytes, double ms,
+             std::string_view ip);
+
 // Lines below this level are dropped. Default: kInfo.
 void SetLevel(Level level);
 

@@ -43,14 +43,11 @@ void Assign(FieldChanges& out, const std::string& field, storage::Cell cell) {
 
 }  // namespace
 
-CurrentValues::CurrentValues(const schema::ClassSchema& cls, const storage::Row& row)
-    : row_(&row), columns_(storage::StoredColumns(cls)) {}
+CurrentValues::CurrentValues(const schema::ClassSchema& cls, const storage::Row& row) : cls_(&cls), row_(&row) {}
 
 json::value CurrentValues::Get(std::string_view field, const schema::FieldDef& def) const {
   if (!row_) return nullptr;
-  for (std::size_t i = 0; i < columns_.size() && i < row_->cells.size(); ++i)
-    if (columns_[i] == field) return schema::DecodeCell(row_->cells[i], def);
-  return nullptr;
+  return schema::DecodeCell(storage::CellOf(*cls_, *row_, field), def);
 }
 
 Result<FieldChanges> CollectChanges(const json::object& body, schema::ClassSchema& cls,

@@ -24,8 +24,8 @@ class CurrentValues {
   boost::json::value Get(std::string_view field, const schema::FieldDef& def) const;
 
  private:
+  const schema::ClassSchema* cls_ = nullptr;
   const storage::Row* row_ = nullptr;
-  std::vector<std::string> columns_;
 };
 
 // Rows to add to or remove from a Relation field's join table.

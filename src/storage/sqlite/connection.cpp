@@ -71,6 +71,13 @@ std::string Statement::ColumnText(int index) const {
   return std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, index)));
 }
 
+int Statement::ColumnCount() const { return sqlite3_column_count(stmt_); }
+
+std::string_view Statement::ColumnName(int index) const {
+  const char* name = sqlite3_column_name(stmt_, index);
+  return name ? std::string_view(name) : std::string_view();
+}
+
 bool Statement::ColumnIsNull(int index) const {
   return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
 }

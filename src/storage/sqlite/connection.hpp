@@ -31,6 +31,8 @@ class Statement {
   // Ready to run again with new bindings (the destructor does this too).
   void Reset();
   Cell Column(int index) const;
+  int ColumnCount() const;
+  std::string_view ColumnName(int index) const;
   std::string ColumnText(int index) const;
   bool ColumnIsNull(int index) const;
 

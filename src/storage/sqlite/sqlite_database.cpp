@@ -27,13 +27,32 @@ namespace crmd::storage {
 namespace sqlite {
 namespace {
 
-constexpr const char* kRowPrefix = "objectId, createdAt, updatedAt, _acl, _nulls";
-constexpr int kFirstCellColumn = 5;
+// Reads select `t0.*`: the table's columns are, by construction, these seven followed by the
+// class's stored fields in schema order (ADD COLUMN appends, DROP COLUMN removes, as the schema's
+// field list does). The SQL text is then short and fixed per class, so the statement cache hits
+// without rebuilding a column list; CheckLayout() proves the invariant on every read.
+constexpr const char* kSelectAll = "t0.*";
+constexpr int kFixedColumns = 7;  // objectId, createdAt, updatedAt, _acl, _rperm, _wperm, _nulls
+constexpr int kAclColumn = 3, kNullsColumn = 6;
 
-std::string SelectList(const schema::ClassSchema& cls) {
-  std::string sql = kRowPrefix;
-  for (const auto& c : StoredColumns(cls)) sql += ", " + Quote(c);
-  return sql;
+std::size_t CellCount(const schema::ClassSchema& cls) {
+  std::size_t n = 0;
+  for (const auto& [name, def] : cls.fields) n += def.type != schema::FieldType::kRelation;
+  return n;
+}
+
+// Refuses to read rows whose columns do not line up with the schema: a wrong answer is worse
+// than a 500. Call after a Step() that returned a row: a statement cached before an ALTER TABLE
+// reports its old columns until SQLite re-prepares it at that step.
+void CheckLayout(const Statement& st, const schema::ClassSchema& cls) {
+  int i = kFixedColumns;
+  bool ok = st.ColumnCount() == kFixedColumns + static_cast<int>(CellCount(cls));
+  for (const auto& [name, def] : cls.fields) {
+    if (!ok) break;
+    if (def.type == schema::FieldType::kRelation) continue;
+    ok = st.ColumnName(i++) == name;
+  }
+  if (!ok) throw StorageError("sqlite: the columns of " + cls.name + " do not match its schema");
 }
 
 std::string NullsText(const std::vector<std::string>& nulls) {
@@ -73,11 +92,11 @@ Row ReadRow(const Statement& st, std::size_t cell_count) {
   row.object_id = st.ColumnText(0);
   row.created_at = st.ColumnText(1);
   row.updated_at = st.ColumnText(2);
-  if (!st.ColumnIsNull(3)) row.acl = st.ColumnText(3);
-  if (!st.ColumnIsNull(4)) row.nulls = ParseNulls(st.ColumnText(4));
+  if (!st.ColumnIsNull(kAclColumn)) row.acl = st.ColumnText(kAclColumn);
+  if (!st.ColumnIsNull(kNullsColumn)) row.nulls = ParseNulls(st.ColumnText(kNullsColumn));
   row.cells.reserve(cell_count);
   for (std::size_t i = 0; i < cell_count; ++i)
-    row.cells.push_back(st.Column(kFirstCellColumn + static_cast<int>(i)));
+    row.cells.push_back(st.Column(kFixedColumns + static_cast<int>(i)));
   return row;
 }
 
@@ -209,7 +228,7 @@ void CreateJoinTables(Connection& c, const schema::ClassSchema& cls) {
 
 std::string FindSql(const schema::ClassSchema& cls, const query::Query& query, SqlFragment& where) {
   where = CompileWhere(query, cls.name);
-  std::string sql = fmt::format("SELECT {} FROM {} AS t0 WHERE {}", SelectList(cls), Quote(cls.name), where.sql);
+  std::string sql = fmt::format("SELECT {} FROM {} AS t0 WHERE {}", kSelectAll, Quote(cls.name), where.sql);
   for (std::size_t i = 0; i < query.order.size(); ++i) {
     sql += i ? ", " : " ORDER BY ";
     sql += "t0." + Quote(query.order[i].first) + (query.order[i].second ? " DESC" : " ASC");
@@ -224,23 +243,27 @@ void BindAll(Statement& st, const std::vector<Cell>& params) {
 void RunFind(Connection& c, const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) {
   SqlFragment where;
   const std::string sql = FindSql(cls, query, where);
-  const std::size_t cells = StoredColumns(cls).size();
+  const std::size_t cells = CellCount(cls);
   auto st = c.Prepare(sql);
   BindAll(st, where.params);
   const int next = static_cast<int>(where.params.size()) + 1;
   // LIMIT -1 is "no limit" in SQLite; the record API has no maximum (spec §4.2).
   st.BindCell(next, Cell(query.limit < 0 ? std::int64_t{-1} : query.limit));
   st.BindCell(next + 1, Cell(query.skip));
-  while (st.Step())
+  bool first = true;
+  while (st.Step()) {
+    if (first) CheckLayout(st, cls);
+    first = false;
     if (!sink(ReadRow(st, cells))) break;
+  }
 }
 
 std::optional<Row> GetRow(Connection& c, const schema::ClassSchema& cls, std::string_view id) {
-  auto st = c.Prepare(fmt::format("SELECT {} FROM {} WHERE objectId = ?", SelectList(cls),
-                                  Quote(cls.name)));
+  auto st = c.Prepare(fmt::format("SELECT {} FROM {} AS t0 WHERE t0.objectId = ?", kSelectAll, Quote(cls.name)));
   st.Bind(1, id);
   if (!st.Step()) return std::nullopt;
-  return ReadRow(st, StoredColumns(cls).size());
+  CheckLayout(st, cls);
+  return ReadRow(st, CellCount(cls));
 }
 
 // A write transaction, or (inside a batch scope) a savepoint of the batch's transaction.
@@ -492,12 +515,15 @@ class SqliteDatabase final : public Database {
     auto reader = Acquire();
     // json_each binds the whole id list as one value: one statement shape for any list size.
     auto st = reader->Prepare(fmt::format(
-        "SELECT {} FROM {} WHERE objectId IN (SELECT value FROM json_each(?))", SelectList(cls),
+        "SELECT {} FROM {} AS t0 WHERE t0.objectId IN (SELECT value FROM json_each(?))", kSelectAll,
         Quote(cls.name)));
     boost::json::array list;
     for (const auto& id : ids) list.emplace_back(id);
     st.Bind(1, ToJson(list));
-    while (st.Step()) out.rows.push_back(ReadRow(st, out.columns.size()));
+    while (st.Step()) {
+      if (out.rows.empty()) CheckLayout(st, cls);
+      out.rows.push_back(ReadRow(st, out.columns.size()));
+    }
     return out;
   }
 
