@@ -146,7 +146,10 @@ Response HandleRecords(const Request& request, const Target& target, auth::Conte
           keys = std::move(parsed).value();
         }
       }
-      return Respond(200, query::GetRecord(ctx, class_name, object_id, include, keys));
+      Response response;
+      auto status = query::WriteRecord(ctx, class_name, object_id, include, keys, response.body);
+      if (!status.ok()) return ErrorResponse(status.error());
+      return response;
     }
     case Method::kPut: {
       auto body = ParseBodyObject(request);

@@ -1,6 +1,7 @@
 #include "query/encode.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "schema/codec.hpp"
 #include "schema/names.hpp"
@@ -38,6 +39,108 @@ json::object EncodeRow(const schema::ClassSchema& cls, const storage::Row& row) 
     if (acl.ok()) out["ACL"] = std::move(acl).value();
   }
   return out;
+}
+
+namespace {
+
+void WriteCell(const storage::Cell& cell, const schema::FieldDef& def, std::string& out) {
+  using schema::FieldType;
+  const auto* text = std::get_if<std::string>(&cell);
+  switch (def.type) {
+    case FieldType::kString:
+    case FieldType::kHtml:
+      if (text) return AppendJsonString(*text, out);
+      break;
+    case FieldType::kNumber:
+      if (const auto* i = std::get_if<std::int64_t>(&cell)) {
+        out += std::to_string(*i);
+        return;
+      }
+      if (const auto* d = std::get_if<double>(&cell)) {
+        out += FormatNumber(*d);
+        return;
+      }
+      break;
+    case FieldType::kBoolean:
+      if (const auto* i = std::get_if<std::int64_t>(&cell)) {
+        out += *i ? "true" : "false";
+        return;
+      }
+      break;
+    case FieldType::kDate:
+      if (text) {
+        out += "{\"__type\":\"Date\",\"iso\":";
+        AppendJsonString(*text, out);
+        out += "}";
+        return;
+      }
+      break;
+    case FieldType::kPointer:
+      if (text) {
+        out += "{\"__type\":\"Pointer\",\"className\":";
+        AppendJsonString(def.target_class, out);
+        out += ",\"objectId\":";
+        AppendJsonString(*text, out);
+        out += "}";
+        return;
+      }
+      break;
+    case FieldType::kArray:
+    case FieldType::kObject:
+    case FieldType::kFile:
+    case FieldType::kPrivateFile:
+    case FieldType::kAcl:
+      if (text && !text->empty()) {
+        out += *text;  // canonical JSON written by crmd
+        return;
+      }
+      break;
+    case FieldType::kRelation: break;
+  }
+  WriteJson(schema::DecodeCell(cell, def), out);  // a cell of another SQL type: as DecodeCell shows it
+}
+
+}  // namespace
+
+void WriteRow(const schema::ClassSchema& cls, const storage::Row& row, std::string& out) {
+  out += "{\"objectId\":";
+  AppendJsonString(row.object_id, out);
+  out += ",\"createdAt\":";
+  AppendJsonString(row.created_at, out);
+  out += ",\"updatedAt\":";
+  AppendJsonString(row.updated_at, out);
+  std::size_t i = 0;
+  for (const auto& [name, def] : cls.fields) {
+    if (def.type == schema::FieldType::kRelation) continue;
+    if (i >= row.cells.size()) break;
+    const std::size_t at = i++;
+    if (schema::IsSecretField(cls.name, name)) continue;
+    if (storage::IsNull(row.cells[at])) {
+      if (std::find(row.nulls.begin(), row.nulls.end(), name) == row.nulls.end()) continue;
+      out += ",";
+      AppendJsonString(name, out);
+      out += ":null";
+      continue;
+    }
+    out += ",";
+    AppendJsonString(name, out);
+    out += ":";
+    WriteCell(row.cells[at], def, out);
+  }
+  // Relations after the stored fields, as EncodeRow orders them.
+  for (const auto& [name, def] : cls.fields) {
+    if (def.type != schema::FieldType::kRelation) continue;
+    out += ",";
+    AppendJsonString(name, out);
+    out += ":{\"__type\":\"Relation\",\"className\":";
+    AppendJsonString(def.target_class, out);
+    out += "}";
+  }
+  if (row.acl) {
+    out += ",\"ACL\":";
+    out += *row.acl;
+  }
+  out += "}";
 }
 
 }  // namespace crmd::query

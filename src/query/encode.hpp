@@ -15,4 +15,9 @@ namespace crmd::query {
 // `row` must come from a storage read of `cls` (its cells follow the class's stored fields).
 boost::json::object EncodeRow(const schema::ClassSchema& cls, const storage::Row& row);
 
+// The same object written straight as JSON text (the hot path of get and find without include
+// or keys): no intermediate DOM, and stored JSON values (Object, Array, File, ACL; written by
+// crmd's serializer) are copied verbatim instead of parsed and re-serialised.
+void WriteRow(const schema::ClassSchema& cls, const storage::Row& row, std::string& out);
+
 }  // namespace crmd::query

@@ -177,6 +177,26 @@ Result<json::object> GetRecord(auth::Context& ctx, std::string_view class_name,
   return out;
 }
 
+Status WriteRecord(auth::Context& ctx, std::string_view class_name, std::string_view object_id,
+                   const std::vector<std::string>& include, const std::optional<std::vector<std::string>>& keys,
+                   std::string& out) {
+  if (!include.empty() || keys) {
+    CRMD_ASSIGN(auto object, GetRecord(ctx, class_name, object_id, include, keys));
+    WriteJson(object, out);
+    return {};
+  }
+  auto snapshot = ctx.app->schema();
+  const auto* cls = snapshot->Find(class_name);
+  CRMD_TRY(auth::Authorize(ctx.identity, auth::Operation::kGet, class_name, cls));
+  if (!cls) return errors::ObjectNotFound();
+  auto row = ctx.app->db().Get(*cls, object_id);
+  if (!row) return errors::ObjectNotFound();
+  if (!ctx.identity.IsMaster() && !auth::AclGrants(row->acl, ctx.identity.Principals(), false))
+    return errors::ObjectNotFound();
+  WriteRow(*cls, *row, out);
+  return {};
+}
+
 Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRequest& request,
                    std::string& out) {
   auto snapshot = ctx.app->schema();
@@ -215,7 +235,14 @@ Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRe
       }
       chunk.clear();
     };
+    const bool plain = include.children.empty() && !keys;
     ctx.app->db().Find(*cls, query, [&](const storage::Row& row) {
+      if (plain) {
+        if (!first) out.push_back(',');
+        first = false;
+        WriteRow(*cls, row, out);
+        return true;
+      }
       chunk.push_back(EncodeRow(*cls, row));
       if (chunk.size() == kStreamChunk) flush();
       return true;

@@ -30,11 +30,17 @@ struct ListRequest {
   std::optional<std::vector<std::string>> keys;     // dotted paths; nullopt: every field
 };
 
-// 200 body: the full object. 404 101 when missing (or, later, hidden by its ACL).
+// 200 body: the full object. 404 101 when missing or hidden by its ACL.
 Result<boost::json::object> GetRecord(auth::Context& ctx, std::string_view class_name,
                                       std::string_view object_id,
                                       const std::vector<std::string>& include,
                                       const std::optional<std::vector<std::string>>& keys);
+
+// The same answer appended to `out` as JSON text (no DOM when there is nothing to expand or
+// project: the hot path of get-by-id).
+Status WriteRecord(auth::Context& ctx, std::string_view class_name, std::string_view object_id,
+                   const std::vector<std::string>& include, const std::optional<std::vector<std::string>>& keys,
+                   std::string& out);
 
 // Appends the 200 body `{"results":[...]}` (plus `"count"` when asked) to `out`, streaming: rows
 // are encoded in chunks, so a large result is held once, as JSON text. A class that does not

@@ -1,0 +1,660 @@
+// crmd side by side with Parse Server (issue 6). Run by bench/run (`make bench`), which installs the
+// tools and copies the crmd binary to bench/.work/crmd first. Loopback only, bounded in time:
+//   1. starts PostgreSQL 15 (own cluster), Parse Server 9.10 on it, crmd (--durability full,
+//      --prefix parse so that both answer X-Parse-* on /parse) and nginx serving a static JSON file;
+//   2. loads the same deterministic data into both servers through /batch and declares the same index;
+//   3. runs each workload with wrk against both servers, alternating which goes first;
+//   4. writes bench/.work/results.json and the "Side by side" section of docs/PERFORMANCE.md.
+// Stops everything it started, also on failure or signal. Environment overrides for a quick trial
+// (then docs/PERFORMANCE.md is left alone): BENCH_ROWS, BENCH_WARMUP, BENCH_DURATION.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CITIES, LEAD_STATUS_NAMES, accountRow, leadStatusRow, prng } from './lib/data.mjs';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const BENCH = path.join(ROOT, 'bench');
+const WORK = path.join(BENCH, '.work');
+const RUN = path.join(WORK, 'run'); // recreated every run: data, logs, request files, wrk output
+const PGDIR = path.join(WORK, 'pg');
+const PGDATA = path.join(PGDIR, 'data');
+const PG_BIN = '/usr/lib/postgresql/15/bin';
+const CRMD = path.join(WORK, 'crmd');
+const REPLAY = path.join(BENCH, 'wrk', 'replay.lua');
+const DOC = path.join(ROOT, 'docs', 'PERFORMANCE.md');
+const SECTION = '## Side by side with Parse Server (make bench)';
+
+const intEnv = (name, fallback) => {
+  const v = process.env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`);
+  return n;
+};
+const ROWS = intEnv('BENCH_ROWS', 100_000);
+const WARMUP = intEnv('BENCH_WARMUP', 5);
+const DURATION = intEnv('BENCH_DURATION', 15);
+const FULL_RUN = ROWS === 100_000 && WARMUP === 5 && DURATION === 15;
+const BATCH = 50;
+const LOAD_IN_FLIGHT = 16;
+const LOAD_TIMEOUT_MS = 420_000; // per server; Parse was measured at ~2,100 rows/s (48 s)
+const CONNS = 16;
+const CONNS_HIGH = 64;
+const PREFIX = '/parse';
+
+const t0 = Date.now();
+const log = (msg) => console.log(`[bench ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${msg}`);
+
+// ---------------------------------------------------------------------------------------------
+// Processes: every child is tracked (and its pid written to run/pids for bench/run's trap).
+const children = new Map();
+function track(name, child) {
+  children.set(name, child);
+  fs.writeFileSync(path.join(RUN, 'pids'), [...children].map(([n, c]) => `${n} ${c.pid}\n`).join(''));
+  return child;
+}
+const alive = (child) => child.exitCode === null && child.signalCode === null;
+
+function pgCtl(...args) {
+  return spawnSync('runuser', ['-u', 'postgres', '--', `${PG_BIN}/pg_ctl`, '-D', PGDATA, ...args],
+    { encoding: 'utf8', timeout: 90_000 });
+}
+function pgStop() {
+  if (!fs.existsSync(path.join(PGDATA, 'postmaster.pid'))) return;
+  const r = pgCtl('-m', 'fast', '-w', '-t', '30', 'stop');
+  if (r.status !== 0) {
+    const pid = Number(fs.readFileSync(path.join(PGDATA, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    try { process.kill(pid, 'SIGQUIT'); } catch { /* gone */ }
+  }
+}
+
+let stopped = false;
+async function stopAll() {
+  if (stopped) return;
+  stopped = true;
+  for (const [, child] of children) if (alive(child)) child.kill('SIGTERM');
+  const until = Date.now() + 10_000;
+  while ([...children.values()].some(alive) && Date.now() < until) await sleep(100);
+  for (const [, child] of children) if (alive(child)) child.kill('SIGKILL');
+  pgStop();
+}
+process.on('exit', () => { // last resort, synchronous
+  for (const [, child] of children) if (alive(child)) { try { child.kill('SIGKILL'); } catch { /* gone */ } }
+  if (!stopped) pgStop();
+});
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => { log(`${sig}: stopping`); stopAll().finally(() => process.exit(1)); });
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
+  });
+}
+
+async function waitHttp(url, child, what, ms) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (child && !alive(child)) throw new Error(`${what} exited during start-up (see ${RUN})`);
+    try {
+      const r = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      await r.arrayBuffer();
+      if (r.ok) return;
+    } catch { /* not yet */ }
+    await sleep(200);
+  }
+  throw new Error(`${what} did not answer ${url} within ${ms / 1000} s`);
+}
+
+const sh = (cmd, args, opts = {}) => execFileSync(cmd, args, { encoding: 'utf8', timeout: 120_000, ...opts }).trim();
+const shTry = (cmd, args) => { try { return sh(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] }); } catch (e) { return `${e.stdout ?? ''}${e.stderr ?? ''}`.trim() || 'unknown'; } };
+
+// ---------------------------------------------------------------------------------------------
+// Start-up
+async function startPostgres() {
+  pgStop(); // a cluster left running by a killed earlier run
+  fs.rmSync(PGDIR, { recursive: true, force: true });
+  fs.mkdirSync(PGDIR, { recursive: true });
+  sh('chown', ['postgres:postgres', PGDIR]);
+  sh('runuser', ['-u', 'postgres', '--', `${PG_BIN}/initdb`, '-D', PGDATA, '-U', 'postgres', '-A', 'trust',
+    '-E', 'UTF8', '--no-locale'], { cwd: PGDIR });
+  const port = await freePort();
+  const r = pgCtl('-l', path.join(PGDIR, 'postgres.log'), '-w', '-t', '60',
+    '-o', `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${PGDIR}`, 'start');
+  if (r.status !== 0) throw new Error(`pg_ctl start failed: ${r.stdout}${r.stderr}`);
+  const pid = Number(fs.readFileSync(path.join(PGDATA, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  sh(`${PG_BIN}/psql`, ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-qc', 'CREATE DATABASE parse']);
+  return { port, pid };
+}
+const psql = (pg, sql) => sh(`${PG_BIN}/psql`, ['-h', '127.0.0.1', '-p', String(pg.port), '-U', 'postgres', '-d', 'parse', '-Atqc', sql]);
+
+async function startParse(pg) {
+  const port = await freePort();
+  const dir = path.join(RUN, 'parse');
+  fs.mkdirSync(dir, { recursive: true });
+  const out = fs.openSync(path.join(dir, 'parse-server.log'), 'a');
+  const server = { name: 'Parse Server', key: 'parse', base: `http://127.0.0.1:${port}`, appId: 'bench',
+    masterKey: crypto.randomBytes(20).toString('hex'), restKey: crypto.randomBytes(20).toString('hex') };
+  const child = track('parse-server', spawn(process.execPath, [path.join(BENCH, 'parse-server.mjs')], {
+    cwd: dir, stdio: ['ignore', out, out],
+    env: { ...process.env, BENCH_WORK: WORK, PARSE_PORT: String(port), PARSE_APP_ID: server.appId,
+      PARSE_MASTER_KEY: server.masterKey, PARSE_REST_KEY: server.restKey,
+      PARSE_DATABASE_URI: `postgres://postgres@127.0.0.1:${pg.port}/parse` },
+  }));
+  await waitHttp(`${server.base}/parse/health`, child, 'Parse Server', 90_000);
+  return { ...server, pid: child.pid };
+}
+
+async function startCrmd() {
+  const data = path.join(RUN, 'crmd-data');
+  const app = JSON.parse(sh(CRMD, ['app', 'create', '--data', data, '--id', 'bench', '--no-product-base']));
+  const port = await freePort();
+  const out = fs.openSync(path.join(RUN, 'crmd.log'), 'a');
+  const child = track('crmd', spawn(CRMD, ['serve', '--data', data, '--listen', `127.0.0.1:${port}`,
+    '--prefix', 'parse', '--durability', 'full'], { stdio: ['ignore', out, out] }));
+  const server = { name: 'crmd', key: 'crmd', base: `http://127.0.0.1:${port}`, appId: app.appId, masterKey: app.masterKey };
+  await waitHttp(`${server.base}/health`, child, 'crmd', 20_000);
+  return { ...server, pid: child.pid };
+}
+
+async function startNginx(staticBody) {
+  const dir = path.join(RUN, 'nginx');
+  for (const d of ['www', 'tmp']) fs.mkdirSync(path.join(dir, d), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'www', 'account.json'), staticBody);
+  const port = await freePort();
+  const tmp = path.join(dir, 'tmp');
+  fs.writeFileSync(path.join(dir, 'nginx.conf'), `# written by bench/side-by-side.mjs
+user www-data;
+worker_processes auto;
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_timeout 65;
+  keepalive_requests 1000000;
+  types { application/json json; }
+  default_type application/json;
+  client_body_temp_path ${tmp}/body;
+  proxy_temp_path ${tmp}/proxy;
+  fastcgi_temp_path ${tmp}/fastcgi;
+  uwsgi_temp_path ${tmp}/uwsgi;
+  scgi_temp_path ${tmp}/scgi;
+  server {
+    listen 127.0.0.1:${port};
+    root ${dir}/www;
+  }
+}
+`);
+  const out = fs.openSync(path.join(dir, 'stderr.log'), 'a');
+  const child = track('nginx', spawn('/usr/sbin/nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')],
+    { stdio: ['ignore', out, out] }));
+  const server = { name: 'nginx', key: 'nginx', base: `http://127.0.0.1:${port}`, appId: '-', masterKey: '-', pid: child.pid };
+  await waitHttp(`${server.base}/account.json`, child, 'nginx', 20_000);
+  return server;
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP with the master key (both servers answer X-Parse-* on /parse).
+async function call(server, method, p, body) {
+  const headers = { 'X-Parse-Application-Id': server.appId, 'X-Parse-Master-Key': server.masterKey };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const r = await fetch(server.base + p, { method, headers, signal: AbortSignal.timeout(120_000),
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  const text = await r.text();
+  let json = null;
+  try { json = JSON.parse(text); } catch { /* not JSON */ }
+  return { status: r.status, text, json };
+}
+
+const pct = (sorted, p) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : null;
+
+async function bulkLoad(server) {
+  const ls = await call(server, 'POST', `${PREFIX}/batch`, { requests: LEAD_STATUS_NAMES.map((_, i) =>
+    ({ method: 'POST', path: `${PREFIX}/classes/LeadStatuses`, body: leadStatusRow(i) })) });
+  if (ls.status !== 200 || !Array.isArray(ls.json) || ls.json.some((x) => !x.success))
+    throw new Error(`${server.name}: LeadStatuses batch failed: ${ls.status} ${ls.text.slice(0, 300)}`);
+  const leadIds = ls.json.map((x) => x.success.objectId);
+
+  const batches = [];
+  for (let b = 0; b * BATCH < ROWS; b++) {
+    const requests = [];
+    for (let i = b * BATCH; i < Math.min(ROWS, (b + 1) * BATCH); i++)
+      requests.push({ method: 'POST', path: `${PREFIX}/classes/Accounts`, body: accountRow(i, leadIds) });
+    batches.push(JSON.stringify({ requests }));
+  }
+  const ids = new Array(ROWS).fill(null);
+  const latencies = [];
+  let non2xx = 0;
+  let failedItems = 0;
+  let firstError = null;
+  const started = performance.now();
+  const send = async (b) => {
+    const t = performance.now();
+    const r = await call(server, 'POST', `${PREFIX}/batch`, batches[b]);
+    latencies.push(performance.now() - t);
+    if (r.status < 200 || r.status > 299 || !Array.isArray(r.json)) {
+      non2xx++;
+      failedItems += Math.min(BATCH, ROWS - b * BATCH);
+      firstError ??= `HTTP ${r.status} ${r.text.slice(0, 200)}`;
+      return;
+    }
+    r.json.forEach((item, k) => {
+      if (item.success?.objectId) ids[b * BATCH + k] = item.success.objectId;
+      else { failedItems++; firstError ??= JSON.stringify(item).slice(0, 200); }
+    });
+  };
+  await send(0); // alone: the first rows create the class and its columns
+  let next = 1;
+  await Promise.all(Array.from({ length: LOAD_IN_FLIGHT }, async () => {
+    while (next < batches.length) {
+      if (performance.now() - started > LOAD_TIMEOUT_MS) throw new Error(`${server.name}: bulk load over ${LOAD_TIMEOUT_MS / 1000} s`);
+      await send(next++);
+    }
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const loaded = ids.filter(Boolean).length;
+  const result = { rows: ROWS, loaded, batches: batches.length, batchSize: BATCH, inFlight: LOAD_IN_FLIGHT, seconds,
+    rowsPerSecond: loaded / seconds, batchLatencyMs: { p50: pct(latencies, 50), p99: pct(latencies, 99) },
+    non2xx, failedItems, firstError };
+  return { result, ids, leadIds };
+}
+
+async function declareIndex(server) {
+  const t = performance.now();
+  const r = await call(server, 'PUT', `${PREFIX}/schemas/Accounts`, { indexes: { city_score: { City: 1, Score: 1 } } });
+  const ms = performance.now() - t;
+  if (r.status !== 200) throw new Error(`${server.name}: index declaration failed: ${r.status} ${r.text.slice(0, 300)}`);
+  return { status: r.status, ms };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request files: the same sequence for both servers (row k on one server is row k on the other).
+function writeRequestFiles(server, ids, leadIds) {
+  const dir = path.join(RUN, 'requests', server.key);
+  fs.mkdirSync(dir, { recursive: true });
+  const loaded = ids.map((id, i) => [id, i]).filter(([id]) => id);
+  const files = {};
+  const write = (name, lines) => { files[name] = path.join(dir, `${name}.txt`); fs.writeFileSync(files[name], lines.join('\n') + '\n'); };
+  const cls = `${PREFIX}/classes/Accounts`;
+  let r = prng(101);
+  const randomId = () => loaded[Math.floor(r() * loaded.length)][0];
+  write('get', Array.from({ length: 100_000 }, () => `GET\t${cls}/${randomId()}`));
+  r = prng(202);
+  write('update', Array.from({ length: 20_000 }, (_, k) =>
+    `PUT\t${cls}/${randomId()}\t${JSON.stringify({ Visits: { __op: 'Increment', amount: 1 }, Status: `touched ${k % 7}` })}`));
+  write('create', Array.from({ length: 2_000 }, (_, k) => `POST\t${cls}\t${JSON.stringify(accountRow(ROWS + k, leadIds))}`));
+  r = prng(303);
+  const wheres = Array.from({ length: 2_000 }, () => encodeURIComponent(JSON.stringify(
+    { City: CITIES[Math.floor(r() * CITIES.length)], Score: { $gte: Math.floor(r() * 100) } })));
+  write('query', wheres.map((w) => `GET\t${cls}?where=${w}&order=-createdAt&limit=100`));
+  write('count', wheres.map((w) => `GET\t${cls}?where=${w}&limit=0&count=1`));
+  write('include', wheres.map((w) => `GET\t${cls}?where=${w}&order=-createdAt&limit=100&include=LeadStatusId`));
+  write('static', ['GET\t/account.json']);
+  return files;
+}
+
+// One request of the workload, checked for status and shape before it is measured.
+async function probe(server, workload, file) {
+  const [method, p, body] = fs.readFileSync(file, 'utf8').split('\n')[0].split('\t');
+  const r = await call(server, method, p, body);
+  const j = r.json;
+  let ok = r.status >= 200 && r.status <= 299 && j !== null;
+  let detail = '';
+  if (ok) {
+    switch (workload) {
+      case 'get': ok = typeof j.objectId === 'string' && j.LeadStatusId?.__type === 'Pointer'; break;
+      case 'create': ok = r.status === 201 && typeof j.objectId === 'string'; break;
+      case 'update': ok = typeof j.updatedAt === 'string'; detail = `Visits in response: ${typeof j.Visits === 'number'}`; break;
+      case 'query': ok = Array.isArray(j.results) && j.results.length > 0 && j.results.length <= 100; detail = `${j.results?.length} rows`; break;
+      case 'count': ok = typeof j.count === 'number' && j.results?.length === 0; detail = `count ${j.count}`; break;
+      case 'include': ok = Array.isArray(j.results) && j.results.length > 0 && j.results.every((x) => x.LeadStatusId?.__type === 'Object' && typeof x.LeadStatusId.Name === 'string'); detail = `${j.results?.length} rows`; break;
+      default: break;
+    }
+  }
+  return { ok, status: r.status, bytes: Buffer.byteLength(r.text), detail, count: j?.count, rows: j?.results?.length,
+    error: ok ? undefined : r.text.slice(0, 300) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory: kernel peak (VmHWM) of crmd and of Parse's node process; PostgreSQL as the sum of PSS over
+// the postmaster and its children, sampled once a second (VmHWM would count shared buffers per backend).
+function procKiB(pid, field) {
+  try {
+    const m = fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+)`));
+    return m ? Number(m[1]) : null;
+  } catch { return null; }
+}
+function pssKiB(pid) {
+  try { return Number(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').match(/Pss:\s+(\d+)/)[1]); } catch { return 0; }
+}
+function postgresPssKiB(postmaster) {
+  let sum = pssKiB(postmaster);
+  let procs = 1;
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === postmaster) { sum += pssKiB(d); procs++; }
+    } catch { /* exited */ }
+  }
+  return { sum, procs };
+}
+class MemorySampler {
+  constructor(targets) { this.targets = targets; this.peak = {}; this.phase = 'start'; this.phasePeak = {}; }
+  sample() {
+    const now = {};
+    for (const [key, pid] of Object.entries(this.targets.rss)) now[key] = procKiB(pid, 'VmRSS');
+    const pg = postgresPssKiB(this.targets.postmaster);
+    now.postgres = pg.sum;
+    this.pgProcs = Math.max(this.pgProcs ?? 0, pg.procs);
+    const ph = (this.phasePeak[this.phase] ??= {});
+    for (const [k, v] of Object.entries(now)) {
+      if (v === null) continue;
+      this.peak[k] = Math.max(this.peak[k] ?? 0, v);
+      ph[k] = Math.max(ph[k] ?? 0, v);
+    }
+  }
+  start() { this.sample(); this.timer = setInterval(() => this.sample(), 1000); }
+  stop() { clearInterval(this.timer); this.sample(); }
+}
+
+// ---------------------------------------------------------------------------------------------
+// wrk
+function wrk(server, file, conns, seconds, offset, tag) {
+  const args = ['-t1', `-c${conns}`, `-d${seconds}s`, '--timeout', '10s', '--latency', '-s', REPLAY, `${server.base}/`];
+  return new Promise((resolve, reject) => {
+    const child = track(`wrk-${tag}`, spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, BENCH_REQUESTS: file, BENCH_OFFSET: String(offset), BENCH_APP_ID: server.appId, BENCH_MASTER_KEY: server.masterKey } }));
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    const killer = setTimeout(() => child.kill('SIGKILL'), (seconds + 90) * 1000);
+    child.on('exit', (code) => {
+      clearTimeout(killer);
+      children.delete(`wrk-${tag}`);
+      fs.writeFileSync(path.join(RUN, 'wrk', `${tag}.txt`), `wrk ${args.join(' ')}\n${out}`);
+      const m = out.match(/^BENCH_RESULT (.*)$/m);
+      if (code !== 0 || !m) return reject(new Error(`wrk ${tag} failed (exit ${code}): ${out.slice(-500)}`));
+      const r = JSON.parse(m[1]);
+      const e = r.errors;
+      resolve({ requests: r.requests, seconds: r.duration_us / 1e6, reqPerSec: r.requests / (r.duration_us / 1e6),
+        p50ms: r.latency_us.p50 / 1000, p90ms: r.latency_us.p90 / 1000, p99ms: r.latency_us.p99 / 1000,
+        maxms: r.latency_us.max / 1000, non2xx: e.status, socketErrors: e.connect + e.read + e.write + e.timeout,
+        errors: e, bytesPerResponse: r.requests ? r.bytes / r.requests : 0 });
+    });
+  });
+}
+
+async function measure(server, file, conns, tag, sampler) {
+  await wrk(server, file, conns, WARMUP, 0, `${tag}-warmup`);
+  sampler.phase = tag;
+  const lines = fs.readFileSync(file, 'utf8').split('\n').length - 1;
+  const result = await wrk(server, file, conns, DURATION, Math.floor(lines / 2), tag);
+  sampler.phase = 'between';
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+function versions() {
+  const pkg = (name) => { try { return JSON.parse(fs.readFileSync(path.join(WORK, 'node_modules', name, 'package.json'), 'utf8')).version; } catch { return 'missing'; } };
+  const head = shTry('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD']);
+  const dirty = shTry('git', ['-C', ROOT, 'status', '--porcelain', '--', 'src', 'CMakeLists.txt']) !== '';
+  return {
+    crmd: `${head}${dirty ? ' + uncommitted changes in src/' : ''}, Release build, binary sha256 ${crypto.createHash('sha256').update(fs.readFileSync(CRMD)).digest('hex').slice(0, 12)}`,
+    parseServer: pkg('parse-server'), router: pkg('router'), express: pkg('express'), pg: pkg('pg-promise') === 'missing' ? undefined : `pg-promise ${pkg('pg-promise')}`,
+    postgres: shTry(`${PG_BIN}/postgres`, ['--version']),
+    node: process.version,
+    nginx: shTry('/usr/sbin/nginx', ['-v']).replace(/^nginx version: /, ''),
+    wrk: shTry('wrk', ['-v']).split('\n')[0].replace(/\s*\[.*$/, ''),
+  };
+}
+
+function machine() {
+  const cpuinfo = fs.readFileSync('/proc/cpuinfo', 'utf8');
+  const memKiB = Number(fs.readFileSync('/proc/meminfo', 'utf8').match(/MemTotal:\s+(\d+)/)[1]);
+  let distro = 'Linux';
+  try { distro = fs.readFileSync('/etc/os-release', 'utf8').match(/^PRETTY_NAME="?([^"\n]*)/m)[1]; } catch { /* keep */ }
+  return { nproc: Number(sh('nproc', [])), cpu: (cpuinfo.match(/^model name\s*:\s*(.*)$/m) ?? [])[1] ?? 'unknown',
+    memGiB: +(memKiB / 1048576).toFixed(1), kernel: os.release(), distro, loadavgStart: fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ') };
+}
+
+// ---------------------------------------------------------------------------------------------
+const WORKLOADS = [
+  { key: 'get', name: 'get-by-id', file: 'get', conns: CONNS, goal: 20 },
+  { key: 'get64', name: 'get-by-id, 64 connections', file: 'get', conns: CONNS_HIGH, goal: null },
+  { key: 'query', name: 'query (City = x, Score ≥ n, order -createdAt, limit 100)', file: 'query', conns: CONNS, goal: 10 },
+  { key: 'count', name: 'count (same where, limit=0&count=1)', file: 'count', conns: CONNS, goal: 20 },
+  { key: 'include', name: 'query + include of the Pointer (100 rows)', file: 'include', conns: CONNS, goal: 10 },
+  { key: 'update', name: 'update (2 fields, one Increment)', file: 'update', conns: CONNS, goal: 20 },
+  { key: 'create', name: 'create (21 fields)', file: 'create', conns: CONNS, goal: 20 },
+];
+
+async function main() {
+  fs.rmSync(RUN, { recursive: true, force: true });
+  fs.mkdirSync(path.join(RUN, 'wrk'), { recursive: true });
+  if (!fs.existsSync(CRMD)) throw new Error(`${CRMD} missing (bench/run copies build/crmd there)`);
+  const results = { date: new Date().toISOString(), fullRun: FULL_RUN, machine: machine(), versions: versions(),
+    settings: { rows: ROWS, batch: BATCH, loadInFlight: LOAD_IN_FLIGHT, warmupSeconds: WARMUP, durationSeconds: DURATION,
+      connections: CONNS, connectionsHigh: CONNS_HIGH, wrkThreads: 1 }, checks: [] };
+  const check = (what, ok, detail = '') => { results.checks.push({ what, ok, detail }); if (!ok) log(`CHECK FAILED: ${what} ${detail}`); };
+
+  log('starting PostgreSQL');
+  const pg = await startPostgres();
+  log(`PostgreSQL on 127.0.0.1:${pg.port}; starting Parse Server`);
+  const parse = await startParse(pg);
+  log(`Parse Server on ${parse.base}; starting crmd`);
+  const crmd = await startCrmd();
+  log(`crmd on ${crmd.base}`);
+  const servers = { crmd, parse };
+  const sampler = new MemorySampler({ rss: { crmd: crmd.pid, parse: parse.pid }, postmaster: pg.pid });
+  sampler.start();
+
+  // Load, index.
+  results.load = {};
+  results.index = {};
+  const loaded = {};
+  for (const s of [crmd, parse]) {
+    log(`bulk load into ${s.name}: ${ROWS} Accounts in batches of ${BATCH}, ${LOAD_IN_FLIGHT} in flight`);
+    sampler.phase = `load-${s.key}`;
+    const { result, ids, leadIds } = await bulkLoad(s);
+    sampler.phase = 'between';
+    results.load[s.key] = result;
+    loaded[s.key] = { ids, leadIds };
+    log(`  ${s.name}: ${Math.round(result.rowsPerSecond)} rows/s (${result.seconds.toFixed(1)} s), failed items ${result.failedItems}`);
+    check(`${s.name} bulk load complete`, result.loaded === ROWS && result.non2xx === 0, result.firstError ?? '');
+    results.index[s.key] = await declareIndex(s);
+    log(`  index (City, Score) on ${s.name}: ${results.index[s.key].ms.toFixed(0)} ms`);
+  }
+  // Autovacuum would analyze the freshly loaded table within a minute or two; do it now so that the
+  // planner statistics do not depend on when it happens to run.
+  psql(pg, 'ANALYZE');
+  const pgIndexes = psql(pg, `SELECT indexname FROM pg_indexes WHERE tablename = 'Accounts' ORDER BY 1`).split('\n');
+  check('PostgreSQL has the (City, Score) index', pgIndexes.some((n) => n.includes('city_score')), pgIndexes.join(', '));
+  for (const s of [crmd, parse]) {
+    const r = await call(s, 'GET', `${PREFIX}/classes/Accounts?limit=0&count=1`);
+    check(`${s.name} holds ${ROWS} Accounts`, r.json?.count === ROWS, `count ${r.json?.count}`);
+  }
+
+  const files = { crmd: writeRequestFiles(crmd, loaded.crmd.ids, loaded.crmd.leadIds),
+    parse: writeRequestFiles(parse, loaded.parse.ids, loaded.parse.leadIds) };
+  const sample = await call(crmd, 'GET', `${PREFIX}/classes/Accounts/${loaded.crmd.ids[0]}`);
+  const nginx = await startNginx(sample.text);
+  files.nginx = { static: files.crmd.static };
+  results.nginxBodyBytes = Buffer.byteLength(sample.text);
+  log(`nginx on ${nginx.base}, serving a ${results.nginxBodyBytes}-byte JSON file (crmd's answer for row 0)`);
+
+  results.workloads = [];
+  results.nginx = {};
+  for (const [k, w] of WORKLOADS.entries()) {
+    const entry = { key: w.key, name: w.name, connections: w.conns, goal: w.goal, probe: {} };
+    results.workloads.push(entry);
+    if (w.key === 'get' || w.key === 'get64') {
+      log(`nginx static, ${w.conns} connections`);
+      results.nginx[w.conns] = await measure(nginx, files.nginx.static, w.conns, `nginx-c${w.conns}`, sampler);
+      log(`  nginx: ${Math.round(results.nginx[w.conns].reqPerSec)} req/s`);
+    }
+    const order = k % 2 === 0 ? [crmd, parse] : [parse, crmd];
+    for (const s of order) {
+      const file = files[s.key][w.file];
+      entry.probe[s.key] = await probe(s, w.file, file);
+      check(`${s.name} ${w.key} answers as expected`, entry.probe[s.key].ok, entry.probe[s.key].error ?? entry.probe[s.key].detail);
+      log(`${w.name} against ${s.name}, ${w.conns} connections`);
+      entry[s.key] = await measure(s, file, w.conns, `${w.key}-${s.key}`, sampler);
+      const e = entry[s.key];
+      log(`  ${s.name}: ${Math.round(e.reqPerSec)} req/s, p50 ${e.p50ms.toFixed(2)} ms, p99 ${e.p99ms.toFixed(2)} ms, non-2xx ${e.non2xx}, socket errors ${e.socketErrors}`);
+      if (!alive(children.get(s.key === 'crmd' ? 'crmd' : 'parse-server'))) throw new Error(`${s.name} died during ${w.key}`);
+    }
+    if (w.key === 'count') check('count: same answer from both servers', entry.probe.crmd.count === entry.probe.parse.count,
+      `crmd ${entry.probe.crmd.count}, Parse ${entry.probe.parse.count}`);
+    if (w.key === 'query' || w.key === 'include') check(`${w.key}: same number of rows from both servers`,
+      entry.probe.crmd.rows === entry.probe.parse.rows, `crmd ${entry.probe.crmd.rows}, Parse ${entry.probe.parse.rows}`);
+    entry.ratio = entry.crmd.reqPerSec / entry.parse.reqPerSec;
+  }
+  sampler.stop();
+  results.memory = {
+    crmdPeakKiB: procKiB(crmd.pid, 'VmHWM'), parsePeakKiB: procKiB(parse.pid, 'VmHWM'),
+    crmdSampledPeakKiB: sampler.peak.crmd, parseSampledPeakKiB: sampler.peak.parse,
+    postgresPeakPssKiB: sampler.peak.postgres, postgresProcesses: sampler.pgProcs, byPhase: sampler.phasePeak,
+  };
+  results.machine.loadavgEnd = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  results.goals = goals(results);
+  results.elapsedSeconds = (Date.now() - t0) / 1000;
+
+  log('stopping servers');
+  await stopAll();
+  try { // keep the last MiB of crmd's request log
+    const f = path.join(RUN, 'crmd.log');
+    const size = fs.statSync(f).size;
+    if (size > 1 << 20) {
+      const fd = fs.openSync(f, 'r'); const buf = Buffer.alloc(1 << 20); fs.readSync(fd, buf, 0, buf.length, size - buf.length); fs.closeSync(fd);
+      fs.writeFileSync(f, buf);
+    }
+  } catch { /* no log */ }
+  fs.writeFileSync(path.join(WORK, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+  log(`raw results: ${path.relative(ROOT, path.join(WORK, 'results.json'))}`);
+  const section = renderSection(results);
+  if (FULL_RUN) {
+    writeSection(section);
+    log(`wrote "${SECTION.slice(3)}" in docs/PERFORMANCE.md`);
+  } else {
+    fs.writeFileSync(path.join(WORK, 'section.md'), section);
+    log('not a full run (BENCH_* overrides): docs/PERFORMANCE.md untouched, section in bench/.work/section.md');
+  }
+  console.log(`\n${section}`);
+  const failed = results.checks.filter((c) => !c.ok);
+  if (failed.length) { log(`${failed.length} check(s) failed`); process.exitCode = 1; }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+function goals(r) {
+  const out = [];
+  const w = Object.fromEntries(r.workloads.map((x) => [x.key, x]));
+  const ratioGoal = (name, ratio, min) => out.push({ goal: `${name}: crmd/Parse ≥ ${min}×`, measured: `${ratio.toFixed(1)}×`, met: ratio >= min });
+  ratioGoal('bulk load', r.load.crmd.rowsPerSecond / r.load.parse.rowsPerSecond, 20);
+  for (const k of ['get', 'create', 'update', 'count']) ratioGoal(w[k].name.split(' (')[0], w[k].ratio, 20);
+  for (const k of ['query', 'include']) ratioGoal(w[k].name.split(' (')[0], w[k].ratio, 10);
+  const m = r.memory;
+  out.push({ goal: 'peak RSS under load: crmd/Parse ≤ 1/10', measured: `1/${(m.parsePeakKiB / m.crmdPeakKiB).toFixed(1)}`, met: m.crmdPeakKiB * 10 <= m.parsePeakKiB });
+  const ng = w.get.crmd.reqPerSec / r.nginx[CONNS].reqPerSec;
+  out.push({ goal: 'crmd get-by-id ≥ 50% of nginx static', measured: `${(ng * 100).toFixed(0)}% (${CONNS} connections)`, met: ng >= 0.5 });
+  const bad = [];
+  for (const x of r.workloads) for (const s of ['crmd', 'parse']) if (x[s].non2xx || x[s].socketErrors) bad.push(`${x.key}/${s}: ${x[s].non2xx} non-2xx, ${x[s].socketErrors} socket errors`);
+  for (const s of ['crmd', 'parse']) if (r.load[s].non2xx || r.load[s].failedItems) bad.push(`load/${s}: ${r.load[s].non2xx} non-2xx, ${r.load[s].failedItems} failed items`);
+  for (const [c, x] of Object.entries(r.nginx)) if (x.non2xx || x.socketErrors) bad.push(`nginx/${c}: ${x.non2xx} non-2xx`);
+  out.push({ goal: '0 non-2xx responses everywhere', measured: bad.length ? bad.join('; ') : '0', met: bad.length === 0 });
+  return out;
+}
+
+const n0 = (x) => Math.round(x).toLocaleString('en-US');
+const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+const mib = (kib) => `${(kib / 1024).toFixed(1)} MiB`;
+const ratio = (x) => (x >= 10 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(2));
+
+function renderSection(r) {
+  const m = r.machine;
+  const v = r.versions;
+  const L = [];
+  L.push(SECTION, '');
+  L.push('`make bench` (`bench/run`, `bench/side-by-side.mjs`): installs wrk, PostgreSQL 15 and nginx (Debian) and',
+    `Parse Server ${v.parseServer} (npm, into \`bench/.work/\`, \`router\` pinned to ${v.router}), then on loopback starts PostgreSQL`,
+    '(own cluster, initdb defaults), Parse Server on it (express, mounted on `/parse`, default settings), crmd',
+    '(`--durability full --prefix parse`, default threads) and nginx (`worker_processes auto`, a static JSON',
+    `file of ${r.nginxBodyBytes} bytes: crmd's answer to a get-by-id). Both servers get the same deterministic data through`,
+    `\`/batch\` (${r.settings.batch} per batch, ${r.settings.loadInFlight} in flight, node client): 10 \`LeadStatuses\`, ${n0(r.settings.rows)} \`Accounts\` of 21 fields`,
+    '(11 String, 5 Number, 2 Boolean, 2 Date, a Pointer to `LeadStatuses`, an Array), then the index',
+    '`{"City":1,"Score":1}` through `PUT /parse/schemas/Accounts` on both, then `ANALYZE` on PostgreSQL (what',
+    `autovacuum does a minute later). Each workload: wrk, ${r.settings.wrkThreads} thread, ${r.settings.connections} connections, ${r.settings.durationSeconds} s after a ${r.settings.warmupSeconds} s warm-up, the`,
+    'same request sequence for both servers, alternating which server goes first; master key on every request.',
+    'Read workloads run before the writes, so queries see the loaded 100,000 rows on both. Latency is wrk\'s',
+    '(p50/p99); "non-2xx" is wrk\'s count of HTTP errors plus socket errors. Raw figures: `bench/.work/results.json`.',
+    '');
+  L.push(`- **Run**: ${r.date.slice(0, 16).replace('T', ' ')} UTC, ${r.elapsedSeconds.toFixed(0)} s in all. Load average at start ${m.loadavgStart}, at end ${m.loadavgEnd}.`);
+  L.push(`- **Machine**: ${m.nproc} cores (${m.cpu}), ${m.memGiB} GiB, ${m.distro}, Linux ${m.kernel}; client, servers and database share the cores.`);
+  L.push(`- **Versions**: crmd ${v.crmd}; Parse Server ${v.parseServer} (express ${v.express}, router ${v.router}) on node ${v.node}; ${v.postgres}; nginx ${v.nginx}; ${v.wrk}.`);
+  L.push('');
+  L.push('| workload | crmd req/s | p50 ms | p99 ms | non-2xx | Parse req/s | p50 ms | p99 ms | non-2xx | crmd/Parse |');
+  L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const ld = r.load;
+  L.push(`| bulk load, rows/s (latency per 50-row batch) | ${n0(ld.crmd.rowsPerSecond)} | ${ms(ld.crmd.batchLatencyMs.p50)} | ${ms(ld.crmd.batchLatencyMs.p99)} | ${ld.crmd.non2xx + ld.crmd.failedItems} | ${n0(ld.parse.rowsPerSecond)} | ${ms(ld.parse.batchLatencyMs.p50)} | ${ms(ld.parse.batchLatencyMs.p99)} | ${ld.parse.non2xx + ld.parse.failedItems} | ${ratio(ld.crmd.rowsPerSecond / ld.parse.rowsPerSecond)}× |`);
+  for (const w of r.workloads) {
+    const c = w.crmd; const p = w.parse;
+    L.push(`| ${w.name} | ${n0(c.reqPerSec)} | ${ms(c.p50ms)} | ${ms(c.p99ms)} | ${c.non2xx + c.socketErrors} | ${n0(p.reqPerSec)} | ${ms(p.p50ms)} | ${ms(p.p99ms)} | ${p.non2xx + p.socketErrors} | ${ratio(w.ratio)}× |`);
+  }
+  L.push('');
+  const wg = Object.fromEntries(r.workloads.map((x) => [x.key, x]));
+  L.push('| loopback ceiling | req/s | p50 ms | p99 ms | non-2xx | crmd get-by-id / nginx |');
+  L.push('|---|---:|---:|---:|---:|---:|');
+  for (const [c, key] of [[CONNS, 'get'], [CONNS_HIGH, 'get64']]) {
+    const x = r.nginx[c];
+    if (!x) continue;
+    L.push(`| nginx static, ${r.nginxBodyBytes} bytes, ${c} connections | ${n0(x.reqPerSec)} | ${ms(x.p50ms)} | ${ms(x.p99ms)} | ${x.non2xx + x.socketErrors} | ${(100 * wg[key].crmd.reqPerSec / x.reqPerSec).toFixed(0)}% |`);
+  }
+  L.push('');
+  const mem = r.memory;
+  L.push(`Peak memory over the whole run (load and all workloads): crmd ${mib(mem.crmdPeakKiB)} (VmHWM); Parse Server's node`,
+    `process ${mib(mem.parsePeakKiB)} (VmHWM); PostgreSQL, which Parse needs besides, ${mib(mem.postgresPeakPssKiB)} (sum of PSS over`,
+    `the postmaster and its ${mem.postgresProcesses - 1} children, sampled once a second). crmd/Parse: 1/${(mem.parsePeakKiB / mem.crmdPeakKiB).toFixed(1)}; crmd/(Parse + PostgreSQL):`,
+    `1/${((mem.parsePeakKiB + mem.postgresPeakPssKiB) / mem.crmdPeakKiB).toFixed(1)}. Bulk load ${n0(ld.crmd.seconds)} s vs ${n0(ld.parse.seconds)} s; the (City, Score) index was built in`,
+    `${n0(r.index.crmd.ms)} ms (crmd) and ${n0(r.index.parse.ms)} ms (Parse). Probe sizes, one response: get-by-id crmd ${wg.get.probe.crmd.bytes} B / Parse ${wg.get.probe.parse.bytes} B,`,
+    `query crmd ${wg.query.probe.crmd.bytes} B / Parse ${wg.query.probe.parse.bytes} B, include crmd ${wg.include.probe.crmd.bytes} B / Parse ${wg.include.probe.parse.bytes} B.`);
+  L.push('');
+  L.push('| goal of issue 6 | measured | met |', '|---|---|---|');
+  for (const g of r.goals) L.push(`| ${g.goal} | ${g.measured} | ${g.met ? 'yes' : '**no**'} |`);
+  const failed = r.checks.filter((c) => !c.ok);
+  L.push('', failed.length
+    ? `Checks that failed in this run: ${failed.map((c) => `${c.what} (${c.detail})`).join('; ')}.`
+    : `All ${r.checks.length} correctness checks passed (complete loads, index present, equal counts and row numbers from both servers, shape of every workload's answer).`);
+  L.push('');
+  return L.join('\n');
+}
+
+function writeSection(section) {
+  let doc = fs.existsSync(DOC) ? fs.readFileSync(DOC, 'utf8') : '# Performance\n';
+  const at = doc.indexOf(`\n${SECTION}\n`);
+  if (at >= 0) {
+    const rest = doc.slice(at + 1 + SECTION.length);
+    const next = rest.search(/\n## /);
+    doc = doc.slice(0, at) + (next >= 0 ? rest.slice(next) : '');
+  }
+  doc = `${doc.replace(/\s*$/, '')}\n\n${section}`;
+  fs.writeFileSync(DOC, doc.replace(/\n*$/, '\n'));
+}
+
+main().catch(async (e) => {
+  console.error(`[bench] FAILED: ${e.stack ?? e}`);
+  await stopAll();
+  process.exit(1);
+}).then(() => stopAll());
