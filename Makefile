@@ -4,7 +4,7 @@ DATA_DIR  ?= data
 LISTEN    ?= 127.0.0.1:8080
 JOBS      ?= $(shell nproc)
 
-.PHONY: all deps build debug run test test-asan clean
+.PHONY: all deps build debug run test test-asan bench clean
 
 all: build
 
@@ -28,6 +28,12 @@ test-asan: deps
 	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCRMD_SANITIZE=ON
 	cmake --build build-asan -j $(JOBS) --target crmd_unit_tests
 	cd build-asan && ctest --output-on-failure -L unit
+
+# crmd side by side with Parse Server on PostgreSQL, and nginx as the loopback ceiling (issue 6).
+# Installs what is missing (wrk, PostgreSQL 15, nginx; Parse Server into bench/.work), loopback only,
+# about 10 minutes, at most 20; writes docs/PERFORMANCE.md and bench/.work/results.json.
+bench: build
+	@bench/run
 
 clean:
 	rm -rf $(BUILD_DIR) build-asan

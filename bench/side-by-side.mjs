@@ -113,7 +113,10 @@ async function waitHttp(url, child, what, ms) {
 }
 
 const sh = (cmd, args, opts = {}) => execFileSync(cmd, args, { encoding: 'utf8', timeout: 120_000, ...opts }).trim();
-const shTry = (cmd, args) => { try { return sh(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] }); } catch (e) { return `${e.stdout ?? ''}${e.stderr ?? ''}`.trim() || 'unknown'; } };
+const shTry = (cmd, args) => {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 30_000 });
+  return `${r.stdout ?? ''}${r.stderr ?? ''}`.trim() || 'unknown';
+};
 
 // ---------------------------------------------------------------------------------------------
 // Start-up
@@ -198,7 +201,7 @@ http {
   const out = fs.openSync(path.join(dir, 'stderr.log'), 'a');
   const child = track('nginx', spawn('/usr/sbin/nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')],
     { stdio: ['ignore', out, out] }));
-  const server = { name: 'nginx', key: 'nginx', base: `http://127.0.0.1:${port}`, appId: '-', masterKey: '-', pid: child.pid };
+  const server = { name: 'nginx', key: 'nginx', base: `http://127.0.0.1:${port}`, staticPath: '/account.json', appId: '-', masterKey: '-', pid: child.pid };
   await waitHttp(`${server.base}/account.json`, child, 'nginx', 20_000);
   return server;
 }
@@ -372,11 +375,14 @@ class MemorySampler {
 
 // ---------------------------------------------------------------------------------------------
 // wrk
+// `file` null: plain wrk on server.base + server.staticPath, no Lua call per request.
 function wrk(server, file, conns, seconds, offset, tag) {
-  const args = ['-t1', `-c${conns}`, `-d${seconds}s`, '--timeout', '10s', '--latency', '-s', REPLAY, `${server.base}/`];
+  const url = file ? `${server.base}/` : `${server.base}${server.staticPath}`;
+  const args = ['-t1', `-c${conns}`, `-d${seconds}s`, '--timeout', '10s', '--latency', '-s', REPLAY, url];
   return new Promise((resolve, reject) => {
     const child = track(`wrk-${tag}`, spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, BENCH_REQUESTS: file, BENCH_OFFSET: String(offset), BENCH_APP_ID: server.appId, BENCH_MASTER_KEY: server.masterKey } }));
+      env: { ...process.env, BENCH_REQUESTS: file ?? '', BENCH_STATIC: file ? '0' : '1', BENCH_OFFSET: String(offset),
+        BENCH_APP_ID: server.appId, BENCH_MASTER_KEY: server.masterKey } }));
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { out += d; });
@@ -400,7 +406,7 @@ function wrk(server, file, conns, seconds, offset, tag) {
 async function measure(server, file, conns, tag, sampler) {
   await wrk(server, file, conns, WARMUP, 0, `${tag}-warmup`);
   sampler.phase = tag;
-  const lines = fs.readFileSync(file, 'utf8').split('\n').length - 1;
+  const lines = file ? fs.readFileSync(file, 'utf8').split('\n').length - 1 : 0;
   const result = await wrk(server, file, conns, DURATION, Math.floor(lines / 2), tag);
   sampler.phase = 'between';
   return result;
@@ -410,7 +416,7 @@ async function measure(server, file, conns, tag, sampler) {
 function versions() {
   const pkg = (name) => { try { return JSON.parse(fs.readFileSync(path.join(WORK, 'node_modules', name, 'package.json'), 'utf8')).version; } catch { return 'missing'; } };
   const head = shTry('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD']);
-  const dirty = shTry('git', ['-C', ROOT, 'status', '--porcelain', '--', 'src', 'CMakeLists.txt']) !== '';
+  const dirty = !['', 'unknown'].includes(shTry('git', ['-C', ROOT, 'status', '--porcelain', '--', 'src', 'CMakeLists.txt']));
   return {
     crmd: `${head}${dirty ? ' + uncommitted changes in src/' : ''}, Release build, binary sha256 ${crypto.createHash('sha256').update(fs.readFileSync(CRMD)).digest('hex').slice(0, 12)}`,
     parseServer: pkg('parse-server'), router: pkg('router'), express: pkg('express'), pg: pkg('pg-promise') === 'missing' ? undefined : `pg-promise ${pkg('pg-promise')}`,
@@ -504,6 +510,11 @@ async function main() {
       log(`nginx static, ${w.conns} connections`);
       results.nginx[w.conns] = await measure(nginx, files.nginx.static, w.conns, `nginx-c${w.conns}`, sampler);
       log(`  nginx: ${Math.round(results.nginx[w.conns].reqPerSec)} req/s`);
+      if (w.key === 'get') {
+        log(`nginx static, ${w.conns} connections, plain wrk (no Lua per request)`);
+        results.nginxPlain = await measure(nginx, null, w.conns, `nginx-plain-c${w.conns}`, sampler);
+        log(`  nginx: ${Math.round(results.nginxPlain.reqPerSec)} req/s`);
+      }
     }
     const order = k % 2 === 0 ? [crmd, parse] : [parse, crmd];
     for (const s of order) {
@@ -573,7 +584,7 @@ function goals(r) {
   const bad = [];
   for (const x of r.workloads) for (const s of ['crmd', 'parse']) if (x[s].non2xx || x[s].socketErrors) bad.push(`${x.key}/${s}: ${x[s].non2xx} non-2xx, ${x[s].socketErrors} socket errors`);
   for (const s of ['crmd', 'parse']) if (r.load[s].non2xx || r.load[s].failedItems) bad.push(`load/${s}: ${r.load[s].non2xx} non-2xx, ${r.load[s].failedItems} failed items`);
-  for (const [c, x] of Object.entries(r.nginx)) if (x.non2xx || x.socketErrors) bad.push(`nginx/${c}: ${x.non2xx} non-2xx`);
+  for (const [c, x] of Object.entries(r.nginx)) if (x.non2xx || x.socketErrors) bad.push(`nginx/${c}: ${x.non2xx} non-2xx, ${x.socketErrors} socket errors`);
   out.push({ goal: '0 non-2xx responses everywhere', measured: bad.length ? bad.join('; ') : '0', met: bad.length === 0 });
   return out;
 }
@@ -598,12 +609,14 @@ function renderSection(r) {
     '`{"City":1,"Score":1}` through `PUT /parse/schemas/Accounts` on both, then `ANALYZE` on PostgreSQL (what',
     `autovacuum does a minute later). Each workload: wrk, ${r.settings.wrkThreads} thread, ${r.settings.connections} connections, ${r.settings.durationSeconds} s after a ${r.settings.warmupSeconds} s warm-up, the`,
     'same request sequence for both servers, alternating which server goes first; master key on every request.',
-    'Read workloads run before the writes, so queries see the loaded 100,000 rows on both. Latency is wrk\'s',
-    '(p50/p99); "non-2xx" is wrk\'s count of HTTP errors plus socket errors. Raw figures: `bench/.work/results.json`.',
+    `Read workloads run before the writes, so queries see the loaded ${n0(r.settings.rows)} rows on both. Latency is wrk's`,
+    '(p50/p99); "non-2xx" is wrk\'s count of HTTP errors plus socket errors. wrk calls a Lua function per request',
+    '(`bench/wrk/replay.lua` replays a pre-formatted request file), for nginx too; "plain wrk" is nginx without it.',
+    'Raw figures: `bench/.work/results.json`.',
     '');
   L.push(`- **Run**: ${r.date.slice(0, 16).replace('T', ' ')} UTC, ${r.elapsedSeconds.toFixed(0)} s in all. Load average at start ${m.loadavgStart}, at end ${m.loadavgEnd}.`);
   L.push(`- **Machine**: ${m.nproc} cores (${m.cpu}), ${m.memGiB} GiB, ${m.distro}, Linux ${m.kernel}; client, servers and database share the cores.`);
-  L.push(`- **Versions**: crmd ${v.crmd}; Parse Server ${v.parseServer} (express ${v.express}, router ${v.router}) on node ${v.node}; ${v.postgres}; nginx ${v.nginx}; ${v.wrk}.`);
+  L.push(`- **Versions**: crmd ${v.crmd}; Parse Server ${v.parseServer} (express ${v.express}, router ${v.router}) on node ${v.node}; ${v.postgres}; ${v.nginx}; ${v.wrk}.`);
   L.push('');
   L.push('| workload | crmd req/s | p50 ms | p99 ms | non-2xx | Parse req/s | p50 ms | p99 ms | non-2xx | crmd/Parse |');
   L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
@@ -622,12 +635,16 @@ function renderSection(r) {
     if (!x) continue;
     L.push(`| nginx static, ${r.nginxBodyBytes} bytes, ${c} connections | ${n0(x.reqPerSec)} | ${ms(x.p50ms)} | ${ms(x.p99ms)} | ${x.non2xx + x.socketErrors} | ${(100 * wg[key].crmd.reqPerSec / x.reqPerSec).toFixed(0)}% |`);
   }
+  if (r.nginxPlain) {
+    const x = r.nginxPlain;
+    L.push(`| nginx static, ${CONNS} connections, plain wrk | ${n0(x.reqPerSec)} | ${ms(x.p50ms)} | ${ms(x.p99ms)} | ${x.non2xx + x.socketErrors} | ${(100 * wg.get.crmd.reqPerSec / x.reqPerSec).toFixed(0)}% |`);
+  }
   L.push('');
   const mem = r.memory;
   L.push(`Peak memory over the whole run (load and all workloads): crmd ${mib(mem.crmdPeakKiB)} (VmHWM); Parse Server's node`,
     `process ${mib(mem.parsePeakKiB)} (VmHWM); PostgreSQL, which Parse needs besides, ${mib(mem.postgresPeakPssKiB)} (sum of PSS over`,
     `the postmaster and its ${mem.postgresProcesses - 1} children, sampled once a second). crmd/Parse: 1/${(mem.parsePeakKiB / mem.crmdPeakKiB).toFixed(1)}; crmd/(Parse + PostgreSQL):`,
-    `1/${((mem.parsePeakKiB + mem.postgresPeakPssKiB) / mem.crmdPeakKiB).toFixed(1)}. Bulk load ${n0(ld.crmd.seconds)} s vs ${n0(ld.parse.seconds)} s; the (City, Score) index was built in`,
+    `1/${((mem.parsePeakKiB + mem.postgresPeakPssKiB) / mem.crmdPeakKiB).toFixed(1)}. Bulk load ${ld.crmd.seconds.toFixed(1)} s vs ${ld.parse.seconds.toFixed(1)} s; the (City, Score) index was built in`,
     `${n0(r.index.crmd.ms)} ms (crmd) and ${n0(r.index.parse.ms)} ms (Parse). Probe sizes, one response: get-by-id crmd ${wg.get.probe.crmd.bytes} B / Parse ${wg.get.probe.parse.bytes} B,`,
     `query crmd ${wg.query.probe.crmd.bytes} B / Parse ${wg.query.probe.parse.bytes} B, include crmd ${wg.include.probe.crmd.bytes} B / Parse ${wg.include.probe.parse.bytes} B.`);
   L.push('');

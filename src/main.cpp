@@ -78,7 +78,9 @@ int Serve(const ServeFlags& flags) {
     return Fail("--listen must be HOST:PORT");
   }
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  options.threads = flags.threads > 0 ? flags.threads : cores * 2;
+  // Handlers block on SQLite; a writer waiting for its group's fsync holds a thread but no CPU,
+  // and the more writers wait together the fewer fsyncs (group commit). So: 8 per core.
+  options.threads = flags.threads > 0 ? flags.threads : cores * 8;
   options.upload_path_prefix = "/" + flags.prefix + "/files/";
 
   app::StoreOptions store;
@@ -199,7 +201,7 @@ int main(int argc, char** argv) {
       });
   serve_cmd->add_option("--public-url", serve.public_url, "Public base URL of this server");
   serve_cmd->add_option("--static-url", serve.static_url, "Public file host");
-  serve_cmd->add_option("--threads", serve.threads, "Worker threads (default: 2 per core)");
+  serve_cmd->add_option("--threads", serve.threads, "Worker threads (default: 8 per core)");
   serve_cmd->add_option("--durability", serve.durability, "full: fsync every commit; normal: not")
       ->check(CLI::IsMember({"full", "normal"}));
   serve_cmd->add_option("--session-ttl", serve.session_ttl, "Session lifetime in seconds (default: a year)");

@@ -3,6 +3,8 @@
 -- Every request is formatted once in init(), then served round-robin from BENCH_OFFSET on, so the
 -- per-request cost inside wrk is a table lookup. The credentials (X-Parse-* headers, master key) come
 -- from the environment; done() prints one machine-readable line for bench/side-by-side.mjs.
+-- With BENCH_STATIC=1 the script defines no request(): wrk then sends the URL given on its command
+-- line, without calling into Lua per request (plain `wrk URL`, only done() added).
 --   BENCH_REQUESTS   request file            BENCH_OFFSET   first line to send (0-based)
 --   BENCH_APP_ID     X-Parse-Application-Id  BENCH_MASTER_KEY  X-Parse-Master-Key
 
@@ -17,13 +19,11 @@ local function headers(body)
   return h
 end
 
+local static = os.getenv("BENCH_STATIC") == "1"
+
 function init(args)
+  if static then return end
   local file = os.getenv("BENCH_REQUESTS")
-  if file == nil or file == "" then
-    requests[1] = wrk.format("GET", wrk.path, headers(nil), nil)
-    count = 1
-    return
-  end
   for line in io.lines(file) do
     local method, path, body = line:match("^(%u+)\t([^\t]+)\t?(.*)$")
     if method == nil then error("bad request line: " .. line) end
@@ -35,10 +35,12 @@ function init(args)
   at = (tonumber(os.getenv("BENCH_OFFSET") or "0") or 0) % count
 end
 
-function request()
-  at = at + 1
-  if at > count then at = 1 end
-  return requests[at]
+if not static then
+  function request()
+    at = at + 1
+    if at > count then at = 1 end
+    return requests[at]
+  end
 end
 
 function done(summary, latency, _)

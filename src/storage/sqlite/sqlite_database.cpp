@@ -10,7 +10,8 @@
 // in step by triggers. Relation fields: `_Join:<field>:<T>(owningId, relatedId)`. Rowids link FTS5
 // to rows, so class tables are never VACUUMed. Class definitions live in
 // `_crmd_schema(className, definition JSON)`; `_crmd_` is not a routable class name.
-// WAL journal: readers never block the writer; one writer at a time, serialised by write_mutex_.
+// WAL journal: readers never block the writer; writers take turns on one connection and share
+// commits (group_commit.hpp).
 #include <fmt/format.h>
 
 #include <atomic>
@@ -19,6 +20,7 @@
 
 #include "storage/database.hpp"
 #include "storage/sqlite/connection.hpp"
+#include "storage/sqlite/group_commit.hpp"
 #include "storage/sqlite/where_sql.hpp"
 #include "util/json.hpp"
 
@@ -266,24 +268,26 @@ std::optional<Row> GetRow(Connection& c, const schema::ClassSchema& cls, std::st
   return ReadRow(st, CellCount(cls));
 }
 
-// A write transaction, or (inside a batch scope) a savepoint of the batch's transaction.
+// A write: a member of the current commit group (group_commit.hpp), or, inside a batch scope, a
+// savepoint nested in the batch's own savepoint.
 class SqliteWriteTransaction final : public WriteTransaction {
  public:
-  SqliteWriteTransaction(std::unique_lock<std::mutex> lock, Connection& c)
-      : lock_(std::move(lock)), c_(c) {
-    c_.Exec("BEGIN IMMEDIATE");
-  }
+  SqliteWriteTransaction(GroupCommit& group, Connection& c)
+      : group_(&group), lock_(group.Enter(kSavepoint)), c_(c) {}
 
-  // Savepoint form: the batch scope holds the lock.
-  explicit SqliteWriteTransaction(Connection& c) : c_(c), savepoint_(true) { c_.Exec("SAVEPOINT item"); }
+  // Nested form: the batch scope holds the connection.
+  explicit SqliteWriteTransaction(Connection& c) : c_(c) { c_.Exec("SAVEPOINT item"); }
 
   ~SqliteWriteTransaction() override {
-    if (!committed_) {
-      try {
-        c_.Exec(savepoint_ ? "ROLLBACK TO item; RELEASE item" : "ROLLBACK");
-      } catch (const StorageError&) {
-        // The transaction may already be gone (SQLite rolls back on some errors); nothing to do.
-      }
+    if (committed_) return;
+    if (group_) {
+      group_->Leave(lock_, kSavepoint, /*keep=*/false);
+      return;
+    }
+    try {
+      c_.Exec("ROLLBACK TO item; RELEASE item");
+    } catch (const StorageError&) {
+      // The savepoint may already be gone (SQLite rolls back on some errors); nothing to do.
     }
   }
 
@@ -443,8 +447,9 @@ class SqliteWriteTransaction final : public WriteTransaction {
   }
 
   void Commit() override {
-    c_.Exec(savepoint_ ? "RELEASE item" : "COMMIT");
     committed_ = true;
+    if (group_) group_->Leave(lock_, kSavepoint, /*keep=*/true);  // returns when durable
+    else c_.Exec("RELEASE item");
   }
 
  private:
@@ -461,9 +466,10 @@ class SqliteWriteTransaction final : public WriteTransaction {
     else st.Bind(first + 6, NullsText(row.nulls));
   }
 
+  static constexpr const char* kSavepoint = "w";
+  GroupCommit* group_ = nullptr;
   std::unique_lock<std::mutex> lock_;
   Connection& c_;
-  bool savepoint_ = false;
   bool committed_ = false;
 };
 
@@ -472,13 +478,14 @@ class SqliteDatabase final : public Database {
   SqliteDatabase(std::string path, Durability durability, int readers)
       : path_(std::move(path)), sync_full_(durability == Durability::kFull), max_readers_(readers) {
     writer_ = std::make_unique<Connection>(path_, sync_full_);
+    group_ = std::make_unique<GroupCommit>(*writer_);
     writer_->Exec(
         "CREATE TABLE IF NOT EXISTS _crmd_schema (className TEXT PRIMARY KEY NOT NULL, "
         "definition TEXT NOT NULL)");
   }
 
   std::vector<schema::ClassSchema> LoadSchema() override {
-    std::lock_guard lock(write_mutex_);
+    auto lock = group_->Exclusive();
     std::vector<schema::ClassSchema> out;
     auto st = writer_->Prepare("SELECT definition FROM _crmd_schema ORDER BY className");
     while (st.Step()) {
@@ -495,14 +502,10 @@ class SqliteDatabase final : public Database {
   std::unique_ptr<WriteTransaction> BeginWrite() override {
     if (batch_owner_.load() == std::this_thread::get_id())
       return std::make_unique<SqliteWriteTransaction>(*writer_);
-    std::unique_lock lock(write_mutex_);
-    return std::make_unique<SqliteWriteTransaction>(std::move(lock), *writer_);
+    return std::make_unique<SqliteWriteTransaction>(*group_, *writer_);
   }
 
-  std::unique_ptr<BatchScope> BeginBatch() override {
-    std::unique_lock lock(write_mutex_);
-    return std::make_unique<Batch>(this, std::move(lock));
-  }
+  std::unique_ptr<BatchScope> BeginBatch() override { return std::make_unique<Batch>(this); }
 
   std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
     auto reader = Acquire();
@@ -615,7 +618,7 @@ class SqliteDatabase final : public Database {
   }
 
   bool CheckIntegrity() override {
-    std::lock_guard lock(write_mutex_);
+    auto lock = group_->Exclusive();
     auto st = writer_->Prepare("PRAGMA integrity_check");
     return st.Step() && st.ColumnText(0) == "ok";
   }
@@ -646,29 +649,26 @@ class SqliteDatabase final : public Database {
     return Lease(new Connection(path_, sync_full_), Return{this});
   }
 
-  // The batch scope: holds the write lock and the outer transaction; this thread's BeginWrite()
-  // calls become savepoints meanwhile.
+  // The batch scope: one member of a commit group holding the connection for all its items;
+  // this thread's BeginWrite() calls become savepoints nested in it meanwhile.
   class Batch final : public BatchScope {
    public:
-    Batch(SqliteDatabase* db, std::unique_lock<std::mutex> lock) : db_(db), lock_(std::move(lock)) {
-      db_->writer_->Exec("BEGIN IMMEDIATE");
+    explicit Batch(SqliteDatabase* db) : db_(db), lock_(db->group_->Enter(kSavepoint)) {
       db_->batch_owner_ = std::this_thread::get_id();
     }
     ~Batch() override {
-      db_->batch_owner_ = std::thread::id();
       if (committed_) return;
-      try {
-        db_->writer_->Exec("ROLLBACK");
-      } catch (const StorageError&) {
-        // Nothing left to undo.
-      }
+      db_->batch_owner_ = std::thread::id();
+      db_->group_->Leave(lock_, kSavepoint, /*keep=*/false);
     }
     void Commit() override {
-      db_->writer_->Exec("COMMIT");
       committed_ = true;
+      db_->batch_owner_ = std::thread::id();
+      db_->group_->Leave(lock_, kSavepoint, /*keep=*/true);  // returns when durable
     }
 
    private:
+    static constexpr const char* kSavepoint = "batch";
     SqliteDatabase* db_;
     std::unique_lock<std::mutex> lock_;
     bool committed_ = false;
@@ -678,8 +678,8 @@ class SqliteDatabase final : public Database {
   bool sync_full_;
   int max_readers_;
   std::atomic<std::thread::id> batch_owner_{};
-  std::mutex write_mutex_;
   std::unique_ptr<Connection> writer_;
+  std::unique_ptr<GroupCommit> group_;
   std::mutex pool_mutex_;
   std::vector<std::unique_ptr<Connection>> idle_;
 };

@@ -1,0 +1,87 @@
+#include "storage/sqlite/group_commit.hpp"
+
+#include "storage/database.hpp"
+
+namespace crmd::storage::sqlite {
+
+std::unique_lock<std::mutex> GroupCommit::Enter(const char* savepoint) {
+  ++queued_;
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return !committing_; });
+  --queued_;
+  if (!open_) {
+    c_.Exec("BEGIN IMMEDIATE");
+    open_ = true;
+  }
+  ++working_;
+  try {
+    c_.Exec(std::string("SAVEPOINT ") + savepoint);
+  } catch (...) {
+    --working_;
+    throw;
+  }
+  return lock;
+}
+
+void GroupCommit::Leave(std::unique_lock<std::mutex>& lock, const char* savepoint, bool keep) {
+  const std::string name(savepoint);
+  --working_;
+  if (!keep) {
+    try {
+      c_.Exec("ROLLBACK TO " + name + "; RELEASE " + name);
+    } catch (const StorageError&) {
+      // The savepoint is already gone (SQLite rolled the statement back): nothing of ours is left.
+    }
+    if (!leader_ && working_ == 0 && open_) {
+      // Nobody kept anything in this group: close the empty transaction.
+      try {
+        c_.Exec("ROLLBACK");
+      } catch (const StorageError&) {
+      }
+      open_ = false;
+    }
+    changed_.notify_all();
+    lock.unlock();
+    return;
+  }
+  c_.Exec("RELEASE " + name);
+  const std::uint64_t mine = generation_;
+  if (leader_) {
+    changed_.notify_all();  // the leader may be waiting for us to finish
+    changed_.wait(lock, [&] { return generation_ != mine; });
+  } else {
+    leader_ = true;
+    const auto deadline = std::chrono::steady_clock::now() + kMaxGroupWait;
+    changed_.wait_until(lock, deadline, [&] { return working_ == 0 && queued_.load() == 0; });
+    // Writers still working past the deadline wait for the next group's commit instead.
+    committing_ = true;
+    while (working_ > 0) changed_.wait(lock);
+    try {
+      c_.Exec("COMMIT");
+    } catch (const StorageError& e) {
+      failure_ = e.what();
+      failed_generation_ = generation_;
+      try {
+        c_.Exec("ROLLBACK");
+      } catch (const StorageError&) {
+      }
+    }
+    open_ = false;
+    leader_ = false;
+    committing_ = false;
+    ++generation_;
+    changed_.notify_all();
+  }
+  const bool failed = failed_generation_ == mine;
+  const std::string failure = failed ? failure_ : std::string();
+  lock.unlock();
+  if (failed) throw StorageError(failure);
+}
+
+std::unique_lock<std::mutex> GroupCommit::Exclusive() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return !open_ && !committing_; });
+  return lock;
+}
+
+}  // namespace crmd::storage::sqlite
