@@ -25,7 +25,7 @@ Application::Application(std::string id, std::unique_ptr<storage::Database> db, 
   for (auto& cls : schema::SystemClasses())
     if (!classes.contains(cls.name)) missing.push_back(std::move(cls));
   if (!missing.empty()) {
-    auto txn = db_->BeginWrite();
+    auto txn = db_->BeginWrite(/*exclusive=*/true);
     for (auto& cls : missing) {
       txn->SaveClass(nullptr, cls);
       std::string name = cls.name;

@@ -1,8 +1,8 @@
 // One application (tenant) at run time: its store and its current schema snapshot.
 //
-// Thread-safe. Schema changes are published only by a writer that holds the store's write
-// transaction, so "read snapshot after BeginWrite(), publish before the transaction ends" gives
-// every writer the newest schema (write/ does exactly that).
+// Thread-safe. Schema changes are published by writes that hold an exclusive write transaction
+// (storage::Database::BeginWrite(true)), after their commit and before the transaction ends, so no
+// other write starts on a stale schema and readers never see a schema before its columns exist.
 #pragma once
 
 #include <chrono>

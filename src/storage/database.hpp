@@ -82,6 +82,9 @@ class WriteTransaction {
                                                  std::string_view object_id) = 0;
 
   virtual void Commit() = 0;
+  // Whether schema changes made in this transaction may be published at Commit() (exclusive, or
+  // nested in a batch scope that holds the store).
+  virtual bool Exclusive() const = 0;
 };
 
 class Database {
@@ -89,9 +92,12 @@ class Database {
   virtual ~Database() = default;
 
   virtual std::vector<schema::ClassSchema> LoadSchema() = 0;
-  // Inside a batch scope on this thread, a savepoint of the batch's transaction: its Commit()
-  // releases the savepoint, its destructor rolls only it back.
-  virtual std::unique_ptr<WriteTransaction> BeginWrite() = 0;
+  // A write. Grouped (default): it may share its commit with concurrent writes (one fsync); its
+  // Commit() returns once durable and releases the store. Exclusive: it waits for the open group,
+  // runs alone and keeps the store until destroyed, so a schema change it made can be published
+  // before any other write starts (schema-changing writes must be exclusive). Inside a batch scope
+  // on this thread, either is a savepoint of the batch's own.
+  virtual std::unique_ptr<WriteTransaction> BeginWrite(bool exclusive = false) = 0;
 
   // A batch scope (spec §4.4): the writes this thread begins until the scope ends share one
   // transaction and one commit (one fsync), each isolated by its own savepoint. Commit() makes

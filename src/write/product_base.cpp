@@ -40,7 +40,7 @@ std::string ProductBaseVersion() {
 void LoadProductBase(app::Application& app) {
   constexpr std::string_view kClasses = "classes/", kRows = "rows/";
   {
-    auto txn = app.db().BeginWrite();
+    auto txn = app.db().BeginWrite(/*exclusive=*/true);
     auto snapshot = app.schema();
     for (const auto& file : schema::ProductBaseFiles()) {
       if (!file.path.starts_with(kClasses)) continue;

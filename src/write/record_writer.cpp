@@ -41,7 +41,8 @@ Status Precheck(const auth::Context& ctx, auth::Operation op, std::string_view c
 }
 
 // A session user's write records who wrote it (spec §2.1); key writes leave the fields as they are.
-void SetWriter(const auth::Context& ctx, const schema::ClassSchema& cls, bool creating, FieldChanges& changes) {
+void SetWriter(const auth::Context& ctx, const schema::ClassSchema& cls, bool creating,
+               FieldChanges& changes) {
   if (ctx.identity.principal != auth::Principal::kUser) return;
   for (const char* field : {"createdBy", "updatedBy"}) {
     if (!creating && std::string_view(field) == "createdBy") continue;
@@ -53,7 +54,8 @@ void SetWriter(const auth::Context& ctx, const schema::ClassSchema& cls, bool cr
 }
 
 // New fields on an existing class need the addField permission (CLP).
-Status CheckAddField(const auth::Context& ctx, const schema::ClassSchema* existing, const FieldChanges& changes) {
+Status CheckAddField(const auth::Context& ctx, const schema::ClassSchema* existing,
+                     const FieldChanges& changes) {
   if (!existing || !changes.schema_changed) return {};
   return auth::Authorize(ctx.identity, auth::Operation::kAddField, existing->name, existing);
 }
@@ -71,45 +73,54 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
   CRMD_TRY(Precheck(ctx, auth::Operation::kCreate, class_name));
   CRMD_ASSIGN(auto user, PrepareIfUser(class_name, body, WriteKind::kCreate, ctx.identity));
   app::Application& app = *ctx.app;
-  auto txn = app.db().BeginWrite();
-  auto snapshot = app.schema();
-  const schema::ClassSchema* existing = snapshot->Find(class_name);
-  if (!existing) {
-    for (const auto& [name, other] : snapshot->classes())
-      if (schema::EqualsIgnoringCase(name, class_name))
-        return errors::ClassNameCaseCollision(class_name, name);
+  // Grouped first; a write that turns out to change the schema runs again, exclusively, so the
+  // new schema is published before any other write starts.
+  for (bool exclusive : {false, true}) {
+    auto txn = app.db().BeginWrite(exclusive);
+    auto snapshot = app.schema();
+    const schema::ClassSchema* existing = snapshot->Find(class_name);
+    if (!existing) {
+      for (const auto& [name, other] : snapshot->classes())
+        if (schema::EqualsIgnoringCase(name, class_name))
+          return errors::ClassNameCaseCollision(class_name, name);
+    }
+    schema::ClassSchema cls =
+        existing ? *existing : schema::ClassSchema::NewImplicit(std::string(class_name));
+
+    CRMD_ASSIGN(auto changes, CollectChanges(body, cls, ctx.identity, WriteKind::kCreate, {}, {}));
+    CRMD_TRY(CheckAddField(ctx, existing, changes));
+    if ((!existing || changes.schema_changed) && !txn->Exclusive()) continue;
+    bool unused_end_sessions = false;
+    if (class_name == kUserClass)
+      CRMD_TRY(ApplyUserRules(*txn, cls, body, WriteKind::kCreate, {}, user, changes, unused_end_sessions));
+    if (class_name == "_Role") CRMD_TRY(ApplyRoleRules(*txn, cls, body, WriteKind::kCreate, {}));
+    SetWriter(ctx, cls, true, changes);
+
+    storage::Row row;
+    if (changes.object_id) {
+      if (existing && txn->Exists(*existing, *changes.object_id)) return errors::DuplicateObjectId();
+      row.object_id = *changes.object_id;
+    } else {
+      row.object_id = ids::NewObjectId();
+    }
+    row.created_at = row.updated_at = timeutil::NowIso();
+    if (changes.acl)
+      row.acl = *changes.acl;
+    else if (class_name == kUserClass)
+      row.acl = DefaultUserAcl(row.object_id);
+    UpdateNulls(row.nulls, changes);
+    row.cells = std::move(changes.cells);
+
+    if (!existing || changes.schema_changed) txn->SaveClass(existing, cls);
+    txn->Insert(cls, changes.columns, row);
+    for (const auto& rel : changes.relations)
+      txn->ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
+    if (session_token) *session_token = auth::CreateSession(app, *txn, row.object_id, "signup");
+    txn->Commit();
+    if (!existing || changes.schema_changed) app.Publish(snapshot->With(std::move(cls)));
+    return json::object{{"objectId", row.object_id}, {"createdAt", row.created_at}};
   }
-  schema::ClassSchema cls =
-      existing ? *existing : schema::ClassSchema::NewImplicit(std::string(class_name));
-
-  CRMD_ASSIGN(auto changes, CollectChanges(body, cls, ctx.identity, WriteKind::kCreate, {}, {}));
-  CRMD_TRY(CheckAddField(ctx, existing, changes));
-  bool unused_end_sessions = false;
-  if (class_name == kUserClass)
-    CRMD_TRY(ApplyUserRules(*txn, cls, body, WriteKind::kCreate, {}, user, changes, unused_end_sessions));
-  if (class_name == "_Role") CRMD_TRY(ApplyRoleRules(*txn, cls, body, WriteKind::kCreate, {}));
-  SetWriter(ctx, cls, true, changes);
-
-  storage::Row row;
-  if (changes.object_id) {
-    if (existing && txn->Exists(*existing, *changes.object_id)) return errors::DuplicateObjectId();
-    row.object_id = *changes.object_id;
-  } else {
-    row.object_id = ids::NewObjectId();
-  }
-  row.created_at = row.updated_at = timeutil::NowIso();
-  if (changes.acl) row.acl = *changes.acl;
-  else if (class_name == kUserClass) row.acl = DefaultUserAcl(row.object_id);
-  UpdateNulls(row.nulls, changes);
-  row.cells = std::move(changes.cells);
-
-  if (!existing || changes.schema_changed) txn->SaveClass(existing, cls);
-  txn->Insert(cls, changes.columns, row);
-  for (const auto& rel : changes.relations) txn->ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
-  if (session_token) *session_token = auth::CreateSession(app, *txn, row.object_id, "signup");
-  txn->Commit();
-  if (!existing || changes.schema_changed) app.Publish(snapshot->With(std::move(cls)));
-  return json::object{{"objectId", row.object_id}, {"createdAt", row.created_at}};
+  return errors::Internal();  // unreachable: the exclusive attempt never continues
 }
 
 Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_name, std::string_view object_id,
@@ -119,49 +130,57 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
   CRMD_TRY(Precheck(ctx, auth::Operation::kUpdate, class_name));
   CRMD_ASSIGN(auto user, PrepareIfUser(class_name, body, WriteKind::kUpdate, ctx.identity));
   app::Application& app = *ctx.app;
-  auto txn = app.db().BeginWrite();
-  auto snapshot = app.schema();
-  const schema::ClassSchema* existing = snapshot->Find(class_name);
-  if (!existing) return errors::ObjectNotFound();
-  auto current = txn->Get(*existing, object_id);
-  if (!current) return errors::ObjectNotFound();
-  // Without write permission on the record, it answers as if it did not exist (Parse).
-  if (!ctx.identity.IsMaster() && !auth::AclGrants(current->acl, ctx.identity.Principals(), true))
-    return errors::ObjectNotFound();
+  for (bool exclusive : {false, true}) {  // as in CreateRecord
+    auto txn = app.db().BeginWrite(exclusive);
+    auto snapshot = app.schema();
+    const schema::ClassSchema* existing = snapshot->Find(class_name);
+    if (!existing) return errors::ObjectNotFound();
+    auto current = txn->Get(*existing, object_id);
+    if (!current) return errors::ObjectNotFound();
+    // Without write permission on the record, it answers as if it did not exist (Parse).
+    if (!ctx.identity.IsMaster() && !auth::AclGrants(current->acl, ctx.identity.Principals(), true))
+      return errors::ObjectNotFound();
 
-  schema::ClassSchema cls = *existing;
-  CRMD_ASSIGN(auto changes, CollectChanges(body, cls, ctx.identity, WriteKind::kUpdate, object_id,
-                                           CurrentValues(*existing, *current)));
-  CRMD_TRY(CheckAddField(ctx, existing, changes));
-  if (class_name == kUserClass) {
-    bool end_sessions = false;
-    CRMD_TRY(ApplyUserRules(*txn, cls, body, WriteKind::kUpdate, current->object_id, user, changes, end_sessions));
-    // A new password or a deactivation ends every session of the user (SECURITY.md).
-    if (end_sessions) auth::DeleteUserSessions(app, *txn, current->object_id);
+    schema::ClassSchema cls = *existing;
+    CRMD_ASSIGN(auto changes, CollectChanges(body, cls, ctx.identity, WriteKind::kUpdate, object_id,
+                                             CurrentValues(*existing, *current)));
+    CRMD_TRY(CheckAddField(ctx, existing, changes));
+    if (changes.schema_changed && !txn->Exclusive()) continue;
+    if (class_name == kUserClass) {
+      bool end_sessions = false;
+      CRMD_TRY(ApplyUserRules(*txn, cls, body, WriteKind::kUpdate, current->object_id, user, changes,
+                              end_sessions));
+      // A new password or a deactivation ends every session of the user (SECURITY.md).
+      if (end_sessions) auth::DeleteUserSessions(app, *txn, current->object_id);
+    }
+    if (class_name == "_Role")
+      CRMD_TRY(ApplyRoleRules(*txn, cls, body, WriteKind::kUpdate, current->object_id));
+    SetWriter(ctx, cls, false, changes);
+
+    storage::Row row;
+    row.object_id = current->object_id;
+    row.updated_at = timeutil::NowIso();
+    row.acl = changes.acl ? *changes.acl : current->acl;
+    row.nulls = current->nulls;
+    UpdateNulls(row.nulls, changes);
+    row.cells = std::move(changes.cells);
+
+    if (changes.schema_changed) txn->SaveClass(existing, cls);
+    txn->Update(cls, changes.columns, row);
+    for (const auto& rel : changes.relations)
+      txn->ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
+    txn->Commit();
+    if (changes.schema_changed) app.Publish(snapshot->With(std::move(cls)));
+
+    json::object out{{"updatedAt", row.updated_at}, {"objectId", row.object_id}};
+    for (auto& kv : changes.echoed) out[kv.key()] = std::move(kv.value());
+    return out;
   }
-  if (class_name == "_Role") CRMD_TRY(ApplyRoleRules(*txn, cls, body, WriteKind::kUpdate, current->object_id));
-  SetWriter(ctx, cls, false, changes);
-
-  storage::Row row;
-  row.object_id = current->object_id;
-  row.updated_at = timeutil::NowIso();
-  row.acl = changes.acl ? *changes.acl : current->acl;
-  row.nulls = current->nulls;
-  UpdateNulls(row.nulls, changes);
-  row.cells = std::move(changes.cells);
-
-  if (changes.schema_changed) txn->SaveClass(existing, cls);
-  txn->Update(cls, changes.columns, row);
-  for (const auto& rel : changes.relations) txn->ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
-  txn->Commit();
-  if (changes.schema_changed) app.Publish(snapshot->With(std::move(cls)));
-
-  json::object out{{"updatedAt", row.updated_at}, {"objectId", row.object_id}};
-  for (auto& kv : changes.echoed) out[kv.key()] = std::move(kv.value());
-  return out;
+  return errors::Internal();  // unreachable: the exclusive attempt never continues
 }
 
-Result<json::object> DeleteRecord(auth::Context& ctx, std::string_view class_name, std::string_view object_id) {
+Result<json::object> DeleteRecord(auth::Context& ctx, std::string_view class_name,
+                                  std::string_view object_id) {
   CRMD_TRY(Precheck(ctx, auth::Operation::kDelete, class_name));
   if (class_name == kUserClass) CRMD_TRY(CheckUserWriter(ctx.identity, {}, std::string(object_id)));
   app::Application& app = *ctx.app;

@@ -186,7 +186,7 @@ ApiError NoSuchClass(std::string_view class_name) {
 
 Result<json::object> CreateSchema(auth::Context& ctx, std::string_view class_name, const json::object& body) {
   app::Application& app = *ctx.app;
-  auto txn = app.db().BeginWrite();
+  auto txn = app.db().BeginWrite(/*exclusive=*/true);
   auto snapshot = app.schema();
   if (snapshot->Find(class_name))
     return ApiError{400, errors::kInvalidClassName, fmt::format("Class {} already exists.", class_name)};
@@ -205,7 +205,7 @@ Result<json::object> CreateSchema(auth::Context& ctx, std::string_view class_nam
 
 Result<json::object> UpdateSchema(auth::Context& ctx, std::string_view class_name, const json::object& body) {
   app::Application& app = *ctx.app;
-  auto txn = app.db().BeginWrite();
+  auto txn = app.db().BeginWrite(/*exclusive=*/true);
   auto snapshot = app.schema();
   const auto* existing = snapshot->Find(class_name);
   if (!existing) return NoSuchClass(class_name);
@@ -220,7 +220,7 @@ Result<json::object> UpdateSchema(auth::Context& ctx, std::string_view class_nam
 
 Result<json::object> DeleteSchema(auth::Context& ctx, std::string_view class_name) {
   app::Application& app = *ctx.app;
-  auto txn = app.db().BeginWrite();
+  auto txn = app.db().BeginWrite(/*exclusive=*/true);
   auto snapshot = app.schema();
   const auto* existing = snapshot->Find(class_name);
   if (!existing) return NoSuchClass(class_name);

@@ -79,8 +79,10 @@ void GroupCommit::Leave(std::unique_lock<std::mutex>& lock, const char* savepoin
 }
 
 std::unique_lock<std::mutex> GroupCommit::Exclusive() {
+  ++queued_;  // an open group's leader stops waiting for more writers and commits
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return !open_ && !committing_; });
+  --queued_;
   return lock;
 }
 

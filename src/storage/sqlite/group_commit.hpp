@@ -36,7 +36,8 @@ class GroupCommit {
   // group's COMMIT is durable (throws StorageError if it failed). Unlocks `lock`.
   void Leave(std::unique_lock<std::mutex>& lock, const char* savepoint, bool keep);
 
-  // Exclusive use of the connection outside any group (schema load, integrity check).
+  // Exclusive use of the connection outside any group (schema load, integrity check, exclusive
+  // writes): waits until no group is open.
   std::unique_lock<std::mutex> Exclusive();
 
  private:

@@ -46,11 +46,15 @@ std::size_t CellCount(const schema::ClassSchema& cls) {
 // Refuses to read rows whose columns do not line up with the schema: a wrong answer is worse
 // than a 500. Call after a Step() that returned a row: a statement cached before an ALTER TABLE
 // reports its old columns until SQLite re-prepares it at that step.
+// The table may lag the snapshot by columns a batch added but has not committed yet: those are
+// appended last, so the table's columns must be a prefix of the schema's; the missing ones read
+// as absent.
 void CheckLayout(const Statement& st, const schema::ClassSchema& cls) {
+  const int columns = st.ColumnCount();
+  bool ok = columns <= kFixedColumns + static_cast<int>(CellCount(cls));
   int i = kFixedColumns;
-  bool ok = st.ColumnCount() == kFixedColumns + static_cast<int>(CellCount(cls));
   for (const auto& [name, def] : cls.fields) {
-    if (!ok) break;
+    if (!ok || i >= columns) break;
     if (def.type == schema::FieldType::kRelation) continue;
     ok = st.ColumnName(i++) == name;
   }
@@ -97,8 +101,9 @@ Row ReadRow(const Statement& st, std::size_t cell_count) {
   if (!st.ColumnIsNull(kAclColumn)) row.acl = st.ColumnText(kAclColumn);
   if (!st.ColumnIsNull(kNullsColumn)) row.nulls = ParseNulls(st.ColumnText(kNullsColumn));
   row.cells.reserve(cell_count);
+  const std::size_t present = static_cast<std::size_t>(st.ColumnCount() - kFixedColumns);
   for (std::size_t i = 0; i < cell_count; ++i)
-    row.cells.push_back(st.Column(kFixedColumns + static_cast<int>(i)));
+    row.cells.push_back(i < present ? st.Column(kFixedColumns + static_cast<int>(i)) : Cell());
   return row;
 }
 
@@ -276,12 +281,26 @@ class SqliteWriteTransaction final : public WriteTransaction {
       : group_(&group), lock_(group.Enter(kSavepoint)), c_(c) {}
 
   // Nested form: the batch scope holds the connection.
-  explicit SqliteWriteTransaction(Connection& c) : c_(c) { c_.Exec("SAVEPOINT item"); }
+  explicit SqliteWriteTransaction(Connection& c) : c_(c), nested_(true) { c_.Exec("SAVEPOINT item"); }
+
+  // Exclusive form: alone on the connection until destroyed.
+  SqliteWriteTransaction(std::unique_lock<std::mutex> lock, Connection& c) : lock_(std::move(lock)), c_(c) {
+    c_.Exec("BEGIN IMMEDIATE");
+  }
+
+  bool Exclusive() const override { return group_ == nullptr; }
 
   ~SqliteWriteTransaction() override {
     if (committed_) return;
     if (group_) {
       group_->Leave(lock_, kSavepoint, /*keep=*/false);
+      return;
+    }
+    if (!nested_) {
+      try {
+        c_.Exec("ROLLBACK");
+      } catch (const StorageError&) {
+      }
       return;
     }
     try {
@@ -447,9 +466,13 @@ class SqliteWriteTransaction final : public WriteTransaction {
   }
 
   void Commit() override {
-    committed_ = true;
-    if (group_) group_->Leave(lock_, kSavepoint, /*keep=*/true);  // returns when durable
-    else c_.Exec("RELEASE item");
+    if (group_) {
+      committed_ = true;
+      group_->Leave(lock_, kSavepoint, /*keep=*/true);  // returns when durable
+    } else {
+      c_.Exec(nested_ ? "RELEASE item" : "COMMIT");
+      committed_ = true;
+    }
   }
 
  private:
@@ -470,6 +493,7 @@ class SqliteWriteTransaction final : public WriteTransaction {
   GroupCommit* group_ = nullptr;
   std::unique_lock<std::mutex> lock_;
   Connection& c_;
+  bool nested_ = false;
   bool committed_ = false;
 };
 
@@ -499,9 +523,10 @@ class SqliteDatabase final : public Database {
     return out;
   }
 
-  std::unique_ptr<WriteTransaction> BeginWrite() override {
+  std::unique_ptr<WriteTransaction> BeginWrite(bool exclusive) override {
     if (batch_owner_.load() == std::this_thread::get_id())
       return std::make_unique<SqliteWriteTransaction>(*writer_);
+    if (exclusive) return std::make_unique<SqliteWriteTransaction>(group_->Exclusive(), *writer_);
     return std::make_unique<SqliteWriteTransaction>(*group_, *writer_);
   }
 
