@@ -45,6 +45,8 @@ const LOAD_TIMEOUT_MS = 420_000; // per server; Parse was measured at ~2,100 row
 const CONNS = 16;
 const CONNS_HIGH = 64;
 const PREFIX = '/parse';
+const QUIET_CORES = 0.25; // busy cores tolerated from other processes before the run starts
+const QUIET_WAIT_S = intEnv('BENCH_QUIET_WAIT', 120);
 
 const t0 = Date.now();
 const log = (msg) => console.log(`[bench ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${msg}`);
@@ -72,10 +74,12 @@ function pgStop() {
   }
 }
 
-let stopped = false;
-async function stopAll() {
-  if (stopped) return;
-  stopped = true;
+let stopping = null;
+function stopAll() { // one stop, whoever asks first; later callers wait for the same one
+  stopping ??= stopEverything();
+  return stopping;
+}
+async function stopEverything() {
   for (const [, child] of children) if (alive(child)) child.kill('SIGTERM');
   const until = Date.now() + 10_000;
   while ([...children.values()].some(alive) && Date.now() < until) await sleep(100);
@@ -84,7 +88,7 @@ async function stopAll() {
 }
 process.on('exit', () => { // last resort, synchronous
   for (const [, child] of children) if (alive(child)) { try { child.kill('SIGKILL'); } catch { /* gone */ } }
-  if (!stopped) pgStop();
+  pgStop(); // no-op once the cluster is down (pg_ctl removes postmaster.pid)
 });
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(sig, () => { log(`${sig}: stopping`); stopAll().finally(() => process.exit(1)); });
@@ -354,6 +358,65 @@ function postgresPssKiB(postmaster) {
   }
   return { sum, procs };
 }
+// CPU: ticks of a process (all threads), of the machine, and of this process's reaped children (wrk).
+const CLK_TCK = Number(sh('getconf', ['CLK_TCK'])) || 100;
+function statFields(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' '); // [0] is the state
+}
+function childrenOf(ppid) {
+  const out = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try { if (Number(statFields(d)[1]) === ppid) out.push(Number(d)); } catch { /* exited */ }
+  }
+  return out;
+}
+function processTicks(pids) {
+  const out = new Map();
+  for (const pid of pids) {
+    try { const f = statFields(pid); out.set(pid, Number(f[11]) + Number(f[12])); } catch { /* exited */ }
+  }
+  return out;
+}
+function machineTicks() {
+  const v = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+  return { busy: v[0] + v[1] + v[2] + v[5] + v[6] + v[7], total: v.reduce((a, b) => a + b, 0) };
+}
+function selfTicks() {
+  const f = statFields('self');
+  return { own: Number(f[11]) + Number(f[12]), children: Number(f[13]) + Number(f[14]) };
+}
+// Everything the server under test runs on: crmd; Parse's node process and all of PostgreSQL; nginx's workers.
+function serverPids(server) {
+  if (server.postmaster) return [server.pid, server.postmaster, ...childrenOf(server.postmaster)];
+  if (server.key === 'nginx') return [server.pid, ...childrenOf(server.pid)];
+  return [server.pid];
+}
+function cpuSnapshot(server) {
+  return { server: processTicks(serverPids(server)), machine: machineTicks(), self: selfTicks(), at: performance.now() };
+}
+function cpuDelta(server, before) {
+  const after = cpuSnapshot(server);
+  let serverTicks = 0;
+  for (const [pid, t] of after.server) serverTicks += t - (before.server.get(pid) ?? 0);
+  const seconds = (after.at - before.at) / 1000;
+  const sec = (ticks) => ticks / CLK_TCK;
+  const serverSec = sec(serverTicks);
+  const wrkSec = sec(after.self.children - before.self.children);
+  const busySec = sec(after.machine.busy - before.machine.busy);
+  const benchSec = sec(after.self.own - before.self.own);
+  return { seconds, serverCores: serverSec / seconds, wrkCores: wrkSec / seconds, busyCores: busySec / seconds,
+    otherCores: Math.max(0, busySec - serverSec - wrkSec - benchSec) / seconds, serverCpuSeconds: serverSec };
+}
+// Busy cores of the whole machine over `ms`.
+async function machineBusyCores(ms) {
+  const a = machineTicks();
+  await sleep(ms);
+  const b = machineTicks();
+  return ((b.busy - a.busy) / (b.total - a.total)) * os.availableParallelism();
+}
+
 class MemorySampler {
   constructor(targets) { this.targets = targets; this.peak = {}; this.phase = 'start'; this.phasePeak = {}; }
   sample() {
@@ -407,7 +470,10 @@ async function measure(server, file, conns, tag, sampler) {
   await wrk(server, file, conns, WARMUP, 0, `${tag}-warmup`);
   sampler.phase = tag;
   const lines = file ? fs.readFileSync(file, 'utf8').split('\n').length - 1 : 0;
+  const before = cpuSnapshot(server);
   const result = await wrk(server, file, conns, DURATION, Math.floor(lines / 2), tag);
+  result.cpu = cpuDelta(server, before);
+  result.cpu.msPerRequest = result.requests ? (result.cpu.serverCpuSeconds * 1000) / result.requests : null;
   sampler.phase = 'between';
   return result;
 }
@@ -456,6 +522,14 @@ async function main() {
       connections: CONNS, connectionsHigh: CONNS_HIGH, wrkThreads: 1 }, checks: [] };
   const check = (what, ok, detail = '') => { results.checks.push({ what, ok, detail }); if (!ok) log(`CHECK FAILED: ${what} ${detail}`); };
 
+  // Others' work on the machine skews every figure: wait (bounded) for a quiet machine, and record it.
+  let busy = await machineBusyCores(3000);
+  for (let waited = 0; busy > QUIET_CORES && waited < QUIET_WAIT_S; waited += 5) {
+    if (waited === 0) log(`machine busy (${busy.toFixed(2)} cores in use by other processes); waiting up to ${QUIET_WAIT_S} s for it to calm down`);
+    busy = await machineBusyCores(5000);
+  }
+  results.machine.busyCoresAtStart = busy;
+  if (busy > QUIET_CORES) log(`going ahead with ${busy.toFixed(2)} cores busy elsewhere: figures will be low`);
   log('starting PostgreSQL');
   const pg = await startPostgres();
   log(`PostgreSQL on 127.0.0.1:${pg.port}; starting Parse Server`);
@@ -463,7 +537,7 @@ async function main() {
   log(`Parse Server on ${parse.base}; starting crmd`);
   const crmd = await startCrmd();
   log(`crmd on ${crmd.base}`);
-  const servers = { crmd, parse };
+  parse.postmaster = pg.pid;
   const sampler = new MemorySampler({ rss: { crmd: crmd.pid, parse: parse.pid }, postmaster: pg.pid });
   sampler.start();
 
@@ -639,6 +713,20 @@ function renderSection(r) {
     const x = r.nginxPlain;
     L.push(`| nginx static, ${CONNS} connections, plain wrk | ${n0(x.reqPerSec)} | ${ms(x.p50ms)} | ${ms(x.p99ms)} | ${x.non2xx + x.socketErrors} | ${(100 * wg.get.crmd.reqPerSec / x.reqPerSec).toFixed(0)}% |`);
   }
+  L.push('');
+  const cpuMs = (x) => (x >= 1 ? x.toFixed(2) : x >= 0.1 ? x.toFixed(3) : x.toFixed(4));
+  const cores = (c) => `${c.serverCores.toFixed(2)} / ${c.wrkCores.toFixed(2)} / ${c.otherCores.toFixed(2)}`;
+  L.push('Server CPU time per request (crmd; Parse\'s node process plus all of PostgreSQL), and the cores in use during',
+    'each measurement: server / wrk / everything else on the machine (a non-zero last figure means other work',
+    `competed with the benchmark; ${r.machine.busyCoresAtStart.toFixed(2)} cores were busy elsewhere just before the start).`, '');
+  L.push('| workload | crmd CPU ms/req | Parse CPU ms/req | Parse/crmd | cores, crmd run | cores, Parse run |');
+  L.push('|---|---:|---:|---:|---|---|');
+  for (const w of r.workloads) {
+    const c = w.crmd.cpu; const p = w.parse.cpu;
+    L.push(`| ${w.name.split(' (')[0]}${w.connections !== CONNS ? '' : ''} | ${cpuMs(c.msPerRequest)} | ${cpuMs(p.msPerRequest)} | ${ratio(p.msPerRequest / c.msPerRequest)}× | ${cores(c)} | ${cores(p)} |`);
+  }
+  const nx = r.nginx[CONNS].cpu;
+  L.push(`| nginx static, ${CONNS} connections | ${cpuMs(nx.msPerRequest)} | | | ${cores(nx)} | |`);
   L.push('');
   const mem = r.memory;
   L.push(`Peak memory over the whole run (load and all workloads): crmd ${mib(mem.crmdPeakKiB)} (VmHWM); Parse Server's node`,

@@ -11,26 +11,39 @@ namespace crmd::query {
 
 namespace json = boost::json;
 
-json::object EncodeRow(const schema::ClassSchema& cls, const storage::Row& row) {
-  json::object out;
-  out.reserve(row.cells.size() + 4);
-  out["objectId"] = row.object_id;
-  out["createdAt"] = row.created_at;
-  out["updatedAt"] = row.updated_at;
+namespace {
+
+// Calls `visit(name, def, cell)` for each stored field a row shows, in schema order: secrets are
+// skipped, and so are absent values; an explicit null comes with `cell == nullptr`.
+template <typename Visit>
+void ForEachShownField(const schema::ClassSchema& cls, const storage::Row& row, Visit&& visit) {
   // Cells follow the declared fields in order, Relations skipped: walking both in step keeps a row
   // linear in its field count.
   std::size_t i = 0;
   for (const auto& [name, def] : cls.fields) {
     if (def.type == schema::FieldType::kRelation) continue;
     if (i >= row.cells.size()) break;
-    const std::size_t at = i++;
+    const storage::Cell& cell = row.cells[i++];
     if (schema::IsSecretField(cls.name, name)) continue;
-    if (storage::IsNull(row.cells[at])) {
-      if (std::find(row.nulls.begin(), row.nulls.end(), name) != row.nulls.end()) out[name] = nullptr;
+    if (storage::IsNull(cell)) {
+      if (std::find(row.nulls.begin(), row.nulls.end(), name) != row.nulls.end()) visit(name, def, nullptr);
       continue;
     }
-    out[name] = schema::DecodeCell(row.cells[at], def);
+    visit(name, def, &cell);
   }
+}
+
+}  // namespace
+
+json::object EncodeRow(const schema::ClassSchema& cls, const storage::Row& row) {
+  json::object out;
+  out.reserve(row.cells.size() + 4);
+  out["objectId"] = row.object_id;
+  out["createdAt"] = row.created_at;
+  out["updatedAt"] = row.updated_at;
+  ForEachShownField(cls, row, [&](const std::string& name, const schema::FieldDef& def, const storage::Cell* cell) {
+    out[name] = cell ? schema::DecodeCell(*cell, def) : json::value(nullptr);
+  });
   for (const auto& [name, def] : cls.fields)
     if (def.type == schema::FieldType::kRelation)
       out[name] = json::object{{"__type", "Relation"}, {"className", def.target_class}};
@@ -109,24 +122,13 @@ void WriteRow(const schema::ClassSchema& cls, const storage::Row& row, std::stri
   AppendJsonString(row.created_at, out);
   out += ",\"updatedAt\":";
   AppendJsonString(row.updated_at, out);
-  std::size_t i = 0;
-  for (const auto& [name, def] : cls.fields) {
-    if (def.type == schema::FieldType::kRelation) continue;
-    if (i >= row.cells.size()) break;
-    const std::size_t at = i++;
-    if (schema::IsSecretField(cls.name, name)) continue;
-    if (storage::IsNull(row.cells[at])) {
-      if (std::find(row.nulls.begin(), row.nulls.end(), name) == row.nulls.end()) continue;
-      out += ",";
-      AppendJsonString(name, out);
-      out += ":null";
-      continue;
-    }
+  ForEachShownField(cls, row, [&](const std::string& name, const schema::FieldDef& def, const storage::Cell* cell) {
     out += ",";
     AppendJsonString(name, out);
     out += ":";
-    WriteCell(row.cells[at], def, out);
-  }
+    if (cell) WriteCell(*cell, def, out);
+    else out += "null";
+  });
   // Relations after the stored fields, as EncodeRow orders them.
   for (const auto& [name, def] : cls.fields) {
     if (def.type != schema::FieldType::kRelation) continue;

@@ -160,9 +160,16 @@ Result<std::vector<std::string>> ParseKeysList(std::string_view text) {
   return ParsePaths(text, kMaxIncludeDepth + 1, errors::InvalidQueryParameter("keys"));
 }
 
-Result<json::object> GetRecord(auth::Context& ctx, std::string_view class_name,
-                               std::string_view object_id, const std::vector<std::string>& include,
-                               const std::optional<std::vector<std::string>>& keys) {
+namespace {
+
+// One record a get may answer: the class permits `get` and the record's ACL lets the caller read.
+struct Readable {
+  std::shared_ptr<const schema::Snapshot> snapshot;
+  const schema::ClassSchema* cls;
+  storage::Row row;
+};
+
+Result<Readable> FetchReadable(auth::Context& ctx, std::string_view class_name, std::string_view object_id) {
   auto snapshot = ctx.app->schema();
   const auto* cls = snapshot->Find(class_name);
   CRMD_TRY(auth::Authorize(ctx.identity, auth::Operation::kGet, class_name, cls));
@@ -171,8 +178,17 @@ Result<json::object> GetRecord(auth::Context& ctx, std::string_view class_name,
   if (!row) return errors::ObjectNotFound();
   if (!ctx.identity.IsMaster() && !auth::AclGrants(row->acl, ctx.identity.Principals(), false))
     return errors::ObjectNotFound();  // hidden and missing look the same (spec §7)
-  json::object out = EncodeRow(*cls, *row);
-  if (!include.empty()) Expand(ctx, *snapshot, *cls, {&out}, BuildTree(include));
+  return Readable{std::move(snapshot), cls, std::move(*row)};
+}
+
+}  // namespace
+
+Result<json::object> GetRecord(auth::Context& ctx, std::string_view class_name,
+                               std::string_view object_id, const std::vector<std::string>& include,
+                               const std::optional<std::vector<std::string>>& keys) {
+  CRMD_ASSIGN(auto found, FetchReadable(ctx, class_name, object_id));
+  json::object out = EncodeRow(*found.cls, found.row);
+  if (!include.empty()) Expand(ctx, *found.snapshot, *found.cls, {&out}, BuildTree(include));
   if (keys) Project(out, BuildTree(*keys));
   return out;
 }
@@ -185,15 +201,8 @@ Status WriteRecord(auth::Context& ctx, std::string_view class_name, std::string_
     WriteJson(object, out);
     return {};
   }
-  auto snapshot = ctx.app->schema();
-  const auto* cls = snapshot->Find(class_name);
-  CRMD_TRY(auth::Authorize(ctx.identity, auth::Operation::kGet, class_name, cls));
-  if (!cls) return errors::ObjectNotFound();
-  auto row = ctx.app->db().Get(*cls, object_id);
-  if (!row) return errors::ObjectNotFound();
-  if (!ctx.identity.IsMaster() && !auth::AclGrants(row->acl, ctx.identity.Principals(), false))
-    return errors::ObjectNotFound();
-  WriteRow(*cls, *row, out);
+  CRMD_ASSIGN(auto found, FetchReadable(ctx, class_name, object_id));
+  WriteRow(*found.cls, found.row, out);
   return {};
 }
 
