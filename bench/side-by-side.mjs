@@ -260,6 +260,7 @@ async function bulkLoad(server) {
       else { failedItems++; firstError ??= JSON.stringify(item).slice(0, 200); }
     });
   };
+  const cpuBefore = cpuSnapshot(server);
   await send(0); // alone: the first rows create the class and its columns
   let next = 1;
   await Promise.all(Array.from({ length: LOAD_IN_FLIGHT }, async () => {
@@ -269,11 +270,12 @@ async function bulkLoad(server) {
     }
   }));
   const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuDelta(server, cpuBefore); // benchCores: this node process, the loading client
   latencies.sort((a, b) => a - b);
   const loaded = ids.filter(Boolean).length;
   const result = { rows: ROWS, loaded, batches: batches.length, batchSize: BATCH, inFlight: LOAD_IN_FLIGHT, seconds,
     rowsPerSecond: loaded / seconds, batchLatencyMs: { p50: pct(latencies, 50), p99: pct(latencies, 99) },
-    non2xx, failedItems, firstError };
+    non2xx, failedItems, firstError, cpu };
   return { result, ids, leadIds };
 }
 
@@ -406,7 +408,7 @@ function cpuDelta(server, before) {
   const wrkSec = sec(after.self.children - before.self.children);
   const busySec = sec(after.machine.busy - before.machine.busy);
   const benchSec = sec(after.self.own - before.self.own);
-  return { seconds, serverCores: serverSec / seconds, wrkCores: wrkSec / seconds, busyCores: busySec / seconds,
+  return { seconds, serverCores: serverSec / seconds, wrkCores: wrkSec / seconds, benchCores: benchSec / seconds, busyCores: busySec / seconds,
     otherCores: Math.max(0, busySec - serverSec - wrkSec - benchSec) / seconds, serverCpuSeconds: serverSec };
 }
 // Busy cores of the whole machine over `ms`.
@@ -725,6 +727,8 @@ function renderSection(r) {
     const c = w.crmd.cpu; const p = w.parse.cpu;
     L.push(`| ${w.name.split(' (')[0]}${w.connections !== CONNS ? '' : ''} | ${cpuMs(c.msPerRequest)} | ${cpuMs(p.msPerRequest)} | ${ratio(p.msPerRequest / c.msPerRequest)}× | ${cores(c)} | ${cores(p)} |`);
   }
+  const lc = r.load.crmd.cpu; const lp = r.load.parse.cpu;
+  if (lc && lp) L.push(`| bulk load, per row (cores: server / node client / other) | ${cpuMs((lc.serverCpuSeconds * 1000) / r.load.crmd.loaded)} | ${cpuMs((lp.serverCpuSeconds * 1000) / r.load.parse.loaded)} | ${ratio((lp.serverCpuSeconds / r.load.parse.loaded) / (lc.serverCpuSeconds / r.load.crmd.loaded))}× | ${lc.serverCores.toFixed(2)} / ${lc.benchCores.toFixed(2)} / ${lc.otherCores.toFixed(2)} | ${lp.serverCores.toFixed(2)} / ${lp.benchCores.toFixed(2)} / ${lp.otherCores.toFixed(2)} |`);
   const nx = r.nginx[CONNS].cpu;
   L.push(`| nginx static, ${CONNS} connections | ${cpuMs(nx.msPerRequest)} | | | ${cores(nx)} | |`);
   L.push('');

@@ -233,14 +233,26 @@ void CreateJoinTables(Connection& c, const schema::ClassSchema& cls) {
                          Quote("_Join:" + field + ":" + cls.name)));
 }
 
-std::string FindSql(const schema::ClassSchema& cls, const query::Query& query, SqlFragment& where) {
-  where = CompileWhere(query, cls.name);
-  std::string sql = fmt::format("SELECT {} FROM {} AS t0 WHERE {}", kSelectAll, Quote(cls.name), where.sql);
+std::string OrderBy(const query::Query& query) {
+  std::string sql;
   for (std::size_t i = 0; i < query.order.size(); ++i) {
     sql += i ? ", " : " ORDER BY ";
     sql += "t0." + Quote(query.order[i].first) + (query.order[i].second ? " DESC" : " ASC");
   }
-  return sql + " LIMIT ? OFFSET ?";
+  return sql;
+}
+
+// The page's rows. A sorted page is found first as rowids (the sort then carries the sort keys and
+// a rowid, not whole rows: thousands of matches of a filter are sorted to keep 100), and only the
+// page's rows are then read whole. Placeholders: the where's, then LIMIT, then OFFSET.
+std::string FindSql(const schema::ClassSchema& cls, const query::Query& query, SqlFragment& where) {
+  where = CompileWhere(query, cls.name);
+  const std::string table = Quote(cls.name), order = OrderBy(query);
+  if (order.empty())
+    return fmt::format("SELECT {} FROM {} AS t0 WHERE {} LIMIT ? OFFSET ?", kSelectAll, table, where.sql);
+  return fmt::format(
+      "SELECT {0} FROM {1} AS t0 WHERE t0.rowid IN (SELECT t0.rowid FROM {1} AS t0 WHERE {2}{3} LIMIT ? OFFSET ?){3}",
+      kSelectAll, table, where.sql, order);
 }
 
 void BindAll(Statement& st, const std::vector<Cell>& params) {
