@@ -222,7 +222,8 @@ TEST_F(WhereTest, IndexedQueryWithOrderAndLimitUsesTheIndex) {
   q.order = {{"createdAt", true}};
   q.limit = 100;
   const std::string plan = db_->ExplainFind(cls_, q);
-  EXPECT_NE(plan.find("USING INDEX uidx:Accounts:city_score"), std::string::npos) << plan;
+  // Declared indexes carry createdAt and objectId too, so the page is found from the index alone.
+  EXPECT_NE(plan.find("USING COVERING INDEX uidx:Accounts:city_score"), std::string::npos) << plan;
   EXPECT_EQ(plan.find("SCAN t0\n"), std::string::npos) << plan;  // no full table scan
 }
 
