@@ -108,7 +108,7 @@ Response Router::Route(const Request& request) {
   // Spec §4.9: the generic functions path exists but holds no function.
   if (family == "functions" && routed.segments.size() == 2 &&
       (request.method == Method::kPost || request.method == Method::kGet))
-    return ErrorResponse(ApiError{400, 141, "function not found"});
+    return ErrorResponse(errors::FunctionNotFound());
   if (family == "batch" && routed.segments.size() == 1 && request.method == Method::kPost)
     return HandleBatch(request, ctx, options_.prefix, [this](const Request& item) { return Route(item); });
 

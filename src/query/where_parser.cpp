@@ -18,12 +18,6 @@ using schema::FieldType;
 
 namespace {
 
-ApiError BadConstraint(std::string_view op) {
-  return ApiError{400, errors::kInvalidJson, "bad constraint: " + std::string(op)};
-}
-ApiError InvalidKey(std::string_view key) {
-  return ApiError{400, errors::kInvalidKeyName, "Invalid key name: " + std::string(key)};
-}
 ApiError BadQuery(std::string message) { return ApiError{400, errors::kInvalidQuery, std::move(message)}; }
 
 std::string_view TypeTag(const json::value& v) {
@@ -78,7 +72,7 @@ class Parser {
         CRMD_ASSIGN(auto related, RelatedTo(value, cls));
         all.children.push_back(std::move(related));
       } else if (key.starts_with('$')) {
-        return InvalidKey(key);
+        return errors::InvalidKeyName(key);
       } else {
         CRMD_ASSIGN(auto target, Resolve(key, cls));
         CRMD_ASSIGN(auto constraint, Field(target, value, cls, depth));
@@ -101,7 +95,7 @@ class Parser {
       t.ref.column = std::string(head);
     } else {
       if (!schema::IsValidFieldName(head) || schema::IsSecretField(cls.name, head))
-        return InvalidKey(key);
+        return errors::InvalidKeyName(key);
       if (const auto* def = cls.FindField(head); def && def->type != FieldType::kRelation) {
         t.def = *def;
         t.ref.column = std::string(head);
@@ -111,7 +105,7 @@ class Parser {
     }
     if (parts.size() > 1) {
       for (std::size_t i = 1; i < parts.size(); ++i) {
-        if (!schema::IsValidFieldName(parts[i])) return InvalidKey(key);
+        if (!schema::IsValidFieldName(parts[i])) return errors::InvalidKeyName(key);
         t.ref.path.emplace_back(parts[i]);
       }
       // Paths reach inside Object values only; elsewhere the field reads as absent.
@@ -324,7 +318,7 @@ class Parser {
     if (t.def && t.def->type == FieldType::kPointer)
       return BadQuery("bad $select: " + t.ref.column + " is a Pointer; use $inQuery");
     bool builtin = key == "objectId" || key == "createdAt" || key == "updatedAt";
-    if (!builtin && !schema::IsValidFieldName(key)) return InvalidKey(key);
+    if (!builtin && !schema::IsValidFieldName(key)) return errors::InvalidKeyName(key);
     CRMD_ASSIGN(auto sub, Sub(*query, depth));
     if (!sub || t.ref.column.empty()) return Expr::Const(negated);
     const auto* key_def = sub->cls->FindField(key);
@@ -404,7 +398,7 @@ class Parser {
         CRMD_ASSIGN(auto e, Regex(t, arg, constraint));
         all.children.push_back(std::move(e));
       } else if (op == "$options") {
-        if (!constraint.contains("$regex")) return BadConstraint(op);
+        if (!constraint.contains("$regex")) return errors::BadConstraint(op);
       } else if (op == "$text") {
         CRMD_ASSIGN(auto e, Text(t, arg, cls));
         all.children.push_back(std::move(e));
@@ -415,7 +409,7 @@ class Parser {
         CRMD_ASSIGN(auto e, Select(t, arg, op == "$dontSelect", depth));
         all.children.push_back(std::move(e));
       } else {
-        return BadConstraint(op);  // `$or` here included: spec §4.3 allows it at the top only
+        return errors::BadConstraint(op);  // `$or` here included: spec §4.3 allows it at the top only
       }
     }
     return all;

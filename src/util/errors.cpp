@@ -126,6 +126,16 @@ ApiError InvalidQueryParameter(std::string_view name) {
   return Make(400, kInvalidQuery, fmt::format("Invalid parameter for query: {}", name));
 }
 
+ApiError BadConstraint(std::string_view op) {
+  return Make(400, kInvalidJson, fmt::format("bad constraint: {}", op));
+}
+
+ApiError InvalidKeyName(std::string_view key) {
+  return Make(400, kInvalidKeyName, fmt::format("Invalid key name: {}", key));
+}
+
+ApiError FunctionNotFound() { return Make(400, kScriptFailed, "function not found"); }
+
 ApiError Unauthorized() { return ApiError{403, 0, "unauthorized", ErrorBody::kErrorOnly}; }
 
 ApiError MasterKeyRequired() {
@@ -140,6 +150,5 @@ ApiError Internal() {
   return ApiError{500, kInternal, "Internal server error.", ErrorBody::kCodeAndMessage};
 }
 
-ApiError RequestTimeout() { return Make(408, kInvalidJson, "Request timed out."); }
 
 }  // namespace crmd::errors

@@ -22,6 +22,7 @@ inline constexpr int kInvalidNestedKey = 121;
 inline constexpr int kInvalidAcl = 123;
 inline constexpr int kDuplicateValue = 137;
 inline constexpr int kInvalidSessionToken = 209;
+inline constexpr int kScriptFailed = 141;
 
 ApiError ObjectNotFound();
 ApiError PermissionDenied(std::string_view operation, std::string_view class_name);
@@ -57,10 +58,12 @@ ApiError BadRequest(std::string_view detail);
 ApiError UnsupportedOperator(std::string_view op);
 ApiError InvalidOperatorArgument(std::string_view message);
 ApiError InvalidQueryParameter(std::string_view name);
+ApiError BadConstraint(std::string_view op);   // 107 `bad constraint: <op>` (spec §4.3)
+ApiError InvalidKeyName(std::string_view key); // 105 `Invalid key name: <key>` (Parse)
+ApiError FunctionNotFound();                   // 141 `function not found` (spec §4.9)
 ApiError Unauthorized();               // 403 {"error":"unauthorized"}: missing or unknown app id
 ApiError MasterKeyRequired();          // 403 {"error":"unauthorized: master key is required"}
 ApiError RouteNotFound(std::string_view method, std::string_view path);
 ApiError Internal();                   // 500 {"code":1,"message":"Internal server error."}
-ApiError RequestTimeout();
 
 }  // namespace crmd::errors

@@ -143,10 +143,8 @@ TEST_F(WhereTest, InWithAHundredThousandValuesIsOneBoundList) {
 
 TEST_F(WhereTest, CatastrophicRegexRunsInLinearTime) {
   Insert(1, std::string(100000, 'a') + "!", "Haifa", 5);
-  const auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(Run(R"j({"Name":{"$regex":"(a+)+$"}})j"), 0u);
   // Not a timing assertion: a backtracking engine would not return from this at all.
-  (void)start;
+  EXPECT_EQ(Run(R"j({"Name":{"$regex":"(a+)+$"}})j"), 0u);
   auto lookahead = Parse(R"j({"Name":{"$regex":"(?=a)"}})j");
   ASSERT_FALSE(lookahead.ok());  // RE2 refuses what it cannot run in linear time
   EXPECT_EQ(lookahead.error().code, 102);
