@@ -1,6 +1,6 @@
 // crmd command line. The subcommands and their output are a contract other tooling relies on:
 //   crmd serve --data DIR --listen HOST:PORT [--prefix core] [--public-url URL] [--static-url URL]
-//              [--threads N] [--durability full|normal] [--session-ttl SECONDS] [--lockout-minutes N]
+//              [--threads N] [--write-threads N] [--durability full|normal] [--session-ttl SECONDS] [--lockout-minutes N]
 //              [--smtp-url URL] [--mail-from ADDRESS]
 //   crmd app create --data DIR [--id APP_ID] [--name NAME] [--no-product-base]
 //                                                             -> {"appId","masterKey","apiKey","apiKeyName"}
@@ -58,6 +58,7 @@ struct ServeFlags {
   std::string public_url;
   std::string static_url;
   int threads = 0;
+  int write_threads = 0;
   std::string durability = "full";
   long session_ttl = 365L * 24 * 3600;
   long lockout_minutes = 30;
@@ -78,15 +79,17 @@ int Serve(const ServeFlags& flags) {
     return Fail("--listen must be HOST:PORT");
   }
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  // Handlers block on SQLite; a writer waiting for its group's fsync holds a thread but no CPU,
-  // and the more writers wait together the fewer fsyncs (group commit). So: 8 per core.
-  options.threads = flags.threads > 0 ? flags.threads : cores * 8;
+  // Reads run on the network threads; writes, which wait for their group's fsync, on their own.
+  options.threads = flags.threads > 0 ? flags.threads : cores * 2;
+  options.write_threads = flags.write_threads > 0 ? flags.write_threads : cores * 8;
   options.upload_path_prefix = "/" + flags.prefix + "/files/";
 
   app::StoreOptions store;
   store.durability = flags.durability == "normal" ? storage::Durability::kNormal
                                                   : storage::Durability::kFull;
-  store.readers = options.threads;
+  // Idle reader connections kept: one per thread that reads; more are opened when a request needs
+  // two at once, and closed when they come back.
+  store.readers = options.threads + options.write_threads;
 
   if (flags.session_ttl <= 0 || flags.lockout_minutes <= 0)
     return Fail("--session-ttl and --lockout-minutes must be positive");
@@ -110,6 +113,7 @@ int Serve(const ServeFlags& flags) {
   log::Info("listening", {{"address", options.host},
                           {"port", port},
                           {"threads", options.threads},
+                          {"write_threads", options.write_threads},
                           {"durability", flags.durability},
                           {"prefix", flags.prefix}});
   server.Run();
@@ -201,7 +205,8 @@ int main(int argc, char** argv) {
       });
   serve_cmd->add_option("--public-url", serve.public_url, "Public base URL of this server");
   serve_cmd->add_option("--static-url", serve.static_url, "Public file host");
-  serve_cmd->add_option("--threads", serve.threads, "Worker threads (default: 8 per core)");
+  serve_cmd->add_option("--threads", serve.threads, "Network and read threads (default: 2 per core)");
+  serve_cmd->add_option("--write-threads", serve.write_threads, "Write threads (default: 8 per core)");
   serve_cmd->add_option("--durability", serve.durability, "full: fsync every commit; normal: not")
       ->check(CLI::IsMember({"full", "normal"}));
   serve_cmd->add_option("--session-ttl", serve.session_ttl, "Session lifetime in seconds (default: a year)");

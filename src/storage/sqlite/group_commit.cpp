@@ -66,6 +66,7 @@ void GroupCommit::Leave(std::unique_lock<std::mutex>& lock, const char* savepoin
       } catch (const StorageError&) {
       }
     }
+    NoteCommit();  // also after a failed COMMIT: harmless, and simpler than knowing what is left
     open_ = false;
     leader_ = false;
     committing_ = false;

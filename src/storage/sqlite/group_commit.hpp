@@ -40,6 +40,11 @@ class GroupCommit {
   // writes): waits until no group is open.
   std::unique_lock<std::mutex> Exclusive();
 
+  // Commits on the connection so far (group or exclusive), counted once each COMMIT has returned:
+  // a reader that saw a value before starting its read knows its answer is not older than that.
+  std::uint64_t Commits() const { return commits_.load(std::memory_order_acquire); }
+  void NoteCommit() { commits_.fetch_add(1, std::memory_order_acq_rel); }
+
  private:
   Connection& c_;
   std::mutex mutex_;
@@ -54,6 +59,7 @@ class GroupCommit {
   std::uint64_t generation_ = 0;  // groups committed (or failed) so far
   std::uint64_t failed_generation_ = UINT64_MAX;
   std::string failure_;
+  std::atomic<std::uint64_t> commits_{0};
 };
 
 }  // namespace crmd::storage::sqlite

@@ -20,6 +20,7 @@
 
 #include "storage/database.hpp"
 #include "storage/sqlite/connection.hpp"
+#include "storage/sqlite/count_cache.hpp"
 #include "storage/sqlite/group_commit.hpp"
 #include "storage/sqlite/where_sql.hpp"
 #include "util/json.hpp"
@@ -305,7 +306,8 @@ class SqliteWriteTransaction final : public WriteTransaction {
   explicit SqliteWriteTransaction(Connection& c) : c_(c), nested_(true) { c_.Exec("SAVEPOINT item"); }
 
   // Exclusive form: alone on the connection until destroyed.
-  SqliteWriteTransaction(std::unique_lock<std::mutex> lock, Connection& c) : lock_(std::move(lock)), c_(c) {
+  SqliteWriteTransaction(GroupCommit& group, std::unique_lock<std::mutex> lock, Connection& c)
+      : exclusive_of_(&group), lock_(std::move(lock)), c_(c) {
     c_.Exec("BEGIN IMMEDIATE");
   }
 
@@ -493,6 +495,7 @@ class SqliteWriteTransaction final : public WriteTransaction {
     } else {
       c_.Exec(nested_ ? "RELEASE item" : "COMMIT");
       committed_ = true;
+      if (exclusive_of_) exclusive_of_->NoteCommit();
     }
   }
 
@@ -512,6 +515,7 @@ class SqliteWriteTransaction final : public WriteTransaction {
 
   static constexpr const char* kSavepoint = "w";
   GroupCommit* group_ = nullptr;
+  GroupCommit* exclusive_of_ = nullptr;  // the exclusive form: whose commits it counts
   std::unique_lock<std::mutex> lock_;
   Connection& c_;
   bool nested_ = false;
@@ -547,7 +551,7 @@ class SqliteDatabase final : public Database {
   std::unique_ptr<WriteTransaction> BeginWrite(bool exclusive) override {
     if (batch_owner_.load() == std::this_thread::get_id())
       return std::make_unique<SqliteWriteTransaction>(*writer_);
-    if (exclusive) return std::make_unique<SqliteWriteTransaction>(group_->Exclusive(), *writer_);
+    if (exclusive) return std::make_unique<SqliteWriteTransaction>(*group_, group_->Exclusive(), *writer_);
     return std::make_unique<SqliteWriteTransaction>(*group_, *writer_);
   }
 
@@ -598,12 +602,17 @@ class SqliteDatabase final : public Database {
 
   std::int64_t Count(const schema::ClassSchema& cls, const query::Query& query) override {
     SqlFragment where = CompileWhere(query, cls.name);
+    const std::string sql = fmt::format("SELECT count(*) FROM {} AS t0 WHERE {}", Quote(cls.name), where.sql);
+    std::string key = CountCache::Key(sql, where.params);
+    const std::uint64_t commits = group_->Commits();  // before the read starts: see count_cache.hpp
+    if (auto cached = counts_.Find(key, commits)) return *cached;
     auto reader = Acquire();
-    auto st = reader->Prepare(
-        fmt::format("SELECT count(*) FROM {} AS t0 WHERE {}", Quote(cls.name), where.sql));
+    auto st = reader->Prepare(sql);
     BindAll(st, where.params);
     st.Step();
-    return std::get<std::int64_t>(st.Column(0));
+    const auto count = std::get<std::int64_t>(st.Column(0));
+    counts_.Store(std::move(key), commits, count);
+    return count;
   }
 
   std::vector<std::vector<Cell>> Aggregate(const schema::ClassSchema& cls, const query::AggregatePlan& plan) override {
@@ -726,6 +735,7 @@ class SqliteDatabase final : public Database {
   std::atomic<std::thread::id> batch_owner_{};
   std::unique_ptr<Connection> writer_;
   std::unique_ptr<GroupCommit> group_;
+  CountCache counts_;
   std::mutex pool_mutex_;
   std::vector<std::unique_ptr<Connection>> idle_;
 };

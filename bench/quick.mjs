@@ -1,0 +1,107 @@
+// crmd alone, for development: the workloads of side-by-side.mjs against one crmd binary, short runs,
+// no Parse Server, PostgreSQL or nginx, nothing written to docs/. Loopback only, bounded in time.
+//   node bench/quick.mjs [path/to/crmd] [extra serve flags...]
+// Environment: BENCH_ROWS (100000), BENCH_WARMUP (1), BENCH_DURATION (5), BENCH_ONLY (comma list of
+// workload keys: get,get64,query,count,include,update,create).
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CITIES, LEAD_STATUS_NAMES, accountRow, leadStatusRow, prng } from './lib/data.mjs';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const REPLAY = path.join(ROOT, 'bench', 'wrk', 'replay.lua');
+const CRMD = path.resolve(process.argv[2] ?? path.join(ROOT, 'build', 'crmd'));
+const EXTRA = process.argv.slice(3);
+const num = (name, fallback) => Number(process.env[name] || fallback);
+const ROWS = num('BENCH_ROWS', 100_000);
+const WARMUP = num('BENCH_WARMUP', 1);
+const DURATION = num('BENCH_DURATION', 5);
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : null;
+const PREFIX = '/parse';
+const DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'crmd-quick-'));
+
+let server = null;
+const stop = () => { if (server && server.exitCode === null) server.kill('SIGKILL'); fs.rmSync(DIR, { recursive: true, force: true }); };
+process.on('exit', stop);
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
+
+const freePort = () => new Promise((resolve) => {
+  const s = net.createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+});
+const ticks = (pid) => { const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' '); return Number(f[11]) + Number(f[12]); };
+const hwm = (pid) => Number(fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/)[1]);
+const rss = (pid) => Number(fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]);
+const CLK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) || 100;
+
+const app = JSON.parse(execFileSync(CRMD, ['app', 'create', '--data', DIR, '--id', 'bench', '--no-product-base'], { encoding: 'utf8' }));
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+const log = fs.openSync(path.join(DIR, 'crmd.log'), 'a');
+server = spawn(CRMD, ['serve', '--data', DIR, '--listen', `127.0.0.1:${port}`, '--prefix', 'parse', '--durability', 'full', ...EXTRA],
+  { stdio: ['ignore', log, log] });
+for (let i = 0; ; i++) {
+  try { if ((await fetch(`${base}/health`)).ok) break; } catch { /* not yet */ }
+  if (i > 200 || server.exitCode !== null) throw new Error('crmd did not start');
+  await sleep(50);
+}
+
+const call = async (method, p, body) => {
+  const r = await fetch(base + p, { method, body: body === undefined ? undefined : JSON.stringify(body),
+    headers: { 'X-Parse-Application-Id': app.appId, 'X-Parse-Master-Key': app.masterKey, 'Content-Type': 'application/json' } });
+  return r.json();
+};
+
+const ls = await call('POST', `${PREFIX}/batch`, { requests: LEAD_STATUS_NAMES.map((_, i) => ({ method: 'POST', path: `${PREFIX}/classes/LeadStatuses`, body: leadStatusRow(i) })) });
+const leadIds = ls.map((x) => x.success.objectId);
+const ids = [];
+let t = performance.now();
+const batchOf = (b) => ({ requests: Array.from({ length: Math.min(50, ROWS - b * 50) }, (_, k) =>
+  ({ method: 'POST', path: `${PREFIX}/classes/Accounts`, body: accountRow(b * 50 + k, leadIds) })) });
+ids.push(...(await call('POST', `${PREFIX}/batch`, batchOf(0))).map((x) => x.success.objectId));
+let next = 1;
+const batches = Math.ceil(ROWS / 50);
+const cpu0 = ticks(server.pid);
+await Promise.all(Array.from({ length: 16 }, async () => {
+  while (next < batches) { const r = await call('POST', `${PREFIX}/batch`, batchOf(next++)); ids.push(...r.map((x) => x.success?.objectId).filter(Boolean)); }
+}));
+const loadS = (performance.now() - t) / 1000;
+console.log(`load: ${ids.length} rows in ${loadS.toFixed(1)} s = ${Math.round(ids.length / loadS)} rows/s, cpu ${(((ticks(server.pid) - cpu0) / CLK) * 1000 / ids.length).toFixed(3)} ms/row`);
+await call('PUT', `${PREFIX}/schemas/Accounts`, { indexes: { city_score: { City: 1, Score: 1 } } });
+
+const write = (name, lines) => { const f = path.join(DIR, `${name}.txt`); fs.writeFileSync(f, lines.join('\n') + '\n'); return f; };
+const cls = `${PREFIX}/classes/Accounts`;
+let r = prng(101);
+const randomId = () => ids[Math.floor(r() * ids.length)];
+const files = { get: write('get', Array.from({ length: 100_000 }, () => `GET\t${cls}/${randomId()}`)) };
+r = prng(202);
+files.update = write('update', Array.from({ length: 20_000 }, (_, k) =>
+  `PUT\t${cls}/${randomId()}\t${JSON.stringify({ Visits: { __op: 'Increment', amount: 1 }, Status: `touched ${k % 7}` })}`));
+files.create = write('create', Array.from({ length: 2_000 }, (_, k) => `POST\t${cls}\t${JSON.stringify(accountRow(ROWS + k, leadIds))}`));
+r = prng(303);
+const wheres = Array.from({ length: 2_000 }, () => encodeURIComponent(JSON.stringify({ City: CITIES[Math.floor(r() * CITIES.length)], Score: { $gte: Math.floor(r() * 100) } })));
+files.query = write('query', wheres.map((w) => `GET\t${cls}?where=${w}&order=-createdAt&limit=100`));
+files.count = write('count', wheres.map((w) => `GET\t${cls}?where=${w}&limit=0&count=1`));
+files.include = write('include', wheres.map((w) => `GET\t${cls}?where=${w}&order=-createdAt&limit=100&include=LeadStatusId`));
+
+const wrk = (file, conns, seconds) => {
+  const out = execFileSync('wrk', ['-t1', `-c${conns}`, `-d${seconds}s`, '--timeout', '10s', '--latency', '-s', REPLAY, `${base}/`],
+    { encoding: 'utf8', timeout: (seconds + 60) * 1000,
+      env: { ...process.env, BENCH_REQUESTS: file, BENCH_STATIC: '0', BENCH_OFFSET: '0', BENCH_APP_ID: app.appId, BENCH_MASTER_KEY: app.masterKey } });
+  return JSON.parse(out.match(/^BENCH_RESULT (.*)$/m)[1]);
+};
+const workloads = [['get', 'get', 16], ['get64', 'get', 64], ['query', 'query', 16], ['count', 'count', 16],
+  ['include', 'include', 16], ['update', 'update', 16], ['create', 'create', 16]];
+for (const [key, file, conns] of workloads) {
+  if (ONLY && !ONLY.has(key)) continue;
+  wrk(files[file], conns, WARMUP);
+  const c0 = ticks(server.pid);
+  const w = wrk(files[file], conns, DURATION);
+  const cpuMs = (((ticks(server.pid) - c0) / CLK) * 1000) / w.requests;
+  const e = w.errors;
+  console.log(`${key.padEnd(8)} ${String(Math.round(w.requests / (w.duration_us / 1e6))).padStart(7)} req/s  p50 ${(w.latency_us.p50 / 1000).toFixed(2)} ms  p99 ${(w.latency_us.p99 / 1000).toFixed(2)} ms  cpu ${cpuMs.toFixed(4)} ms/req  errors ${e.status + e.connect + e.read + e.write + e.timeout}  rss ${(rss(server.pid) / 1024).toFixed(1)} MiB`);
+}
+console.log(`peak RSS (VmHWM) ${(hwm(server.pid) / 1024).toFixed(1)} MiB`);
+process.exit(0);
