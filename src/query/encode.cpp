@@ -113,10 +113,10 @@ void WriteCell(const storage::Cell& cell, const schema::FieldDef& def, std::stri
   WriteJson(schema::DecodeCell(cell, def), out);  // a cell of another SQL type: as DecodeCell shows it
 }
 
-}  // namespace
-
-void WriteRow(const schema::ClassSchema& cls, const storage::Row& row, std::string& out) {
-  out += "{\"objectId\":";
+// The members of the row's object, without the braces.
+void WriteMembers(const schema::ClassSchema& cls, const storage::Row& row, const Expansions* expansions,
+                  std::string& out) {
+  out += "\"objectId\":";
   AppendJsonString(row.object_id, out);
   out += ",\"createdAt\":";
   AppendJsonString(row.created_at, out);
@@ -126,8 +126,21 @@ void WriteRow(const schema::ClassSchema& cls, const storage::Row& row, std::stri
     out += ",";
     AppendJsonString(name, out);
     out += ":";
-    if (cell) WriteCell(*cell, def, out);
-    else out += "null";
+    if (!cell) {
+      out += "null";
+      return;
+    }
+    if (expansions && def.type == schema::FieldType::kPointer) {
+      if (const auto* id = std::get_if<std::string>(cell)) {
+        if (auto field = expansions->find(name); field != expansions->end()) {
+          if (auto record = field->second.find(*id); record != field->second.end()) {
+            out += record->second;
+            return;
+          }
+        }
+      }
+    }
+    WriteCell(*cell, def, out);
   });
   // Relations after the stored fields, as EncodeRow orders them.
   for (const auto& [name, def] : cls.fields) {
@@ -142,6 +155,28 @@ void WriteRow(const schema::ClassSchema& cls, const storage::Row& row, std::stri
     out += ",\"ACL\":";
     out += *row.acl;
   }
+}
+
+}  // namespace
+
+void WriteRow(const schema::ClassSchema& cls, const storage::Row& row, std::string& out) {
+  out += "{";
+  WriteMembers(cls, row, nullptr, out);
+  out += "}";
+}
+
+void WriteRow(const schema::ClassSchema& cls, const storage::Row& row, const Expansions& expansions,
+              std::string& out) {
+  out += "{";
+  WriteMembers(cls, row, &expansions, out);
+  out += "}";
+}
+
+void WriteIncludedRow(const schema::ClassSchema& cls, const storage::Row& row, std::string& out) {
+  out += "{\"__type\":\"Object\",\"className\":";
+  AppendJsonString(cls.name, out);
+  out += ",";
+  WriteMembers(cls, row, nullptr, out);
   out += "}";
 }
 

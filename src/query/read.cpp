@@ -114,6 +114,49 @@ void Expand(const auth::Context& ctx, const schema::Snapshot& snapshot,
   }
 }
 
+// An include the text path can answer: pointer fields one level deep, no projection, and targets
+// whose fields cannot collide with an included record's `__type` and `className`.
+bool IsFlatInclude(const schema::Snapshot& snapshot, const schema::ClassSchema& cls, const PathTree& include) {
+  for (const auto& [field, subtree] : include.children) {
+    if (!subtree.children.empty()) return false;
+    const auto* def = cls.FindField(field);
+    if (!def || def->type != schema::FieldType::kPointer) continue;
+    const auto* target = snapshot.Find(def->target_class);
+    if (target && (target->FindField("className") || target->FindField("__type"))) return false;
+  }
+  return true;
+}
+
+// The records a chunk of rows points at through the flat `include`, as text: one batched lookup
+// per field, under the same checks as Expand.
+Expansions LookUpIncluded(const auth::Context& ctx, const schema::Snapshot& snapshot,
+                          const schema::ClassSchema& cls, const std::vector<storage::Row>& rows,
+                          const PathTree& include) {
+  Expansions out;
+  for (const auto& [field, subtree] : include.children) {
+    const auto* def = cls.FindField(field);
+    if (!def || def->type != schema::FieldType::kPointer) continue;
+    const auto* target = snapshot.Find(def->target_class);
+    if (!target) continue;
+    if (!auth::Authorize(ctx.identity, auth::Operation::kGet, target->name, target).ok()) continue;
+    std::unordered_set<std::string> unique;
+    for (const auto& row : rows)
+      if (auto cell = storage::CellOf(cls, row, field); auto* id = std::get_if<std::string>(&cell))
+        unique.insert(std::move(*id));
+    if (unique.empty()) continue;
+    auto found = ctx.app->db().GetMany(*target, {unique.begin(), unique.end()});
+    const auto principals = ctx.identity.Principals();
+    auto& records = out[field];
+    for (const auto& row : found.rows) {
+      if (!ctx.identity.IsMaster() && !auth::AclGrants(row.acl, principals, false)) continue;
+      std::string text;
+      WriteIncludedRow(*target, row, text);
+      records.emplace(row.object_id, std::move(text));
+    }
+  }
+  return out;
+}
+
 // Order keys the class can sort by; an undeclared field orders nothing (Parse on MongoDB) and
 // never reaches SQL.
 std::vector<std::pair<std::string, bool>> SortableOrder(const schema::ClassSchema& cls,
@@ -245,6 +288,18 @@ Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRe
       chunk.clear();
     };
     const bool plain = include.children.empty() && !keys;
+    // Include without keys, one level deep: rows stay text, each pointer written as its record.
+    const bool flat_include = !plain && !keys && IsFlatInclude(*snapshot, *cls, include);
+    std::vector<storage::Row> rows;
+    auto flush_rows = [&] {
+      const Expansions expansions = LookUpIncluded(ctx, *snapshot, *cls, rows, include);
+      for (const auto& row : rows) {
+        if (!first) out.push_back(',');
+        first = false;
+        WriteRow(*cls, row, expansions, out);
+      }
+      rows.clear();
+    };
     ctx.app->db().Find(*cls, query, [&](const storage::Row& row) {
       if (plain) {
         if (!first) out.push_back(',');
@@ -252,11 +307,17 @@ Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRe
         WriteRow(*cls, row, out);
         return true;
       }
+      if (flat_include) {
+        rows.push_back(row);
+        if (rows.size() == kStreamChunk) flush_rows();
+        return true;
+      }
       chunk.push_back(EncodeRow(*cls, row));
       if (chunk.size() == kStreamChunk) flush();
       return true;
     });
-    flush();
+    if (flat_include) flush_rows();
+    else flush();
   }
   out += "]";
   if (request.count) {

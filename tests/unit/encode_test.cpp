@@ -1,4 +1,5 @@
-// query/encode: the text fast path (WriteRow) answers exactly what the DOM path (EncodeRow) does.
+// query/encode: the text fast path (WriteRow) answers exactly what the DOM path (EncodeRow) does,
+// also with included records in place of pointers.
 #include <gtest/gtest.h>
 
 #include "query/encode.hpp"
@@ -45,6 +46,39 @@ TEST(EncodeTest, WriteRowMatchesEncodeRowForEveryType) {
   EXPECT_EQ(fast.find("secret"), std::string::npos);
   EXPECT_NE(fast.find(R"("N":null)"), std::string::npos);
   EXPECT_EQ(fast.find("Missing"), std::string::npos);
+}
+
+TEST(EncodeTest, IncludedRecordsReplaceTheirPointersAsTheDomPathShowsThem) {
+  schema::ClassSchema status = schema::ClassSchema::NewImplicit("LeadStatuses");
+  status.fields.emplace_back("Name", FieldDef{FieldType::kString, {}});
+  storage::Row target;
+  target.object_id = "St4tus0001";
+  target.created_at = target.updated_at = "2026-11-21T09:00:00.000Z";
+  target.cells = {std::monostate{}, std::monostate{}, std::string("Won")};
+
+  schema::ClassSchema cls = schema::ClassSchema::NewImplicit("Accounts");
+  cls.fields.emplace_back("Status", FieldDef{FieldType::kPointer, "LeadStatuses"});
+  cls.fields.emplace_back("Other", FieldDef{FieldType::kPointer, "LeadStatuses"});
+  storage::Row row;
+  row.object_id = "Acc0000001";
+  row.created_at = row.updated_at = "2026-11-21T10:00:00.000Z";
+  row.cells = {std::monostate{}, std::monostate{}, std::string("St4tus0001"), std::string("St4tus0002")};
+
+  std::string included;
+  WriteIncludedRow(status, target, included);
+  Expansions expansions;
+  expansions["Status"].emplace("St4tus0001", included);
+  expansions["Other"].emplace("St4tus0001", included);  // Other points elsewhere: stays a Pointer
+  std::string fast;
+  WriteRow(cls, row, expansions, fast);
+
+  auto expected = EncodeRow(cls, row);
+  boost::json::object record{{"__type", "Object"}, {"className", "LeadStatuses"}};
+  for (auto& kv : EncodeRow(status, target)) record[kv.key()] = kv.value();
+  expected["Status"] = record;
+  EXPECT_EQ(fast, ToJson(expected));
+  EXPECT_NE(fast.find(R"("Other":{"__type":"Pointer","className":"LeadStatuses","objectId":"St4tus0002"})"),
+            std::string::npos);
 }
 
 }  // namespace
