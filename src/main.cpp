@@ -110,6 +110,7 @@ int Serve(const ServeFlags& flags) {
   registry.StartWatching();
   app::Applications apps(flags.data, store, settings);
   api::Router router(api::RouterOptions{flags.prefix}, registry, apps);
+  log::AccessLogBatching access_log_batching;
   http::Server server(options, [&router](const api::Request& r) { return router.Handle(r); });
   const unsigned short port = server.Listen();
   std::string public_url = flags.public_url;

@@ -1,9 +1,12 @@
 #include "util/log.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -14,7 +17,22 @@ namespace crmd::log {
 
 namespace {
 std::atomic<Level> g_level{Level::kInfo};
-std::mutex g_mutex;
+std::mutex g_mutex;  // guards stderr and everything below
+
+// Access lines gathered while batching (AccessLogBatching).
+constexpr auto kAccessDelay = std::chrono::milliseconds(20);
+constexpr std::size_t kAccessMaxPending = 64 * 1024;
+bool g_batching = false;
+bool g_stopping = false;
+std::string g_pending;
+std::condition_variable g_wake;
+std::thread g_flusher;
+
+void FlushPendingLocked() {
+  if (g_pending.empty()) return;
+  std::fwrite(g_pending.data(), 1, g_pending.size(), stderr);
+  g_pending.clear();
+}
 
 const char* LevelName(Level level) {
   switch (level) {
@@ -44,7 +62,41 @@ void Request(std::string_view method, std::string_view path, int status, std::si
   AppendJsonString(ip, line);
   line += "}\n";
   std::lock_guard lock(g_mutex);
-  std::fwrite(line.data(), 1, line.size(), stderr);
+  if (!g_batching) {
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    return;
+  }
+  const bool was_empty = g_pending.empty();
+  g_pending += line;
+  if (g_pending.size() >= kAccessMaxPending) FlushPendingLocked();
+  else if (was_empty) g_wake.notify_one();
+}
+
+AccessLogBatching::AccessLogBatching() {
+  std::lock_guard lock(g_mutex);
+  g_batching = true;
+  g_stopping = false;
+  g_flusher = std::thread([] {
+    std::unique_lock lock(g_mutex);
+    while (!g_stopping) {
+      g_wake.wait(lock, [] { return g_stopping || !g_pending.empty(); });
+      // Lines arriving meanwhile join this write.
+      g_wake.wait_for(lock, kAccessDelay, [] { return g_stopping; });
+      FlushPendingLocked();
+    }
+  });
+}
+
+AccessLogBatching::~AccessLogBatching() {
+  {
+    std::lock_guard lock(g_mutex);
+    g_stopping = true;
+  }
+  g_wake.notify_all();
+  g_flusher.join();
+  std::lock_guard lock(g_mutex);
+  FlushPendingLocked();
+  g_batching = false;
 }
 
 void Write(Level level, std::string_view message, const boost::json::object& fields) {
@@ -57,6 +109,7 @@ void Write(Level level, std::string_view message, const boost::json::object& fie
   std::string text = ToJson(line);
   text.push_back('\n');
   std::lock_guard lock(g_mutex);
+  FlushPendingLocked();
   std::fwrite(text.data(), 1, text.size(), stderr);
   std::fflush(stderr);
 }

@@ -21,6 +21,18 @@ inline void Error(std::string_view m, const boost::json::object& f = {}) { Write
 void Request(std::string_view method, std::string_view path, int status, std::size_t bytes, double ms,
              std::string_view ip);
 
+// While one exists (the server's lifetime), access-log lines are gathered and written together at
+// most kAccessDelay later: one write(2) for many requests instead of one each, off the request's
+// path. Other lines flush the gathered ones first, so the log keeps its order; destroying it
+// writes what is left.
+class AccessLogBatching {
+ public:
+  AccessLogBatching();
+  ~AccessLogBatching();
+  AccessLogBatching(const AccessLogBatching&) = delete;
+  AccessLogBatching& operator=(const AccessLogBatching&) = delete;
+};
+
 // Lines below this level are dropped. Default: kInfo.
 void SetLevel(Level level);
 
