@@ -16,8 +16,20 @@ void Init() {
 }
 
 std::string RandomAlnum(std::size_t length) {
-  std::string out(length, '\0');
-  for (auto& c : out) c = kAlphabet[randombytes_uniform(static_cast<uint32_t>(kAlphabet.size()))];
+  // Random bytes fetched in blocks (one call, not one per character: each may be a getrandom(2)),
+  // kept uniform by rejection: bytes from 248 up would favour the alphabet's first letters.
+  constexpr unsigned kLimit = 256 - 256 % kAlphabet.size();
+  std::string out;
+  out.reserve(length);
+  unsigned char block[64];
+  while (out.size() < length) {
+    randombytes_buf(block, sizeof block);
+    for (unsigned char b : block) {
+      if (b >= kLimit) continue;
+      out.push_back(kAlphabet[b % kAlphabet.size()]);
+      if (out.size() == length) break;
+    }
+  }
   return out;
 }
 

@@ -225,5 +225,18 @@ TEST_F(WhereTest, IndexedQueryWithOrderAndLimitUsesTheIndex) {
   EXPECT_EQ(plan.find("SCAN t0\n"), std::string::npos) << plan;  // no full table scan
 }
 
+// Pointer indexes hold only set pointers; an equality still finds its rows through them.
+TEST_F(WhereTest, PointerEqualityUsesThePartialPointerIndex) {
+  Insert(50, "Dana", "Haifa", 5);
+  auto expr = Parse(R"({"createdBy":{"__type":"Pointer","className":"_User","objectId":"u1"}})");
+  ASSERT_TRUE(expr.ok());
+  Query q;
+  q.where = std::move(expr).value();
+  q.limit = 100;
+  const std::string plan = db_->ExplainFind(cls_, q);
+  EXPECT_NE(plan.find("INDEX idx:Accounts:createdBy"), std::string::npos) << plan;
+  EXPECT_EQ(Run(R"({"createdBy":{"__type":"Pointer","className":"_User","objectId":"u1"}})"), 0u);
+}
+
 }  // namespace
 }  // namespace crmd::query

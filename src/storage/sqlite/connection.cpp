@@ -126,6 +126,12 @@ Statement Connection::Prepare(const std::string& sql) {
   return Statement(stmt);
 }
 
+void Connection::Run(const std::string& sql) {
+  auto st = Prepare(sql);
+  while (st.Step()) {
+  }
+}
+
 void Connection::Exec(const std::string& sql) {
   char* error = nullptr;
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {

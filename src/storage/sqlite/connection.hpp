@@ -51,6 +51,9 @@ class Connection {
   Statement Prepare(const std::string& sql);
   // Runs statements that return no rows (DDL, BEGIN, COMMIT).
   void Exec(const std::string& sql);
+  // Runs one statement that returns no rows through the statement cache: for the ones every write
+  // repeats (BEGIN, SAVEPOINT, RELEASE, COMMIT), which Exec would parse again each time.
+  void Run(const std::string& sql);
 
  private:
   sqlite3* db_ = nullptr;

@@ -10,12 +10,12 @@ std::unique_lock<std::mutex> GroupCommit::Enter(const char* savepoint) {
   changed_.wait(lock, [&] { return !committing_; });
   --queued_;
   if (!open_) {
-    c_.Exec("BEGIN IMMEDIATE");
+    c_.Run("BEGIN IMMEDIATE");
     open_ = true;
   }
   ++working_;
   try {
-    c_.Exec(std::string("SAVEPOINT ") + savepoint);
+    c_.Run(std::string("SAVEPOINT ") + savepoint);
   } catch (...) {
     --working_;
     throw;
@@ -44,7 +44,7 @@ void GroupCommit::Leave(std::unique_lock<std::mutex>& lock, const char* savepoin
     lock.unlock();
     return;
   }
-  c_.Exec("RELEASE " + name);
+  c_.Run("RELEASE " + name);
   const std::uint64_t mine = generation_;
   if (leader_) {
     changed_.notify_all();  // the leader may be waiting for us to finish
@@ -57,7 +57,7 @@ void GroupCommit::Leave(std::unique_lock<std::mutex>& lock, const char* savepoin
     committing_ = true;
     while (working_ > 0) changed_.wait(lock);
     try {
-      c_.Exec("COMMIT");
+      c_.Run("COMMIT");
     } catch (const StorageError& e) {
       failure_ = e.what();
       failed_generation_ = generation_;
