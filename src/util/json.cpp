@@ -1,7 +1,10 @@
 #include "util/json.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "util/errors.hpp"
 
@@ -51,32 +54,58 @@ std::string FormatNumber(double d) {
   return out;
 }
 
+namespace {
+
+// True when one of the 8 bytes in `v` needs escaping in a JSON string: below 0x20, '"' or '\\'.
+// (Classic SWAR: a borrow out of a byte marks it; bytes from 0x80 up never match.)
+bool WordNeedsEscape(std::uint64_t v) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+  auto has_zero = [](std::uint64_t x) { return (x - kOnes) & ~x & kHigh; };
+  const std::uint64_t below_space = (v - 0x20 * kOnes) & ~v & kHigh;
+  return (below_space | has_zero(v ^ ('"' * kOnes)) | has_zero(v ^ ('\\' * kOnes))) != 0;
+}
+
+}  // namespace
+
 void AppendJsonString(std::string_view s, std::string& out) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.reserve(out.size() + s.size() + 2);
   out.push_back('"');
-  // Runs of bytes that need no escape (nearly all of them) are appended whole.
-  std::size_t run = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        out += "\\u00";
-        out.push_back(kHex[c >> 4]);
-        out.push_back(kHex[c & 0xF]);
+  // Runs of bytes that need no escape (nearly all of them) are appended whole; they are found
+  // eight bytes at a time.
+  std::size_t run = 0, i = 0;
+  const std::size_t n = s.size();
+  while (i < n) {
+    if (i + 8 <= n) {
+      std::uint64_t word;
+      std::memcpy(&word, s.data() + i, sizeof word);
+      if (!WordNeedsEscape(word)) {
+        i += 8;
+        continue;
+      }
+    }
+    const std::size_t end = std::min(n, i + 8);
+    for (; i < end; ++i) {
+      const auto c = static_cast<unsigned char>(s[i]);
+      if (c >= 0x20 && c != '"' && c != '\\') continue;
+      out.append(s.data() + run, i - run);
+      run = i + 1;
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        default:
+          out += "\\u00";
+          out.push_back(kHex[c >> 4]);
+          out.push_back(kHex[c & 0xF]);
+      }
     }
   }
-  out.append(s.data() + run, s.size() - run);
+  out.append(s.data() + run, n - run);
   out.push_back('"');
 }
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "util/json.hpp"
@@ -25,6 +26,49 @@ TEST(JsonTest, NumbersAreWrittenAsJavaScriptWrites) {
 TEST(JsonTest, StringsAreEscaped) {
   EXPECT_EQ(ToJson(boost::json::value("a\"b\\c\n\x01")), R"("a\"b\\c\n\u0001")");
   EXPECT_EQ(ToJson(boost::json::value("שלום")), "\"שלום\"");
+}
+
+// The word-at-a-time scan escapes exactly what a byte-by-byte reference does, wherever in the
+// eight-byte words the special bytes fall, for every byte value.
+TEST(JsonTest, AppendJsonStringEscapesEveryByteWhereverItFalls) {
+  auto reference = [](std::string_view s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        default:
+          if (c < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+          } else {
+            out.push_back(static_cast<char>(c));
+          }
+      }
+    }
+    return out + "\"";
+  };
+  for (int byte = 0; byte < 256; ++byte) {
+    for (std::size_t length = 1; length <= 20; ++length) {
+      for (std::size_t at = 0; at < length; ++at) {
+        std::string s(length, 'x');
+        s[at] = static_cast<char>(byte);
+        std::string out;
+        AppendJsonString(s, out);
+        ASSERT_EQ(out, reference(s)) << "byte " << byte << " at " << at << " of " << length;
+      }
+    }
+  }
+  std::string mixed = "plain text, then \"quoted\" \\ and\ttabs \x7f\x80 שלום \x1f end";
+  std::string out;
+  AppendJsonString(mixed, out);
+  EXPECT_EQ(out, reference(mixed));
 }
 
 TEST(JsonTest, DeepNestingIsRefusedNotRecursedInto) {
