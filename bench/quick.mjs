@@ -31,7 +31,8 @@ for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130)
 const freePort = () => new Promise((resolve) => {
   const s = net.createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
 });
-const ticks = (pid) => { const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' '); return Number(f[11]) + Number(f[12]); };
+const userSys = (pid) => { const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' '); return [Number(f[11]), Number(f[12])]; };
+const ticks = (pid) => userSys(pid)[0] + userSys(pid)[1];
 const hwm = (pid) => Number(fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/)[1]);
 const rss = (pid) => Number(fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]);
 const CLK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) || 100;
@@ -97,11 +98,14 @@ const workloads = [['get', 'get', 16], ['get64', 'get', 64], ['query', 'query', 
 for (const [key, file, conns] of workloads) {
   if (ONLY && !ONLY.has(key)) continue;
   wrk(files[file], conns, WARMUP);
-  const c0 = ticks(server.pid);
+  const [u0, s0] = userSys(server.pid);
   const w = wrk(files[file], conns, DURATION);
-  const cpuMs = (((ticks(server.pid) - c0) / CLK) * 1000) / w.requests;
+  const [u1, s1] = userSys(server.pid);
+  const perReq = (t) => ((t / CLK) * 1000) / w.requests;
+  const cpuMs = perReq(u1 - u0 + s1 - s0);
+  const sysMs = perReq(s1 - s0);
   const e = w.errors;
-  console.log(`${key.padEnd(8)} ${String(Math.round(w.requests / (w.duration_us / 1e6))).padStart(7)} req/s  p50 ${(w.latency_us.p50 / 1000).toFixed(2)} ms  p99 ${(w.latency_us.p99 / 1000).toFixed(2)} ms  cpu ${cpuMs.toFixed(4)} ms/req  errors ${e.status + e.connect + e.read + e.write + e.timeout}  rss ${(rss(server.pid) / 1024).toFixed(1)} MiB`);
+  console.log(`${key.padEnd(8)} ${String(Math.round(w.requests / (w.duration_us / 1e6))).padStart(7)} req/s  p50 ${(w.latency_us.p50 / 1000).toFixed(2)} ms  p99 ${(w.latency_us.p99 / 1000).toFixed(2)} ms  cpu ${cpuMs.toFixed(4)} ms/req (sys ${sysMs.toFixed(4)})  errors ${e.status + e.connect + e.read + e.write + e.timeout}  rss ${(rss(server.pid) / 1024).toFixed(1)} MiB`);
 }
 console.log(`peak RSS (VmHWM) ${(hwm(server.pid) / 1024).toFixed(1)} MiB`);
 process.exit(0);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <thread>
 #include <vector>
 
@@ -77,7 +78,14 @@ bhttp::response<bhttp::string_body> ToBeastResponse(api::Response&& in, unsigned
 struct Server::Impl {
   ServerOptions options;
   Handler handler;
-  asio::io_context ioc;
+  // One io_context per network thread, each run by that thread alone: connections are dealt out
+  // round-robin and stay on theirs, so no two threads contend for one scheduler's lock (with one
+  // context shared by all threads, a third and fourth thread made get-by-id slower, not faster).
+  // The first also runs the acceptor, the signals and the drain.
+  std::deque<asio::io_context> contexts;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> keep_running;
+  asio::io_context& ioc;
+  std::size_t next_context = 0;  // touched only by Accept()
   asio::thread_pool writers;
   // The acceptor is used by Accept() and closed by the signal handler: both run on this strand.
   asio::strand<asio::io_context::executor_type> acceptor_strand{ioc.get_executor()};
@@ -86,7 +94,19 @@ struct Server::Impl {
   std::atomic<bool> stopping{false};
 
   Impl(ServerOptions o, Handler h)
-      : options(std::move(o)), handler(std::move(h)), ioc(options.threads), writers(static_cast<std::size_t>(options.write_threads)) {}
+      : options(std::move(o)),
+        handler(std::move(h)),
+        contexts(MakeContexts(options.threads)),
+        ioc(contexts.front()),
+        writers(static_cast<std::size_t>(options.write_threads)) {
+    for (auto& context : contexts) keep_running.push_back(asio::make_work_guard(context));
+  }
+
+  static std::deque<asio::io_context> MakeContexts(int count) {
+    std::deque<asio::io_context> out;
+    for (int i = 0; i < std::max(1, count); ++i) out.emplace_back(1);  // hint: one thread runs it
+    return out;
+  }
 
   static bool RunsOnWriters(api::Method method) {
     return method != api::Method::kGet && method != api::Method::kHead && method != api::Method::kOptions;
@@ -232,7 +252,8 @@ struct Server::Impl {
 
   asio::awaitable<void> Accept() {
     for (;;) {
-      auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(ioc), kNoThrow);
+      auto& context = contexts[next_context++ % contexts.size()];
+      auto [ec, socket] = co_await acceptor.async_accept(context, kNoThrow);
       if (ec) {
         if (!acceptor.is_open()) co_return;
         continue;  // a transient accept error (EMFILE, aborted handshake): keep serving
@@ -251,7 +272,8 @@ struct Server::Impl {
       timer.expires_after(kDrainPoll);
       co_await timer.async_wait(kNoThrow);
     }
-    ioc.stop();
+    keep_running.clear();
+    for (auto& context : contexts) context.stop();
   }
 };
 
@@ -286,7 +308,8 @@ void Server::Run() {
   asio::co_spawn(s.acceptor_strand, s.Accept(), asio::detached);
 
   std::vector<std::thread> threads;
-  for (int i = 1; i < s.options.threads; ++i) threads.emplace_back([&s] { s.ioc.run(); });
+  for (std::size_t i = 1; i < s.contexts.size(); ++i)
+    threads.emplace_back([&context = s.contexts[i]] { context.run(); });
   s.ioc.run();
   for (auto& t : threads) t.join();
   s.writers.join();
