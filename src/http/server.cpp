@@ -78,10 +78,14 @@ bhttp::response<bhttp::string_body> ToBeastResponse(api::Response&& in, unsigned
 struct Server::Impl {
   ServerOptions options;
   Handler handler;
+  // Declared before the contexts: sessions destroyed with a context still count themselves out.
+  std::atomic<int> in_flight{0};
+  std::atomic<bool> stopping{false};
   // One io_context per network thread, each run by that thread alone: connections are dealt out
   // round-robin and stay on theirs, so no two threads contend for one scheduler's lock (with one
   // context shared by all threads, a third and fourth thread made get-by-id slower, not faster).
-  // The first also runs the acceptor, the signals and the drain.
+  // The first runs only the acceptor, the signals and the drain, so a long request never holds up
+  // new connections or a SIGTERM.
   std::deque<asio::io_context> contexts;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> keep_running;
   asio::io_context& ioc;
@@ -90,13 +94,11 @@ struct Server::Impl {
   // The acceptor is used by Accept() and closed by the signal handler: both run on this strand.
   asio::strand<asio::io_context::executor_type> acceptor_strand{ioc.get_executor()};
   tcp::acceptor acceptor{acceptor_strand};
-  std::atomic<int> in_flight{0};
-  std::atomic<bool> stopping{false};
 
   Impl(ServerOptions o, Handler h)
       : options(std::move(o)),
         handler(std::move(h)),
-        contexts(MakeContexts(options.threads)),
+        contexts(MakeContexts(std::max(1, options.threads) + 1)),
         ioc(contexts.front()),
         writers(static_cast<std::size_t>(options.write_threads)) {
     for (auto& context : contexts) keep_running.push_back(asio::make_work_guard(context));
@@ -104,7 +106,7 @@ struct Server::Impl {
 
   static std::deque<asio::io_context> MakeContexts(int count) {
     std::deque<asio::io_context> out;
-    for (int i = 0; i < std::max(1, count); ++i) out.emplace_back(1);  // hint: one thread runs it
+    for (int i = 0; i < count; ++i) out.emplace_back(1);  // hint: one thread runs it
     return out;
   }
 
@@ -240,6 +242,9 @@ struct Server::Impl {
       const int status = api_response.status;
       const std::size_t bytes = api_response.body.size();
       auto response = ToBeastResponse(std::move(api_response), version, keep_alive, head);
+      // The handler may have waited (a commit group, an exclusive schema change): the answer gets
+      // its own deadline, not what is left of the request's.
+      stream.expires_after(options.request_timeout);
       auto [write_ec, written] = co_await bhttp::async_write(stream, response, kNoThrow);
       LogRequest(facts, status, bytes, start);
       if (write_ec || !keep_alive) {
@@ -252,7 +257,7 @@ struct Server::Impl {
 
   asio::awaitable<void> Accept() {
     for (;;) {
-      auto& context = contexts[next_context++ % contexts.size()];
+      auto& context = contexts[1 + next_context++ % (contexts.size() - 1)];
       auto [ec, socket] = co_await acceptor.async_accept(context, kNoThrow);
       if (ec) {
         if (!acceptor.is_open()) co_return;

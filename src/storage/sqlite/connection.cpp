@@ -20,6 +20,11 @@ constexpr std::size_t kMaxCachedStatements = 512;
 }  // namespace
 
 Statement::~Statement() {
+  --*in_use_;
+  if (owned_) {
+    sqlite3_finalize(stmt_);
+    return;
+  }
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);
 }
@@ -111,19 +116,25 @@ Connection::~Connection() {
 
 Statement Connection::Prepare(const std::string& sql) {
   auto it = cache_.find(sql);
-  if (it != cache_.end()) return Statement(it->second);
-  if (cache_.size() >= kMaxCachedStatements) {
-    // Statement shapes are bounded by the schema in normal use; this only trips on clients that
-    // generate endless shapes. Start over rather than track recency on the hot path.
+  if (it != cache_.end()) return Statement(it->second, &in_use_, /*owned=*/false);
+  // Statement shapes are bounded by the schema in normal use; a full cache only happens to clients
+  // that generate endless shapes. Start over rather than track recency on the hot path, but never
+  // while a statement is lent out: that one would be finalized under its user. Then this one
+  // statement is prepared for the caller alone.
+  const bool full = cache_.size() >= kMaxCachedStatements;
+  if (full && in_use_ == 0) {
     for (auto& [text, cached] : cache_) sqlite3_finalize(cached);
     cache_.clear();
   }
+  const bool cache = cache_.size() < kMaxCachedStatements;
   sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
-                         &stmt, nullptr) != SQLITE_OK)
+  if (sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), cache ? SQLITE_PREPARE_PERSISTENT : 0,
+                         &stmt, nullptr) != SQLITE_OK) {
+    sqlite3_finalize(stmt);
     Fail(db_, "prepare");
-  cache_.emplace(sql, stmt);
-  return Statement(stmt);
+  }
+  if (cache) cache_.emplace(sql, stmt);
+  return Statement(stmt, &in_use_, /*owned=*/!cache);
 }
 
 void Connection::Run(const std::string& sql) {

@@ -18,7 +18,10 @@ namespace crmd::storage::sqlite {
 // scope, so the next user finds it clean.
 class Statement {
  public:
-  explicit Statement(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  // `in_use` counts the connection's live statements; `owned` ones are finalized, not returned.
+  Statement(sqlite3_stmt* stmt, int* in_use, bool owned) : stmt_(stmt), in_use_(in_use), owned_(owned) {
+    ++*in_use_;
+  }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
   ~Statement();
@@ -38,6 +41,8 @@ class Statement {
 
  private:
   sqlite3_stmt* stmt_;
+  int* in_use_;
+  bool owned_;
 };
 
 class Connection {
@@ -58,6 +63,7 @@ class Connection {
  private:
   sqlite3* db_ = nullptr;
   std::unordered_map<std::string, sqlite3_stmt*> cache_;
+  int in_use_ = 0;  // Statements lent out and not yet destroyed
 };
 
 // `"name"` with inner quotes doubled. Names are validated before they get here; this is the

@@ -260,15 +260,18 @@ std::string OrderBy(const query::Query& query) {
   return sql;
 }
 
-// The page's statement. A sorted page is found first as rowids (the sort then carries the sort keys
-// and a rowid, not whole rows: thousands of matches of a filter are sorted to keep 100), and RunFind
-// then reads only the page's rows whole, in that order. Placeholders: the where's, LIMIT, OFFSET.
+// The page's rows. A sorted page is found first as rowids (the sort then carries the sort keys and
+// a rowid, not whole rows: thousands of matches of a filter are sorted to keep 100), and only the
+// page's rows are then read whole. Placeholders: the where's, then LIMIT, then OFFSET. `_rowid_`,
+// not `rowid`: a class may declare a field named rowid, never one starting with an underscore.
 std::string FindSql(const schema::ClassSchema& cls, const query::Query& query, SqlFragment& where) {
   where = CompileWhere(query, cls.name);
   const std::string table = Quote(cls.name), order = OrderBy(query);
   if (order.empty())
     return fmt::format("SELECT {} FROM {} AS t0 WHERE {} LIMIT ? OFFSET ?", kSelectAll, table, where.sql);
-  return fmt::format("SELECT t0.rowid FROM {} AS t0 WHERE {}{} LIMIT ? OFFSET ?", table, where.sql, order);
+  return fmt::format(
+      "SELECT {0} FROM {1} AS t0 WHERE t0._rowid_ IN (SELECT t0._rowid_ FROM {1} AS t0 WHERE {2}{3} LIMIT ? OFFSET ?){3}",
+      kSelectAll, table, where.sql, order);
 }
 
 void BindAll(Statement& st, const std::vector<Cell>& params) {
@@ -286,27 +289,10 @@ void RunFind(Connection& c, const schema::ClassSchema& cls, const query::Query& 
   st.BindCell(next, Cell(query.limit < 0 ? std::int64_t{-1} : query.limit));
   st.BindCell(next + 1, Cell(query.skip));
   bool first = true;
-  if (query.order.empty()) {
-    while (st.Step()) {
-      if (first) CheckLayout(st, cls);
-      first = false;
-      if (!sink(ReadRow(st, cells))) break;
-    }
-    return;
-  }
-  // Each rowid of the sorted page, read whole. The page's statement stays open meanwhile, so every
-  // read sees the same snapshot of the table.
-  auto row = c.Prepare(fmt::format("SELECT {} FROM {} AS t0 WHERE t0.rowid = ?", kSelectAll, Quote(cls.name)));
   while (st.Step()) {
-    row.BindCell(1, st.Column(0));
-    const bool found = row.Step();
-    if (found && first) {
-      CheckLayout(row, cls);
-      first = false;
-    }
-    const bool more = !found || sink(ReadRow(row, cells));
-    row.Reset();
-    if (!more) break;
+    if (first) CheckLayout(st, cls);
+    first = false;
+    if (!sink(ReadRow(st, cells))) break;
   }
 }
 

@@ -168,7 +168,7 @@ class Compiler {
       case ExprKind::kText: {
         // The table name is the field's class; rowid links the FTS5 index to the row.
         Bind(e.text);
-        out_.sql += fmt::format("t{0}.rowid IN (SELECT rowid FROM {1} WHERE {1} MATCH ?)", alias,
+        out_.sql += fmt::format("t{0}._rowid_ IN (SELECT rowid FROM {1} WHERE {1} MATCH ?)", alias,
                                 Quote(TextIndexTable(table_for_text_)));
         return;
       }

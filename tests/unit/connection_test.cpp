@@ -1,0 +1,48 @@
+// storage/sqlite/connection: the statement cache starts over when full, but never finalizes a
+// statement that is still lent out (a sorted read steps one while others are prepared).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "storage/sqlite/connection.hpp"
+#include "util/ids.hpp"
+
+namespace crmd::storage::sqlite {
+namespace {
+
+TEST(ConnectionTest, AFullStatementCacheNeverFinalizesAStatementInUse) {
+  ids::Init();
+  const auto dir = std::filesystem::temp_directory_path() / ("crmd-conn-" + ids::RandomAlnum(8));
+  std::filesystem::create_directories(dir);
+  {
+    Connection c((dir / "data.db").string(), /*sync_full=*/false);
+    c.Exec("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2), (3)");
+    auto held = c.Prepare("SELECT x FROM t ORDER BY x");
+    ASSERT_TRUE(held.Step());
+    EXPECT_EQ(std::get<std::int64_t>(held.Column(0)), 1);
+    // More distinct statements than the cache holds, while `held` is in the middle of its rows.
+    for (int i = 0; i < 1200; ++i) {
+      auto st = c.Prepare("SELECT " + std::to_string(i));
+      ASSERT_TRUE(st.Step());
+      ASSERT_EQ(std::get<std::int64_t>(st.Column(0)), i);
+    }
+    ASSERT_TRUE(held.Step());
+    EXPECT_EQ(std::get<std::int64_t>(held.Column(0)), 2);
+    ASSERT_TRUE(held.Step());
+    EXPECT_EQ(std::get<std::int64_t>(held.Column(0)), 3);
+    EXPECT_FALSE(held.Step());
+  }
+  {
+    // Once nothing is lent out, a full cache starts over and statements are cached again.
+    Connection c((dir / "data.db").string(), /*sync_full=*/false);
+    for (int i = 0; i < 1200; ++i) {
+      auto st = c.Prepare("SELECT " + std::to_string(i) + " + 1");
+      ASSERT_TRUE(st.Step());
+      ASSERT_EQ(std::get<std::int64_t>(st.Column(0)), i + 1);
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace crmd::storage::sqlite
