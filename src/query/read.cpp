@@ -300,7 +300,7 @@ Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRe
       }
       rows.clear();
     };
-    ctx.app->db().Find(*cls, query, [&](const storage::Row& row) {
+    ctx.app->db().Find(*cls, query, [&](storage::Row& row) {
       if (plain) {
         if (!first) out.push_back(',');
         first = false;
@@ -308,7 +308,7 @@ Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRe
         return true;
       }
       if (flat_include) {
-        rows.push_back(row);
+        rows.push_back(std::move(row));
         if (rows.size() == kStreamChunk) flush_rows();
         return true;
       }

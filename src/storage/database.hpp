@@ -33,8 +33,9 @@ enum class Durability {
   kNormal,  // survives a process crash; the last commits may be lost on power failure
 };
 
-// Receives rows of a Find one at a time (cells follow StoredColumns). Returning false stops.
-using RowSink = std::function<bool(const Row&)>;
+// Receives rows of a Find one at a time (cells follow StoredColumns); each row is the sink's to keep
+// (it may move from it). Returning false stops.
+using RowSink = std::function<bool(Row&)>;
 
 // Where a record is pointed at from: the class and the Pointer field.
 struct Reference {

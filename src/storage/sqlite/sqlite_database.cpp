@@ -292,7 +292,8 @@ void RunFind(Connection& c, const schema::ClassSchema& cls, const query::Query& 
   while (st.Step()) {
     if (first) CheckLayout(st, cls);
     first = false;
-    if (!sink(ReadRow(st, cells))) break;
+    Row row = ReadRow(st, cells);
+    if (!sink(row)) break;
   }
 }
 
