@@ -50,7 +50,8 @@ api::Request ToApiRequest(bhttp::request<bhttp::string_body>&& in, const std::st
   out.headers.reserve(8);
   for (const auto& field : in) {
     std::string name(field.name_string());
-    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (auto& c : name)  // ASCII only (header names are tokens); no locale call per character
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     out.headers.emplace_back(std::move(name), std::string(field.value()));
   }
   out.body = std::move(in.body());

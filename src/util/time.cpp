@@ -72,10 +72,25 @@ std::string FormatIso(std::int64_t millis) {
   CivilFromDays(days, y, m, d);
   const int hh = static_cast<int>(rem / 3600000), mm = static_cast<int>(rem / 60000 % 60),
             ss = static_cast<int>(rem / 1000 % 60), ms = static_cast<int>(rem % 1000);
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02d:%02d:%02d.%03dZ", static_cast<long long>(y), m,
-                d, hh, mm, ss, ms);
-  return buf;
+  if (y < 0 || y > 9999) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02d:%02d:%02d.%03dZ", static_cast<long long>(y), m,
+                  d, hh, mm, ss, ms);
+    return buf;
+  }
+  // Every record and every access-log line carries one: digits by hand, not through printf.
+  std::string out = "0000-00-00T00:00:00.000Z";
+  auto put = [&out](std::size_t at, std::size_t width, std::int64_t value) {
+    for (std::size_t i = width; i-- > 0; value /= 10) out[at + i] = static_cast<char>('0' + value % 10);
+  };
+  put(0, 4, y);
+  put(5, 2, m);
+  put(8, 2, d);
+  put(11, 2, hh);
+  put(14, 2, mm);
+  put(17, 2, ss);
+  put(20, 3, ms);
+  return out;
 }
 
 std::optional<std::int64_t> ParseIso(std::string_view s) {
