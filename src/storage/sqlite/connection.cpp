@@ -61,6 +61,8 @@ bool Statement::Step() {
   Fail(sqlite3_db_handle(stmt_), "step");
 }
 
+int Statement::ColumnType(int index) const { return sqlite3_column_type(stmt_, index); }
+
 Cell Statement::Column(int index) const {
   switch (sqlite3_column_type(stmt_, index)) {
     case SQLITE_NULL: return std::monostate{};
@@ -68,6 +70,12 @@ Cell Statement::Column(int index) const {
     case SQLITE_FLOAT: return sqlite3_column_double(stmt_, index);
     default: return ColumnText(index);
   }
+}
+
+std::string_view Statement::ColumnView(int index) const {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, index));
+  if (!p) return {};
+  return {p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, index))};
 }
 
 std::string Statement::ColumnText(int index) const {

@@ -34,9 +34,12 @@ class Statement {
   // Ready to run again with new bindings (the destructor does this too).
   void Reset();
   Cell Column(int index) const;
+  int ColumnType(int index) const;  // SQLITE_NULL, SQLITE_INTEGER, ...: the stored type
   int ColumnCount() const;
   std::string_view ColumnName(int index) const;
   std::string ColumnText(int index) const;
+  // The text of a column, valid until the next Step or Reset.
+  std::string_view ColumnView(int index) const;
   bool ColumnIsNull(int index) const;
 
  private:

@@ -94,17 +94,40 @@ Cell Permissions(const std::optional<std::string>& acl, const char* right) {
   return ToJson(out);
 }
 
+// Fills `row` from the current result row, reusing the strings it already holds: a find reads
+// every row into the same Row, so its text cells are copied without an allocation each.
+void ReadRowInto(const Statement& st, std::size_t cell_count, Row& row) {
+  row.object_id.assign(st.ColumnView(0));
+  row.created_at.assign(st.ColumnView(1));
+  row.updated_at.assign(st.ColumnView(2));
+  if (st.ColumnIsNull(kAclColumn)) row.acl.reset();
+  else if (row.acl) row.acl->assign(st.ColumnView(kAclColumn));
+  else row.acl.emplace(st.ColumnView(kAclColumn));
+  row.nulls.clear();
+  if (!st.ColumnIsNull(kNullsColumn)) row.nulls = ParseNulls(st.ColumnText(kNullsColumn));
+  row.cells.resize(cell_count);
+  const std::size_t present = static_cast<std::size_t>(st.ColumnCount() - kFixedColumns);
+  for (std::size_t i = 0; i < cell_count; ++i) {
+    Cell& cell = row.cells[i];
+    const int column = kFixedColumns + static_cast<int>(i);
+    if (i >= present) {
+      cell = std::monostate{};
+      continue;
+    }
+    switch (st.ColumnType(column)) {
+      case SQLITE_NULL: cell = std::monostate{}; break;
+      case SQLITE_INTEGER:
+      case SQLITE_FLOAT: cell = st.Column(column); break;
+      default:
+        if (auto* text = std::get_if<std::string>(&cell)) text->assign(st.ColumnView(column));
+        else cell.emplace<std::string>(st.ColumnView(column));
+    }
+  }
+}
+
 Row ReadRow(const Statement& st, std::size_t cell_count) {
   Row row;
-  row.object_id = st.ColumnText(0);
-  row.created_at = st.ColumnText(1);
-  row.updated_at = st.ColumnText(2);
-  if (!st.ColumnIsNull(kAclColumn)) row.acl = st.ColumnText(kAclColumn);
-  if (!st.ColumnIsNull(kNullsColumn)) row.nulls = ParseNulls(st.ColumnText(kNullsColumn));
-  row.cells.reserve(cell_count);
-  const std::size_t present = static_cast<std::size_t>(st.ColumnCount() - kFixedColumns);
-  for (std::size_t i = 0; i < cell_count; ++i)
-    row.cells.push_back(i < present ? st.Column(kFixedColumns + static_cast<int>(i)) : Cell());
+  ReadRowInto(st, cell_count, row);
   return row;
 }
 
@@ -289,10 +312,11 @@ void RunFind(Connection& c, const schema::ClassSchema& cls, const query::Query& 
   st.BindCell(next, Cell(query.limit < 0 ? std::int64_t{-1} : query.limit));
   st.BindCell(next + 1, Cell(query.skip));
   bool first = true;
+  Row row;
   while (st.Step()) {
     if (first) CheckLayout(st, cls);
     first = false;
-    Row row = ReadRow(st, cells);
+    ReadRowInto(st, cells, row);
     if (!sink(row)) break;
   }
 }
