@@ -59,26 +59,9 @@ api::Request ToApiRequest(bhttp::request<bhttp::string_body>&& in, const std::st
   return out;
 }
 
-bhttp::response<bhttp::string_body> ToBeastResponse(api::Response&& in, unsigned version,
-                                                    bool keep_alive, bool head) {
-  bhttp::response<bhttp::string_body> out;
-  out.version(version);
-  out.result(static_cast<unsigned>(in.status));
-  out.set(bhttp::field::server, "crmd");
-  out.set(bhttp::field::content_type, in.content_type);
-  out.set("X-Content-Type-Options", "nosniff");
-  for (auto& [name, value] : in.headers) out.insert(name, value);
-  out.body() = head ? std::string() : std::move(in.body);
-  out.keep_alive(keep_alive);
-  out.prepare_payload();
-  if (head) out.content_length(in.body.size());
-  return out;
-}
-
 // The status line and headers of an answer, written by hand: Beast's response object allocates
-// every header field and serialises them again per request, a sizeable part of a get-by-id. The
-// same fields as ToBeastResponse, in the same order; values come from crmd or from header values
-// Beast already parsed, so none holds a line break.
+// every header field and serialises them again per request, a sizeable part of a get-by-id. Values
+// come from crmd or from header values Beast already parsed, so none holds a line break.
 void WriteHead(const api::Response& in, unsigned version, bool keep_alive, std::size_t content_length,
                std::string& out) {
   out += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
@@ -175,9 +158,11 @@ struct Server::Impl {
       response.headers.emplace_back("Vary", "Origin");
     }
     const std::size_t bytes = response.body.size();
-    auto res = ToBeastResponse(std::move(response), 11, false, false);
+    std::string head;
+    WriteHead(response, 11, /*keep_alive=*/false, bytes, head);
+    const std::array<asio::const_buffer, 2> buffers{asio::buffer(head), asio::buffer(response.body)};
     stream.expires_after(options.request_timeout);
-    co_await bhttp::async_write(stream, res, kNoThrow);
+    co_await asio::async_write(stream, buffers, kNoThrow);
     LogRequest(facts, error.http_status, bytes, start);
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
@@ -263,7 +248,7 @@ struct Server::Impl {
       api::Request api_request = ToApiRequest(std::move(request), facts.remote_ip);
       api::Response api_response;
       if (RunsOnWriters(api_request.method)) {
-        // The session hops to a writer thread for the handler and back to its strand for the
+        // The session hops to a writer thread for the handler and back to its own context for the
         // socket; nothing else touches the session meanwhile. (Not a co_spawn of a lambda: g++ 12
         // frees its captures twice.)
         co_await asio::post(asio::bind_executor(writers.get_executor(), asio::use_awaitable));
