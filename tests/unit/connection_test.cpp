@@ -2,20 +2,16 @@
 // statement that is still lent out (a sorted read steps one while others are prepared).
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "storage/sqlite/connection.hpp"
-#include "util/ids.hpp"
+#include "temp_dir.hpp"
 
 namespace crmd::storage::sqlite {
 namespace {
 
 TEST(ConnectionTest, AFullStatementCacheNeverFinalizesAStatementInUse) {
-  ids::Init();
-  const auto dir = std::filesystem::temp_directory_path() / ("crmd-conn-" + ids::RandomAlnum(8));
-  std::filesystem::create_directories(dir);
+  const test::TempDir dir("conn");
   {
-    Connection c((dir / "data.db").string(), /*sync_full=*/false);
+    Connection c(dir.File("data.db"), /*sync_full=*/false);
     c.Exec("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2), (3)");
     auto held = c.Prepare("SELECT x FROM t ORDER BY x");
     ASSERT_TRUE(held.Step());
@@ -34,14 +30,13 @@ TEST(ConnectionTest, AFullStatementCacheNeverFinalizesAStatementInUse) {
   }
   {
     // Once nothing is lent out, a full cache starts over and statements are cached again.
-    Connection c((dir / "data.db").string(), /*sync_full=*/false);
+    Connection c(dir.File("data.db"), /*sync_full=*/false);
     for (int i = 0; i < 1200; ++i) {
       auto st = c.Prepare("SELECT " + std::to_string(i) + " + 1");
       ASSERT_TRUE(st.Step());
       ASSERT_EQ(std::get<std::int64_t>(st.Column(0)), i + 1);
     }
   }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

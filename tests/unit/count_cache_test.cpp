@@ -4,13 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <filesystem>
 #include <thread>
 
 #include "schema/class_schema.hpp"
 #include "storage/database.hpp"
 #include "storage/sqlite/count_cache.hpp"
-#include "util/ids.hpp"
+#include "temp_dir.hpp"
 #include "util/time.hpp"
 
 namespace crmd::storage {
@@ -19,10 +18,7 @@ namespace {
 class CountCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ids::Init();
-    dir_ = std::filesystem::temp_directory_path() / ("crmd-count-" + ids::RandomAlnum(8));
-    std::filesystem::create_directories(dir_);
-    db_ = OpenSqlite((dir_ / "data.db").string(), Durability::kNormal, 4);
+    db_ = OpenSqlite(dir_.File("data.db"), Durability::kNormal, 4);
     cls_ = schema::ClassSchema::NewImplicit("Rows");
     cls_.fields.emplace_back("N", schema::FieldDef{schema::FieldType::kNumber, {}});
     auto txn = db_->BeginWrite(/*exclusive=*/true);
@@ -30,11 +26,6 @@ class CountCacheTest : public ::testing::Test {
     txn->Commit();
     all_.limit = -1;
   }
-  void TearDown() override {
-    db_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
   Row NewRow(int n) {
     Row row;
     row.object_id = "r" + std::to_string(n);
@@ -48,7 +39,7 @@ class CountCacheTest : public ::testing::Test {
     txn->Commit();
   }
 
-  std::filesystem::path dir_;
+  const test::TempDir dir_{"count"};
   std::unique_ptr<Database> db_;
   schema::ClassSchema cls_;
   query::Query all_;

@@ -9,18 +9,16 @@
 
 #include "schema/class_schema.hpp"
 #include "storage/database.hpp"
-#include "util/ids.hpp"
+#include "temp_dir.hpp"
 #include "util/time.hpp"
 
 namespace crmd::storage {
 namespace {
 
 TEST(GroupCommitTest, ConcurrentWritersKeepExactlyTheirCommittedRows) {
-  ids::Init();
-  const auto dir = std::filesystem::temp_directory_path() / ("crmd-group-" + ids::RandomAlnum(8));
-  std::filesystem::create_directories(dir);
+  const test::TempDir dir("group");
   {
-    auto db = OpenSqlite((dir / "data.db").string(), Durability::kNormal, 4);
+    auto db = OpenSqlite(dir.File("data.db"), Durability::kNormal, 4);
     auto cls = schema::ClassSchema::NewImplicit("Rows");
     cls.fields.emplace_back("N", schema::FieldDef{schema::FieldType::kNumber, {}});
     {
@@ -64,7 +62,6 @@ TEST(GroupCommitTest, ConcurrentWritersKeepExactlyTheirCommittedRows) {
     EXPECT_EQ(visible_after_commit.load(), expected);
     EXPECT_TRUE(db->CheckIntegrity());
   }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

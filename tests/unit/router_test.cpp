@@ -2,10 +2,10 @@
 // input rows of SECURITY.md that are cheaper to test here than over HTTP.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 
 #include "api/router.hpp"
 #include "storage/registry_store.hpp"
+#include "temp_dir.hpp"
 #include "util/ids.hpp"
 #include "util/json.hpp"
 #include "util/time.hpp"
@@ -19,14 +19,12 @@ class RouterTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ids::Init();
-    dir_ = std::filesystem::temp_directory_path() / ("crmd-router-" + ids::RandomAlnum(8));
-    std::filesystem::create_directories(dir_);
-    storage::RegistryStore store((dir_ / "registry.db").string());
+    storage::RegistryStore store(dir_.File("registry.db"));
     ASSERT_EQ(store.CreateApp({"app1", "one", ids::HashSecret("master-1"), timeutil::NowIso(),
                                {{"default", ids::HashSecret("api-1"), timeutil::NowIso(), {}}}}),
               storage::RegistryChange::kDone);
-    registry_ = std::make_unique<auth::Registry>((dir_ / "registry.db").string());
-    apps_ = std::make_unique<app::Applications>(dir_.string(), app::StoreOptions{});
+    registry_ = std::make_unique<auth::Registry>(dir_.File("registry.db"));
+    apps_ = std::make_unique<app::Applications>(dir_.path().string(), app::StoreOptions{});
     router_ = std::make_unique<Router>(RouterOptions{}, *registry_, *apps_);
   }
 
@@ -34,7 +32,6 @@ class RouterTest : public ::testing::Test {
     router_.reset();
     apps_.reset();
     registry_.reset();
-    std::filesystem::remove_all(dir_);
   }
 
   Response Call(Method method, std::string target, std::string body = {},
@@ -59,7 +56,7 @@ class RouterTest : public ::testing::Test {
     return Body(r).at("results").as_array().size();
   }
 
-  std::filesystem::path dir_;
+  const test::TempDir dir_{"router"};
   std::unique_ptr<auth::Registry> registry_;
   std::unique_ptr<app::Applications> apps_;
   std::unique_ptr<Router> router_;
@@ -178,7 +175,7 @@ TEST_F(RouterTest, SchemaSurvivesReopeningTheStore) {
                       R"({"Due":{"__type":"Date","iso":"2026-11-21T10:00:00.000Z"}})");
   ASSERT_EQ(created.status, 201);
   router_.reset();
-  apps_ = std::make_unique<app::Applications>(dir_.string(), app::StoreOptions{});
+  apps_ = std::make_unique<app::Applications>(dir_.path().string(), app::StoreOptions{});
   router_ = std::make_unique<Router>(RouterOptions{}, *registry_, *apps_);
   auto mismatch = Call(Method::kPost, "/core/classes/Tasks", R"({"Due":"tomorrow"})");
   EXPECT_EQ(mismatch.body,

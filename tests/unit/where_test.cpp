@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <filesystem>
 
 #include "query/where_parser.hpp"
 #include "schema/class_schema.hpp"
 #include "storage/database.hpp"
+#include "temp_dir.hpp"
 #include "util/ids.hpp"
 #include "util/json.hpp"
 #include "util/time.hpp"
@@ -23,9 +23,7 @@ class WhereTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ids::Init();
-    dir_ = std::filesystem::temp_directory_path() / ("crmd-where-" + ids::RandomAlnum(8));
-    std::filesystem::create_directories(dir_);
-    db_ = storage::OpenSqlite((dir_ / "data.db").string(), storage::Durability::kNormal, 2);
+    db_ = storage::OpenSqlite(dir_.File("data.db"), storage::Durability::kNormal, 2);
     cls_ = schema::ClassSchema::NewImplicit("Accounts");
     cls_.fields.emplace_back("Name", FieldDef{FieldType::kString, {}});
     cls_.fields.emplace_back("City", FieldDef{FieldType::kString, {}});
@@ -44,7 +42,6 @@ class WhereTest : public ::testing::Test {
 
   void TearDown() override {
     db_.reset();
-    std::filesystem::remove_all(dir_);
   }
 
   void Insert(int n, const std::string& name, const std::string& city, std::int64_t score,
@@ -78,7 +75,7 @@ class WhereTest : public ::testing::Test {
     return rows;
   }
 
-  std::filesystem::path dir_;
+  const test::TempDir dir_{"where"};
   std::unique_ptr<storage::Database> db_;
   schema::ClassSchema cls_;
   std::shared_ptr<const schema::Snapshot> snapshot_;
