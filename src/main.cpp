@@ -118,7 +118,9 @@ int Serve(const ServeFlags& flags) {
   app::Applications apps(flags.data, store, settings);
   api::Router router(api::RouterOptions{flags.prefix}, registry, apps);
   log::AccessLogBatching access_log_batching;
-  http::Server server(options, [&router](const api::Request& r) { return router.Handle(r); });
+  http::Server server(
+      options, [&router](const api::Request& r) { return router.Handle(r); },
+      [&router](api::Request& r, std::function<void(api::Response)>& done) { return router.QueueWrite(r, done); });
   const unsigned short port = server.Listen();
   std::string public_url = flags.public_url;
   if (public_url.empty()) public_url = "http://" + options.host + ":" + std::to_string(port);
@@ -131,6 +133,8 @@ int Serve(const ServeFlags& flags) {
                           {"durability", flags.durability},
                           {"prefix", flags.prefix}});
   server.Run();
+  // Before the server's contexts go: a queued write still running answers through them.
+  apps.StopWrites();
   registry.StopWatching();
   log::Info("stopped");
   return 0;

@@ -48,6 +48,39 @@ Response Router::Handle(const Request& request) {
   return response;
 }
 
+bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
+  const bool create = request.method == Method::kPost;
+  if (!create && request.method != Method::kPut && request.method != Method::kDelete) return false;
+  auto target = ParseTarget(request.target);
+  // `/prefix/classes/T` (create) or `/prefix/classes/T/id`; system classes stay on the writer
+  // threads (a signup hashes a password: no write of the application should wait behind it).
+  if (!target || target->segments.size() != (create ? 3u : 4u)) return false;
+  const auto& segments = target->segments;
+  if (segments[0] != options_.prefix || segments[1] != "classes" || segments[2].empty() ||
+      segments[2][0] == '_')
+    return false;
+  auto app_id = request.Header(app_id_header_);
+  auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
+  if (!credentials) return false;
+  struct Pending {
+    Request request;
+    Response response;
+    std::function<void(Response)> done;
+  };
+  auto pending = std::make_shared<Pending>(Pending{std::move(request), {}, std::move(done)});
+  apps_.Open(credentials->app_id)
+      ->writes()
+      .Submit({[this, pending] { pending->response = Handle(pending->request); },
+               [pending](bool durable) {
+                 if (!durable) {  // the group's COMMIT failed (logged by the store)
+                   pending->response = ErrorResponse(errors::Internal());
+                   AddCorsHeaders(pending->request, pending->response);
+                 }
+                 pending->done(std::move(pending->response));
+               }});
+  return true;
+}
+
 Response Router::Route(const Request& request) {
   if (request.method == Method::kOptions) return Preflight(request, header_prefix_);
 

@@ -4,6 +4,7 @@
 // Thread-safe: Handle() is called concurrently from all server threads.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "api/message.hpp"
@@ -23,6 +24,12 @@ class Router {
   Router(RouterOptions options, auth::Registry& registry, app::Applications& apps);
 
   Response Handle(const Request& request);
+
+  // Record writes (create, update, delete in a class of the application's own) go to their
+  // application's write queue (app/write_queue.hpp) instead of a writer thread: returns false for
+  // any other request, or takes `request` and answers it through `done`, once, from the queue's
+  // thread, after the write is durable.
+  bool QueueWrite(Request& request, std::function<void(Response)>& done);
 
   const std::string& header_prefix() const { return header_prefix_; }
 

@@ -1,6 +1,7 @@
 #include "app/application.hpp"
 
 #include <filesystem>
+#include <vector>
 
 #include "schema/system_classes.hpp"
 #include <stdexcept>
@@ -46,6 +47,26 @@ void Application::Publish(std::shared_ptr<const schema::Snapshot> next) {
   schema_ = std::move(next);
 }
 
+WriteQueue& Application::writes() {
+  std::lock_guard lock(mutex_);
+  if (!writes_) {
+    writes_ = std::make_unique<WriteQueue>(*db_);
+    if (writes_stopped_) writes_->Stop();  // empty: ends at once
+  }
+  return *writes_;
+}
+
+void Application::StopWrites() {
+  WriteQueue* queue = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    writes_stopped_ = true;
+    queue = writes_.get();
+  }
+  // Outside the lock: the queue's last jobs may still read the schema.
+  if (queue) queue->Stop();
+}
+
 Applications::Applications(std::string data_dir, StoreOptions options, Settings settings)
     : data_dir_(std::move(data_dir)), options_(options), settings_(std::move(settings)) {
   if (!settings_.smtp_url.empty())
@@ -63,6 +84,15 @@ std::shared_ptr<Application> Applications::Open(const std::string& app_id) {
   auto app = std::make_shared<Application>(app_id, std::move(db), dir.string(), settings_, smtp_.get());
   open_.emplace(app_id, app);
   return app;
+}
+
+void Applications::StopWrites() {
+  std::vector<std::shared_ptr<Application>> apps;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [id, app] : open_) apps.push_back(app);
+  }
+  for (auto& app : apps) app->StopWrites();
 }
 
 bool IsValidAppId(std::string_view app_id) {

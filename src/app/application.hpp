@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "app/write_queue.hpp"
 #include "mail/mailer.hpp"
 #include "schema/class_schema.hpp"
 #include "storage/database.hpp"
@@ -46,6 +47,12 @@ class Application {
   std::shared_ptr<const schema::Snapshot> schema() const;
   void Publish(std::shared_ptr<const schema::Snapshot> next);
 
+  // The queue of this application's record writes, started on first use (an application nobody
+  // writes to costs no thread).
+  WriteQueue& writes();
+  // Finishes the queued writes and ends the queue's thread; writes submitted later fail.
+  void StopWrites();
+
  private:
   std::string id_;
   std::unique_ptr<storage::Database> db_;
@@ -55,6 +62,8 @@ class Application {
   mail::OutboxMailer outbox_;
   mutable std::mutex mutex_;
   std::shared_ptr<const schema::Snapshot> schema_;
+  bool writes_stopped_ = false;         // guarded by mutex_
+  std::unique_ptr<WriteQueue> writes_;  // after db_: stopped before the store closes
 };
 
 struct StoreOptions {
@@ -70,6 +79,9 @@ class Applications {
   // `app_id` must already be known to the registry (callers check); it names a directory, so it
   // is validated again here.
   std::shared_ptr<Application> Open(const std::string& app_id);
+
+  // Finishes every application's queued writes and ends their threads (after the server stopped).
+  void StopWrites();
 
   // The base of links in mails, once the port is bound. Call before serving (not thread-safe).
   void SetPublicUrl(std::string url) { settings_.public_url = std::move(url); }

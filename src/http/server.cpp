@@ -8,6 +8,7 @@
 #include <array>
 #include <atomic>
 #include <deque>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -94,6 +95,7 @@ void WriteHead(const api::Response& in, unsigned version, bool keep_alive, std::
 struct Server::Impl {
   ServerOptions options;
   Handler handler;
+  QueueWrite queue_write;
   // Declared before the contexts: sessions destroyed with a context still count themselves out.
   std::atomic<int> in_flight{0};
   std::atomic<bool> stopping{false};
@@ -111,9 +113,10 @@ struct Server::Impl {
   asio::strand<asio::io_context::executor_type> acceptor_strand{ioc.get_executor()};
   tcp::acceptor acceptor{acceptor_strand};
 
-  Impl(ServerOptions o, Handler h)
+  Impl(ServerOptions o, Handler h, QueueWrite q)
       : options(std::move(o)),
         handler(std::move(h)),
+        queue_write(std::move(q)),
         contexts(MakeContexts(std::max(1, options.threads) + 1)),
         ioc(contexts.front()),
         writers(static_cast<std::size_t>(options.write_threads)) {
@@ -124,6 +127,26 @@ struct Server::Impl {
     std::deque<asio::io_context> out;
     for (int i = 0; i < count; ++i) out.emplace_back(1);  // hint: one thread runs it
     return out;
+  }
+
+  // Offers the request to queue_write; completes with its answer, back on the session's own
+  // context, or with nullopt when queue_write did not take it.
+  template <typename Token>
+  auto AsyncQueueWrite(api::Request& request, Token&& token) {
+    return asio::async_initiate<Token, void(std::optional<api::Response>)>(
+        [this, &request](auto handler) {
+          auto executor = asio::get_associated_executor(handler);
+          // std::function must be copyable; the completion handler is move-only.
+          auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+          std::function<void(api::Response)> done = [shared, executor](api::Response response) {
+            asio::post(executor, [shared, response = std::move(response)]() mutable {
+              (*shared)(std::optional<api::Response>(std::move(response)));
+            });
+          };
+          if (!queue_write(request, done))
+            asio::post(executor, [shared]() mutable { (*shared)(std::optional<api::Response>()); });
+        },
+        token);
   }
 
   static bool RunsOnWriters(api::Method method) {
@@ -248,12 +271,18 @@ struct Server::Impl {
       api::Request api_request = ToApiRequest(std::move(request), facts.remote_ip);
       api::Response api_response;
       if (RunsOnWriters(api_request.method)) {
-        // The session hops to a writer thread for the handler and back to its own context for the
-        // socket; nothing else touches the session meanwhile. (Not a co_spawn of a lambda: g++ 12
-        // frees its captures twice.)
-        co_await asio::post(asio::bind_executor(writers.get_executor(), asio::use_awaitable));
-        api_response = handler(api_request);
-        co_await asio::post(asio::bind_executor(stream.get_executor(), asio::use_awaitable));
+        std::optional<api::Response> queued;
+        if (queue_write) queued = co_await AsyncQueueWrite(api_request, asio::use_awaitable);
+        if (queued) {
+          api_response = std::move(*queued);
+        } else {
+          // The session hops to a writer thread for the handler and back to its own context for
+          // the socket; nothing else touches the session meanwhile. (Not a co_spawn of a lambda:
+          // g++ 12 frees its captures twice.)
+          co_await asio::post(asio::bind_executor(writers.get_executor(), asio::use_awaitable));
+          api_response = handler(api_request);
+          co_await asio::post(asio::bind_executor(stream.get_executor(), asio::use_awaitable));
+        }
       } else {
         api_response = handler(api_request);
       }
@@ -304,8 +333,8 @@ struct Server::Impl {
   }
 };
 
-Server::Server(ServerOptions options, Handler handler)
-    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler))) {}
+Server::Server(ServerOptions options, Handler handler, QueueWrite queue_write)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler), std::move(queue_write))) {}
 
 Server::~Server() = default;
 

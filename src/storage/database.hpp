@@ -110,6 +110,22 @@ class Database {
   };
   virtual std::unique_ptr<BatchScope> BeginBatch() = 0;
 
+  // A write group (an application's write queue): independent writes begun by this thread until
+  // the scope ends share one transaction, each in its own savepoint, and are made durable together
+  // by Flush() instead of each by its own Commit() (which returns at once inside the group). An
+  // exclusive write is never nested: the group is flushed first and the write then runs alone as
+  // usual, so a schema change is still published only after its own commit. Writes begun since
+  // the last flush belong to the flush Epoch() names; Failed(epoch) tells whether its COMMIT
+  // failed, in which case they were all lost. The destructor flushes. One group per store at a time.
+  class WriteGroup {
+   public:
+    virtual ~WriteGroup() = default;
+    virtual std::uint64_t Epoch() const = 0;
+    virtual void Flush() = 0;  // never throws: a failure is what Failed() reports
+    virtual bool Failed(std::uint64_t epoch) const = 0;
+  };
+  virtual std::unique_ptr<WriteGroup> BeginWriteGroup() = 0;
+
   // Reads return rows whose cells follow the class's declared fields (Relations excluded).
   virtual std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) = 0;
   virtual RowSet GetMany(const schema::ClassSchema& cls, const std::vector<std::string>& ids) = 0;

@@ -14,6 +14,7 @@
 // commits (group_commit.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -24,6 +25,7 @@
 #include "storage/sqlite/group_commit.hpp"
 #include "storage/sqlite/where_sql.hpp"
 #include "util/json.hpp"
+#include "util/log.hpp"
 
 namespace crmd::storage {
 
@@ -336,8 +338,13 @@ class SqliteWriteTransaction final : public WriteTransaction {
   SqliteWriteTransaction(GroupCommit& group, Connection& c)
       : group_(&group), lock_(group.Enter(kSavepoint)), c_(c) {}
 
-  // Nested form: the batch scope holds the connection.
-  explicit SqliteWriteTransaction(Connection& c) : c_(c), nested_(true) { c_.Run("SAVEPOINT item"); }
+  // Nested form: a batch scope or a write group holds the connection. Inside a batch a nested
+  // write counts as exclusive (the batch's items see each other's schema changes); inside a write
+  // group it does not, so a schema change is run again exclusively, after the group's flush.
+  SqliteWriteTransaction(Connection& c, bool in_write_group)
+      : c_(c), nested_(true), in_write_group_(in_write_group) {
+    c_.Run("SAVEPOINT item");
+  }
 
   // Exclusive form: alone on the connection until destroyed.
   SqliteWriteTransaction(GroupCommit& group, std::unique_lock<std::mutex> lock, Connection& c)
@@ -345,7 +352,7 @@ class SqliteWriteTransaction final : public WriteTransaction {
     c_.Exec("BEGIN IMMEDIATE");
   }
 
-  bool Exclusive() const override { return group_ == nullptr; }
+  bool Exclusive() const override { return group_ == nullptr && !in_write_group_; }
 
   ~SqliteWriteTransaction() override {
     if (committed_) return;
@@ -553,6 +560,7 @@ class SqliteWriteTransaction final : public WriteTransaction {
   std::unique_lock<std::mutex> lock_;
   Connection& c_;
   bool nested_ = false;
+  bool in_write_group_ = false;
   bool committed_ = false;
 };
 
@@ -561,6 +569,17 @@ class SqliteDatabase final : public Database {
   SqliteDatabase(std::string path, Durability durability, int readers)
       : path_(std::move(path)), sync_full_(durability == Durability::kFull), max_readers_(readers) {
     writer_ = std::make_unique<Connection>(path_, sync_full_);
+    // Every grouped write is a savepoint, and a savepoint keeps the pages it changes in a
+    // sub-journal; past 64 KiB (a group of a dozen creates) SQLite moves that to a temporary file:
+    // a file created, written page by page and deleted per group, 22 pwrite()s per create. In
+    // memory it is bounded by the pages one group changes.
+    writer_->Exec("PRAGMA temp_store=MEMORY");
+    // SQLite checkpoints inside the COMMIT that takes the log past this many pages, on the thread
+    // every queued write waits for. Four times its default of 1,000 (16 MiB of log): a page
+    // written by many commits in between is copied back once, and the database file is synced a
+    // quarter as often. Measured: creates +25%, updates +20%; the write that checkpoints waits
+    // longer (p99 of creates 16 -> 25-35 ms).
+    writer_->Exec("PRAGMA wal_autocheckpoint=4000");
     group_ = std::make_unique<GroupCommit>(*writer_);
     writer_->Exec(
         "CREATE TABLE IF NOT EXISTS _crmd_schema (className TEXT PRIMARY KEY NOT NULL, "
@@ -584,12 +603,21 @@ class SqliteDatabase final : public Database {
 
   std::unique_ptr<WriteTransaction> BeginWrite(bool exclusive) override {
     if (batch_owner_.load() == std::this_thread::get_id())
-      return std::make_unique<SqliteWriteTransaction>(*writer_);
+      return std::make_unique<SqliteWriteTransaction>(*writer_, /*in_write_group=*/false);
+    if (write_group_owner_.load() == std::this_thread::get_id()) {
+      if (!exclusive) {
+        write_group_->Open();
+        return std::make_unique<SqliteWriteTransaction>(*writer_, /*in_write_group=*/true);
+      }
+      write_group_->Flush();  // what came before is durable before the exclusive write starts
+    }
     if (exclusive) return std::make_unique<SqliteWriteTransaction>(*group_, group_->Exclusive(), *writer_);
     return std::make_unique<SqliteWriteTransaction>(*group_, *writer_);
   }
 
   std::unique_ptr<BatchScope> BeginBatch() override { return std::make_unique<Batch>(this); }
+
+  std::unique_ptr<WriteGroup> BeginWriteGroup() override { return std::make_unique<QueueGroup>(this); }
 
   std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
     auto reader = Acquire();
@@ -768,10 +796,55 @@ class SqliteDatabase final : public Database {
     bool committed_ = false;
   };
 
+  // The write group: one member of a commit group, opened by the first write after each flush
+  // and holding the connection until the next; the writes are savepoints nested in its own.
+  class QueueGroup final : public WriteGroup {
+   public:
+    explicit QueueGroup(SqliteDatabase* db) : db_(db) {
+      db_->write_group_ = this;
+      db_->write_group_owner_ = std::this_thread::get_id();
+    }
+    ~QueueGroup() override {
+      Flush();
+      db_->write_group_owner_ = std::thread::id();
+      db_->write_group_ = nullptr;
+    }
+    void Open() {
+      if (lock_.owns_lock()) return;
+      lock_ = db_->group_->Enter(kSavepoint);
+    }
+    std::uint64_t Epoch() const override { return epoch_; }
+    void Flush() override {
+      if (lock_.owns_lock()) {
+        try {
+          db_->group_->Leave(lock_, kSavepoint, /*keep=*/true);  // returns when durable
+        } catch (const StorageError& e) {
+          failed_.push_back(epoch_);
+          log::Error("write group commit failed", {{"store", db_->path_}, {"error", e.what()}});
+        }
+        if (lock_.owns_lock()) lock_.unlock();
+      }
+      ++epoch_;
+    }
+    bool Failed(std::uint64_t epoch) const override {
+      return std::find(failed_.begin(), failed_.end(), epoch) != failed_.end();
+    }
+
+   private:
+    static constexpr const char* kSavepoint = "queue";
+    SqliteDatabase* db_;
+    std::unique_lock<std::mutex> lock_;
+    std::uint64_t epoch_ = 0;
+    std::vector<std::uint64_t> failed_;
+  };
+
   std::string path_;
   bool sync_full_;
   int max_readers_;
   std::atomic<std::thread::id> batch_owner_{};
+  // The open write group, used by its owner thread only; other threads only compare the owner.
+  std::atomic<std::thread::id> write_group_owner_{};
+  QueueGroup* write_group_ = nullptr;
   std::unique_ptr<Connection> writer_;
   std::unique_ptr<GroupCommit> group_;
   CountCache counts_;

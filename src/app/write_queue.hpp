@@ -1,0 +1,57 @@
+// An application's write queue: one thread that runs the application's record writes one after
+// another and makes each run of them durable with one COMMIT (a storage::Database::WriteGroup).
+//
+// Why not a pool of writer threads meeting in a commit group: every write then put a thread to
+// sleep three times (the hand-off, the wait for the group's fsync, the way back), about ten context
+// switches per create, and those switches were most of a create's CPU. Here a write is a job in a
+// queue: the thread that takes it never waits for it, and the jobs that arrive during one fsync
+// are the next group.
+//
+// Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "storage/database.hpp"
+
+namespace crmd::app {
+
+class WriteQueue {
+ public:
+  struct Job {
+    // Runs on the queue's thread inside the write group; its writes' Commit() returns at once.
+    // Must not throw.
+    std::function<void()> run;
+    // Then, once the group's COMMIT returned: durable = false when it failed (the job's writes,
+    // if it made any, are lost). Called on the queue's thread; must not block.
+    std::function<void(bool durable)> finish;
+  };
+
+  // Jobs run per group at most: bounds the wait of the last one in a long queue.
+  static constexpr std::size_t kMaxGroup = 128;
+
+  explicit WriteQueue(storage::Database& db);
+  ~WriteQueue();  // Stop()
+
+  void Submit(Job job);
+  // Runs and finishes every job already submitted, then ends the thread. A job submitted after
+  // it is finished at once with durable = false and never runs.
+  void Stop();
+
+ private:
+  void Loop();
+
+  storage::Database& db_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Job> jobs_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace crmd::app
