@@ -149,6 +149,25 @@ test('§4.1 PUT of a missing record answers 404 101', async () => {
   assert.deepEqual(u.body, NOT_FOUND);
 });
 
+test('§4.1 concurrent writes of one application (its write queue): each answered once, in order, none lost', async () => {
+  const id = await createRecord(server, app, 'QueueCounts', { Hits: 0 });
+  // Creates, half of which grow the schema (run alone, after the queue's group is committed), a
+  // wrong type among them, and Increments of one record, all at once.
+  const creates = Array.from({ length: 40 }, (_, i) => post('QueueRows', i % 2 ? { N: i, [`F${i}`]: 'x' } : { N: i }));
+  const wrong = post('QueueRows', { N: 'not a number' });
+  const increments = Array.from({ length: 30 }, () => put('QueueCounts', id, { Hits: { __op: 'Increment', amount: 1 } }));
+  const [created, refused, incremented] = await Promise.all([Promise.all(creates), wrong, Promise.all(increments)]);
+  for (const r of created) assert.equal(r.status, 201, r.text);
+  assert.equal(refused.status, 400, refused.text);
+  assert.equal(refused.body.code, 111);
+  // Every Increment saw the one before it: the echoed values are 1..30, each once.
+  assert.deepEqual(incremented.map((r) => r.body.Hits).sort((a, b) => a - b), Array.from({ length: 30 }, (_, i) => i + 1));
+  assert.equal((await get('QueueCounts', id)).body.Hits, 30);
+  const rows = await listAll(server, app, 'QueueRows');
+  assert.deepEqual(rows.map((r) => r.N).sort((a, b) => a - b), Array.from({ length: 40 }, (_, i) => i));
+  assert.equal(rows.find((r) => r.N === 39).F39, 'x');
+});
+
 test('§4.1 Increment: the response carries the new value; negative amounts work', async () => {
   const id = await createRecord(server, app, 'IncAccounts', { Score: 10, Name: 'n' });
 
