@@ -13,6 +13,7 @@
 #include "api/target.hpp"
 #include "auth/identity.hpp"
 #include "util/errors.hpp"
+#include "util/json.hpp"
 #include "util/log.hpp"
 
 namespace crmd::api {
@@ -22,6 +23,37 @@ namespace {
 std::string Capitalised(std::string word) {
   if (!word.empty()) word[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(word[0])));
   return word;
+}
+
+// `/prefix/classes/T` (create) or `/prefix/classes/T/id` (update, delete) in a class of the
+// application's own. System classes stay on the writer threads: a signup hashes a password, and
+// no write of the application should wait behind it in its queue.
+bool IsOwnRecordWrite(Method method, const std::vector<std::string>& segments, const std::string& prefix) {
+  const bool create = method == Method::kPost;
+  if (!create && method != Method::kPut && method != Method::kDelete) return false;
+  return segments.size() == (create ? 3u : 4u) && segments[0] == prefix && segments[1] == "classes" &&
+         !segments[2].empty() && segments[2][0] != '_';
+}
+
+// A batch (spec §4.4) of nothing but such writes. Anything else, a malformed batch included,
+// takes the writer threads, where the batch handler answers it.
+bool IsOwnRecordBatch(const std::string& body, const std::string& prefix) {
+  auto parsed = ParseJson(body);
+  if (!parsed.ok() || !parsed.value().is_object()) return false;
+  const auto* requests = parsed.value().get_object().if_contains("requests");
+  if (!requests || !requests->is_array()) return false;
+  for (const auto& item : requests->get_array()) {
+    const auto* o = item.if_object();
+    const auto* method = o ? o->if_contains("method") : nullptr;
+    const auto* path = o ? o->if_contains("path") : nullptr;
+    if (!method || !path || !method->is_string() || !path->is_string()) return false;
+    const std::string_view name = method->get_string();
+    const Method m = name == "POST" ? Method::kPost : name == "PUT" ? Method::kPut
+                     : name == "DELETE" ? Method::kDelete : Method::kOther;
+    auto target = ParseTarget(path->get_string());
+    if (!target || !IsOwnRecordWrite(m, target->segments, prefix)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -49,15 +81,12 @@ Response Router::Handle(const Request& request) {
 }
 
 bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
-  const bool create = request.method == Method::kPost;
-  if (!create && request.method != Method::kPut && request.method != Method::kDelete) return false;
   auto target = ParseTarget(request.target);
-  // `/prefix/classes/T` (create) or `/prefix/classes/T/id`; system classes stay on the writer
-  // threads (a signup hashes a password: no write of the application should wait behind it).
-  if (!target || target->segments.size() != (create ? 3u : 4u)) return false;
-  const auto& segments = target->segments;
-  if (segments[0] != options_.prefix || segments[1] != "classes" || segments[2].empty() ||
-      segments[2][0] == '_')
+  if (!target) return false;
+  const bool batch = request.method == Method::kPost && target->segments.size() == 2 &&
+                     target->segments[0] == options_.prefix && target->segments[1] == "batch";
+  if (!(batch ? IsOwnRecordBatch(request.body, options_.prefix)
+              : IsOwnRecordWrite(request.method, target->segments, options_.prefix)))
     return false;
   auto app_id = request.Header(app_id_header_);
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;

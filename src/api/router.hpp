@@ -25,10 +25,10 @@ class Router {
 
   Response Handle(const Request& request);
 
-  // Record writes (create, update, delete in a class of the application's own) go to their
-  // application's write queue (app/write_queue.hpp) instead of a writer thread: returns false for
-  // any other request, or takes `request` and answers it through `done`, once, from the queue's
-  // thread, after the write is durable.
+  // Record writes (create, update, delete in a class of the application's own, and batches of
+  // nothing else) go to their application's write queue (app/write_queue.hpp) instead of a writer
+  // thread: returns false for any other request, or takes `request` and answers it through
+  // `done`, once, from the queue's thread, after its writes are durable.
   bool QueueWrite(Request& request, std::function<void(Response)>& done);
 
   const std::string& header_prefix() const { return header_prefix_; }

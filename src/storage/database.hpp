@@ -114,7 +114,9 @@ class Database {
   // the scope ends share one transaction, each in its own savepoint, and are made durable together
   // by Flush() instead of each by its own Commit() (which returns at once inside the group). An
   // exclusive write is never nested: the group is flushed first and the write then runs alone as
-  // usual, so a schema change is still published only after its own commit. Writes begun since
+  // usual, so a schema change is still published only after its own commit. A batch scope begun
+  // in the group is no scope of its own: its items are members of the group, each kept or rolled
+  // back by its own transaction, and its Commit() returns at once. Writes begun since
   // the last flush belong to the flush Epoch() names; Failed(epoch) tells whether its COMMIT
   // failed, in which case they were all lost. The destructor flushes. One group per store at a time.
   class WriteGroup {

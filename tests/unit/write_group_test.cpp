@@ -1,6 +1,6 @@
 // storage::Database::WriteGroup (the store's side of an application's write queue): the writes
 // of the owning thread commit together at Flush(), an exclusive write flushes the group before it
-// starts, and other threads' writes are not part of the group.
+// starts, a batch begun in the group is part of it, and other threads' writes are not.
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -76,6 +76,22 @@ TEST_F(WriteGroupTest, AnExclusiveWriteFlushesTheGroupFirst) {
   group.reset();  // the destructor flushes
   EXPECT_TRUE(Visible("after"));
   EXPECT_TRUE(db_->CheckIntegrity());
+}
+
+TEST_F(WriteGroupTest, ABatchInTheGroupIsPartOfIt) {
+  auto group = db_->BeginWriteGroup();
+  Write("first");  // the group holds the connection from here
+  {
+    auto batch = db_->BeginBatch();  // a batch of its own would wait for the group forever
+    Write("item");
+    Write("failed item", /*exclusive=*/false, /*commit=*/false);
+    batch->Commit();
+  }
+  EXPECT_FALSE(Visible("item"));
+  group->Flush();
+  EXPECT_TRUE(Visible("first"));
+  EXPECT_TRUE(Visible("item"));
+  EXPECT_FALSE(Visible("failed item"));
 }
 
 TEST_F(WriteGroupTest, AnotherThreadsWriteCommitsOnItsOwn) {

@@ -14,6 +14,7 @@ std::unique_lock<std::mutex> GroupCommit::Enter(const char* savepoint) {
     open_ = true;
   }
   ++working_;
+  if (!savepoint) return lock;
   try {
     c_.Run(std::string("SAVEPOINT ") + savepoint);
   } catch (...) {
@@ -24,9 +25,9 @@ std::unique_lock<std::mutex> GroupCommit::Enter(const char* savepoint) {
 }
 
 void GroupCommit::Leave(std::unique_lock<std::mutex>& lock, const char* savepoint, bool keep) {
-  const std::string name(savepoint);
+  const std::string name(savepoint ? savepoint : "");
   --working_;
-  if (!keep) {
+  if (!keep && savepoint) {
     try {
       c_.Exec("ROLLBACK TO " + name + "; RELEASE " + name);
     } catch (const StorageError&) {
@@ -44,7 +45,7 @@ void GroupCommit::Leave(std::unique_lock<std::mutex>& lock, const char* savepoin
     lock.unlock();
     return;
   }
-  c_.Run("RELEASE " + name);
+  if (savepoint) c_.Run("RELEASE " + name);
   const std::uint64_t mine = generation_;
   if (leader_) {
     changed_.notify_all();  // the leader may be waiting for us to finish

@@ -29,11 +29,13 @@ class GroupCommit {
   explicit GroupCommit(Connection& writer) : c_(writer) {}
 
   // Waits for the connection, opens the group's transaction if none is open, and starts
-  // `savepoint`. The returned lock is held for the writer's work.
+  // `savepoint` (none when null: a member that never rolls back as a whole, whose writes are
+  // savepoints of their own). The returned lock is held for the writer's work.
   std::unique_lock<std::mutex> Enter(const char* savepoint);
 
   // Ends the work: keeps (releases) or rolls back the savepoint. When kept, returns once the
-  // group's COMMIT is durable (throws StorageError if it failed). Unlocks `lock`.
+  // group's COMMIT is durable (throws StorageError if it failed). Unlocks `lock`. A member that
+  // entered without a savepoint always keeps.
   void Leave(std::unique_lock<std::mutex>& lock, const char* savepoint, bool keep);
 
   // Exclusive use of the connection outside any group (schema load, integrity check, exclusive

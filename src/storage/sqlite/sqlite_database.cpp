@@ -569,11 +569,6 @@ class SqliteDatabase final : public Database {
   SqliteDatabase(std::string path, Durability durability, int readers)
       : path_(std::move(path)), sync_full_(durability == Durability::kFull), max_readers_(readers) {
     writer_ = std::make_unique<Connection>(path_, sync_full_);
-    // Every grouped write is a savepoint, and a savepoint keeps the pages it changes in a
-    // sub-journal; past 64 KiB (a group of a dozen creates) SQLite moves that to a temporary file:
-    // a file created, written page by page and deleted per group, 22 pwrite()s per create. In
-    // memory it is bounded by the pages one group changes.
-    writer_->Exec("PRAGMA temp_store=MEMORY");
     // SQLite checkpoints inside the COMMIT that takes the log past this many pages, on the thread
     // every queued write waits for. Four times its default of 1,000 (16 MiB of log): a page
     // written by many commits in between is copied back once, and the database file is synced a
@@ -615,7 +610,10 @@ class SqliteDatabase final : public Database {
     return std::make_unique<SqliteWriteTransaction>(*group_, *writer_);
   }
 
-  std::unique_ptr<BatchScope> BeginBatch() override { return std::make_unique<Batch>(this); }
+  std::unique_ptr<BatchScope> BeginBatch() override {
+    if (write_group_owner_.load() == std::this_thread::get_id()) return std::make_unique<GroupBatch>();
+    return std::make_unique<Batch>(this);
+  }
 
   std::unique_ptr<WriteGroup> BeginWriteGroup() override { return std::make_unique<QueueGroup>(this); }
 
@@ -796,8 +794,20 @@ class SqliteDatabase final : public Database {
     bool committed_ = false;
   };
 
+  // A batch on a write group's thread: its items are writes of the group like any other, each
+  // ended (kept or rolled back) by its own transaction, and made durable by the group's flush.
+  class GroupBatch final : public BatchScope {
+   public:
+    void Commit() override {}
+  };
+
   // The write group: one member of a commit group, opened by the first write after each flush
-  // and holding the connection until the next; the writes are savepoints nested in its own.
+  // and holding the connection until the next. It has no savepoint of its own (it is never rolled
+  // back as a whole), so each write's savepoint is the outermost one: SQLite empties the
+  // sub-journal, where a savepoint keeps the pages it changes, at each write's end. Under one
+  // savepoint for the whole group the sub-journal outgrew its 64 KiB in memory with a dozen
+  // creates and went to a temporary file: created, written page by page and deleted per group,
+  // 22 pwrite()s per create.
   class QueueGroup final : public WriteGroup {
    public:
     explicit QueueGroup(SqliteDatabase* db) : db_(db) {
@@ -811,13 +821,13 @@ class SqliteDatabase final : public Database {
     }
     void Open() {
       if (lock_.owns_lock()) return;
-      lock_ = db_->group_->Enter(kSavepoint);
+      lock_ = db_->group_->Enter(/*savepoint=*/nullptr);
     }
     std::uint64_t Epoch() const override { return epoch_; }
     void Flush() override {
       if (lock_.owns_lock()) {
         try {
-          db_->group_->Leave(lock_, kSavepoint, /*keep=*/true);  // returns when durable
+          db_->group_->Leave(lock_, /*savepoint=*/nullptr, /*keep=*/true);  // returns when durable
         } catch (const StorageError& e) {
           failed_.push_back(epoch_);
           log::Error("write group commit failed", {{"store", db_->path_}, {"error", e.what()}});
@@ -831,7 +841,6 @@ class SqliteDatabase final : public Database {
     }
 
    private:
-    static constexpr const char* kSavepoint = "queue";
     SqliteDatabase* db_;
     std::unique_lock<std::mutex> lock_;
     std::uint64_t epoch_ = 0;
