@@ -91,15 +91,19 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   auto app_id = request.Header(app_id_header_);
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
   if (!credentials) return false;
+  std::shared_ptr<app::Application> app;
+  try {
+    app = apps_.Open(credentials->app_id);
+  } catch (const std::exception&) {
+    return false;  // the writer threads run it, and answer with the store's error
+  }
   struct Pending {
     Request request;
     Response response;
     std::function<void(Response)> done;
   };
   auto pending = std::make_shared<Pending>(Pending{std::move(request), {}, std::move(done)});
-  apps_.Open(credentials->app_id)
-      ->writes()
-      .Submit({[this, pending] { pending->response = Handle(pending->request); },
+  app->writes().Submit({[this, pending] { pending->response = Handle(pending->request); },
                [pending](bool durable) {
                  if (!durable) {  // the group's COMMIT failed (logged by the store)
                    pending->response = ErrorResponse(errors::Internal());

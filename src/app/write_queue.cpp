@@ -1,6 +1,9 @@
 #include "app/write_queue.hpp"
 
+#include <utility>
 #include <vector>
+
+#include "util/log.hpp"
 
 namespace crmd::app {
 
@@ -31,7 +34,9 @@ void WriteQueue::Stop() {
 
 void WriteQueue::Loop() {
   std::vector<Job> group;
-  std::vector<std::uint64_t> epochs;
+  // The flushes each job's writes may belong to: from the one open when it began to the one open
+  // when it ended (a job's exclusive write flushes the group in between).
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> epochs;
   for (;;) {
     {
       std::unique_lock lock(mutex_);
@@ -45,11 +50,21 @@ void WriteQueue::Loop() {
     {
       auto writes = db_.BeginWriteGroup();
       for (auto& job : group) {
-        job.run();
-        epochs.push_back(writes->Epoch());
+        const std::uint64_t first = writes->Epoch();
+        try {
+          job.run();
+        } catch (const std::exception& e) {
+          // run() answers its own faults; this is a last line, so one job cannot end the queue.
+          log::Error("queued write failed", {{"error", e.what()}});
+        }
+        epochs.emplace_back(first, writes->Epoch());
       }
       writes->Flush();
-      for (std::size_t i = 0; i < group.size(); ++i) group[i].finish(!writes->Failed(epochs[i]));
+      for (std::size_t i = 0; i < group.size(); ++i) {
+        bool durable = true;
+        for (auto e = epochs[i].first; e <= epochs[i].second; ++e) durable = durable && !writes->Failed(e);
+        group[i].finish(durable);
+      }
     }
     group.clear();
     epochs.clear();

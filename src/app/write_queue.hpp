@@ -25,7 +25,7 @@ class WriteQueue {
  public:
   struct Job {
     // Runs on the queue's thread inside the write group; its writes' Commit() returns at once.
-    // Must not throw.
+    // Answers its own faults (an exception is logged and the job finished as it stands).
     std::function<void()> run;
     // Then, once the group's COMMIT returned: durable = false when it failed (the job's writes,
     // if it made any, are lost). Called on the queue's thread; must not block.

@@ -44,7 +44,7 @@ struct ServerOptions {
 using Handler = std::function<api::Response(const api::Request&)>;
 // Optional: takes a write to answer later without a writer thread (an application's write queue).
 // Returns false when it does not take `request` (the server then runs Handler on a writer thread);
-// otherwise it owns `request` and calls `done` exactly once, from any thread.
+// otherwise it owns `request` and calls `done` exactly once, from any thread. Must not throw.
 using QueueWrite = std::function<bool(api::Request& request, std::function<void(api::Response)>& done)>;
 
 class Server {
