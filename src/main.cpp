@@ -132,9 +132,15 @@ int Serve(const ServeFlags& flags) {
                           {"write_threads", options.write_threads},
                           {"durability", flags.durability},
                           {"prefix", flags.prefix}});
-  server.Run();
-  // Before the server's contexts go: a queued write still running answers through them.
-  apps.StopWrites();
+  {
+    // Before the server and the router go, however Run() ends: a queued write still running
+    // uses the router and answers through the server's contexts.
+    struct StopWritesFirst {
+      app::Applications& apps;
+      ~StopWritesFirst() { apps.StopWrites(); }
+    } stop_writes_first{apps};
+    server.Run();
+  }
   registry.StopWatching();
   log::Info("stopped");
   return 0;

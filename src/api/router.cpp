@@ -91,11 +91,11 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   auto app_id = request.Header(app_id_header_);
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
   if (!credentials) return false;
-  std::shared_ptr<app::Application> app;
+  app::WriteQueue* queue = nullptr;
   try {
-    app = apps_.Open(credentials->app_id);
+    queue = &apps_.Open(credentials->app_id)->writes();  // applications stay open
   } catch (const std::exception&) {
-    return false;  // the writer threads run it, and answer with the store's error
+    return false;  // no store or no thread: the writer threads run it, and answer the error
   }
   struct Pending {
     Request request;
@@ -103,7 +103,7 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
     std::function<void(Response)> done;
   };
   auto pending = std::make_shared<Pending>(Pending{std::move(request), {}, std::move(done)});
-  app->writes().Submit({[this, pending] { pending->response = Handle(pending->request); },
+  queue->Submit({[this, pending] { pending->response = Handle(pending->request); },
                [pending](bool durable) {
                  if (!durable) {  // the group's COMMIT failed (logged by the store)
                    pending->response = ErrorResponse(errors::Internal());

@@ -56,6 +56,8 @@ void WriteQueue::Loop() {
         } catch (const std::exception& e) {
           // run() answers its own faults; this is a last line, so one job cannot end the queue.
           log::Error("queued write failed", {{"error", e.what()}});
+        } catch (...) {
+          log::Error("queued write failed", {{"error", "unknown exception"}});
         }
         epochs.emplace_back(first, writes->Epoch());
       }
@@ -63,7 +65,12 @@ void WriteQueue::Loop() {
       for (std::size_t i = 0; i < group.size(); ++i) {
         bool durable = true;
         for (auto e = epochs[i].first; e <= epochs[i].second; ++e) durable = durable && !writes->Failed(e);
-        group[i].finish(durable);
+        try {
+          group[i].finish(durable);
+        } catch (...) {
+          // Out of memory for the answer: that request gets no answer, the queue goes on.
+          log::Error("queued write could not be answered", {});
+        }
       }
     }
     group.clear();

@@ -143,7 +143,14 @@ struct Server::Impl {
               (*shared)(std::optional<api::Response>(std::move(response)));
             });
           };
-          if (!queue_write(request, done))
+          bool taken = false;
+          try {
+            taken = queue_write(request, done);
+          } catch (const std::exception& e) {
+            // queue_write does not throw; were it to, an exception here would end the thread.
+            log::Error("queueing a write failed", {{"error", e.what()}});
+          }
+          if (!taken)
             asio::post(executor, [shared]() mutable { (*shared)(std::optional<api::Response>()); });
         },
         token);

@@ -149,7 +149,7 @@ test('§4.1 PUT of a missing record answers 404 101', async () => {
   assert.deepEqual(u.body, NOT_FOUND);
 });
 
-test('§4.1 concurrent writes of one application (its write queue): each answered once, in order, none lost', async () => {
+test('§4.1 concurrent writes of one application (its write queue): each answered once, none lost, Increments one after another', async () => {
   const id = await createRecord(server, app, 'QueueCounts', { Hits: 0 });
   // Creates, half of which grow the schema (run alone, after the queue's group is committed), a
   // wrong type among them, and Increments of one record, all at once.

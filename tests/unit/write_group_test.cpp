@@ -1,8 +1,11 @@
 // storage::Database::WriteGroup (the store's side of an application's write queue): the writes
 // of the owning thread commit together at Flush(), an exclusive write flushes the group before it
-// starts, a batch begun in the group is part of it, and other threads' writes are not.
+// starts, a batch begun in the group is part of it, other threads' writes are not, and a waiting
+// exclusive writer gets its turn between two groups.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "schema/class_schema.hpp"
@@ -94,13 +97,37 @@ TEST_F(WriteGroupTest, ABatchInTheGroupIsPartOfIt) {
   EXPECT_FALSE(Visible("failed item"));
 }
 
-TEST_F(WriteGroupTest, AnotherThreadsWriteCommitsOnItsOwn) {
+TEST_F(WriteGroupTest, AnotherThreadsWriteIsNoMemberOfTheGroup) {
   auto group = db_->BeginWriteGroup();
-  std::thread other([&] { Write("other"); });
+  Write("mine");  // the group holds the connection from here
+  std::atomic<bool> committed{false};
+  std::thread other([&] {
+    Write("other");  // waits for the connection; its Commit() returns only once it is durable
+    committed = true;
+  });
+  // Nested in the group, its Commit() would return at once, uncommitted.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(committed.load());
+  EXPECT_FALSE(Visible("other"));
+  group->Flush();
   other.join();
-  EXPECT_TRUE(Visible("other"));  // committed by its own Commit(), not waiting for the group's
-  Write("mine");
-  EXPECT_FALSE(Visible("mine"));
+  EXPECT_TRUE(Visible("mine"));
+  EXPECT_TRUE(Visible("other"));
+}
+
+TEST_F(WriteGroupTest, ASchemaChangeIsNotHeldBackByGroupAfterGroup) {
+  // An exclusive writer waiting for the open group: the group's next write after its flush does
+  // not open a new group before the exclusive writer had its turn.
+  auto group = db_->BeginWriteGroup();
+  Write("first");
+  std::thread other([&] { Write("exclusive", /*exclusive=*/true); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the exclusive writer now waits
+  group->Flush();
+  Write("second");  // opens the next group only after the exclusive write committed
+  EXPECT_TRUE(Visible("exclusive"));
+  group->Flush();
+  other.join();
+  EXPECT_TRUE(Visible("second"));
 }
 
 }  // namespace

@@ -1,10 +1,14 @@
 // app::WriteQueue: jobs submitted from many threads all run and finish exactly once, each after
-// its write is committed, and Stop() drains what was queued and refuses what comes later.
+// its write is committed; Stop() drains what was queued and refuses what comes later; a job whose
+// group's COMMIT failed is finished as not durable.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <future>
+#include <map>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -81,6 +85,79 @@ TEST_F(WriteQueueTest, StopDrainsTheQueueAndRefusesLaterJobs) {
   EXPECT_FALSE(ran);
   EXPECT_TRUE(finished);
   EXPECT_FALSE(durable);
+}
+
+// A store whose write group fails the flushes it is told to: what the queue does with a failed
+// COMMIT, without a disk that fails. Only the write group is used.
+class FailingFlushes final : public storage::Database {
+ public:
+  class Group final : public WriteGroup {
+   public:
+    explicit Group(FailingFlushes& db) : db_(db), number_(db.groups++) { db_.open = this; }
+    ~Group() override { db_.open = nullptr; }
+    std::uint64_t Epoch() const override { return epoch_; }
+    void Flush() override { ++epoch_; }
+    bool Failed(std::uint64_t epoch) const override { return db_.failing.contains({number_, epoch}); }
+
+   private:
+    FailingFlushes& db_;
+    int number_;
+    std::uint64_t epoch_ = 0;
+  };
+
+  std::set<std::pair<int, std::uint64_t>> failing;  // (group, epoch)
+  int groups = 0;
+  Group* open = nullptr;  // the queue thread's group, while it runs jobs
+
+  std::unique_ptr<WriteGroup> BeginWriteGroup() override { return std::make_unique<Group>(*this); }
+  std::vector<schema::ClassSchema> LoadSchema() override { throw std::logic_error("unused"); }
+  std::unique_ptr<storage::WriteTransaction> BeginWrite(bool) override { throw std::logic_error("unused"); }
+  std::unique_ptr<BatchScope> BeginBatch() override { throw std::logic_error("unused"); }
+  std::optional<storage::Row> Get(const schema::ClassSchema&, std::string_view) override {
+    throw std::logic_error("unused");
+  }
+  storage::RowSet GetMany(const schema::ClassSchema&, const std::vector<std::string>&) override {
+    throw std::logic_error("unused");
+  }
+  void Find(const schema::ClassSchema&, const query::Query&, const storage::RowSink&) override {
+    throw std::logic_error("unused");
+  }
+  std::int64_t Count(const schema::ClassSchema&, const query::Query&) override { throw std::logic_error("unused"); }
+  std::vector<std::vector<storage::Cell>> Aggregate(const schema::ClassSchema&, const query::AggregatePlan&) override {
+    throw std::logic_error("unused");
+  }
+  std::string ExplainFind(const schema::ClassSchema&, const query::Query&) override { throw std::logic_error("unused"); }
+  std::vector<std::string> RelationOwners(const schema::ClassSchema&, std::string_view, const std::vector<std::string>&) override {
+    throw std::logic_error("unused");
+  }
+  bool CheckIntegrity() override { throw std::logic_error("unused"); }
+};
+
+TEST(WriteQueueFailureTest, AJobIsDurableOnlyIfEveryFlushItsWritesMayBelongToSucceeded) {
+  FailingFlushes db;
+  db.failing = {{1, 0}};  // the second group's first flush
+  std::promise<void> running, submitted;
+  std::map<std::string, bool> durable;
+  {
+    WriteQueue queue(db);
+    auto record = [&](const std::string& name) { return [&, name](bool d) { durable[name] = d; }; };
+    // Runs alone in the first group and holds the queue until the next three are queued, so that
+    // they run as the second group.
+    queue.Submit({[&, f = submitted.get_future().share()] {
+                    running.set_value();
+                    f.wait();
+                  },
+                  record("gate")});
+    running.get_future().wait();
+    queue.Submit({[] {}, record("before")});                         // writes before the failed flush
+    queue.Submit({[&] { db.open->Flush(); }, record("exclusive")});  // an exclusive write flushes first
+    queue.Submit({[] {}, record("after")});                          // writes after it
+    submitted.set_value();
+  }
+  EXPECT_TRUE(durable.at("gate"));
+  EXPECT_FALSE(durable.at("before"));     // its flush failed
+  EXPECT_FALSE(durable.at("exclusive"));  // it may have written before its own flush
+  EXPECT_TRUE(durable.at("after"));
 }
 
 }  // namespace

@@ -62,6 +62,9 @@ class Connection {
   // Runs one statement that returns no rows through the statement cache: for the ones every write
   // repeats (BEGIN, SAVEPOINT, RELEASE, COMMIT), which Exec would parse again each time.
   void Run(const std::string& sql);
+  // False in autocommit mode: no transaction open, or SQLite rolled the open one back on an error
+  // (SQLITE_FULL, an I/O error, out of memory).
+  bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
  private:
   sqlite3* db_ = nullptr;

@@ -7,7 +7,9 @@ namespace crmd::storage::sqlite {
 std::unique_lock<std::mutex> GroupCommit::Enter(const char* savepoint) {
   ++queued_;
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return !committing_; });
+  // Joins an open group, but opens no new one while an exclusive writer waits: a queue that opens
+  // group after group would otherwise keep a schema change waiting indefinitely.
+  changed_.wait(lock, [&] { return !committing_ && (open_ || exclusive_waiting_ == 0); });
   --queued_;
   if (!open_) {
     c_.Run("BEGIN IMMEDIATE");
@@ -83,8 +85,11 @@ void GroupCommit::Leave(std::unique_lock<std::mutex>& lock, const char* savepoin
 std::unique_lock<std::mutex> GroupCommit::Exclusive() {
   ++queued_;  // an open group's leader stops waiting for more writers and commits
   std::unique_lock lock(mutex_);
+  ++exclusive_waiting_;
   changed_.wait(lock, [&] { return !open_ && !committing_; });
+  --exclusive_waiting_;
   --queued_;
+  changed_.notify_all();  // writers held back for us wait for the lock now, not for a notice
   return lock;
 }
 

@@ -58,6 +58,7 @@ class GroupCommit {
   // Writers in Enter, counted before they wait for the mutex: while a COMMIT holds it, the
   // writers piling up behind are exactly the next group, and its leader must see them.
   std::atomic<int> queued_{0};
+  int exclusive_waiting_ = 0;  // writers in Exclusive(), waiting for the open group to end
   std::uint64_t generation_ = 0;  // groups committed (or failed) so far
   std::uint64_t failed_generation_ = UINT64_MAX;
   std::string failure_;

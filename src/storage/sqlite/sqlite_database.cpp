@@ -600,6 +600,7 @@ class SqliteDatabase final : public Database {
     if (batch_owner_.load() == std::this_thread::get_id())
       return std::make_unique<SqliteWriteTransaction>(*writer_, /*in_write_group=*/false);
     if (write_group_owner_.load() == std::this_thread::get_id()) {
+      if (write_group_->Lost()) write_group_->Flush();  // fails its epoch; the next write opens anew
       if (!exclusive) {
         write_group_->Open();
         return std::make_unique<SqliteWriteTransaction>(*writer_, /*in_write_group=*/true);
@@ -823,12 +824,17 @@ class SqliteDatabase final : public Database {
       if (lock_.owns_lock()) return;
       lock_ = db_->group_->Enter(/*savepoint=*/nullptr);
     }
+    // The group's transaction is gone: an error made SQLite roll all of it back. A write begun now
+    // would commit on its own, outside the group, and the group's COMMIT would then fail and
+    // report it lost; flushing first fails only what was lost, and writes after it start a group
+    // of their own.
+    bool Lost() const { return lock_.owns_lock() && !db_->writer_->InTransaction(); }
     std::uint64_t Epoch() const override { return epoch_; }
     void Flush() override {
       if (lock_.owns_lock()) {
         try {
           db_->group_->Leave(lock_, /*savepoint=*/nullptr, /*keep=*/true);  // returns when durable
-        } catch (const StorageError& e) {
+        } catch (const std::exception& e) {
           failed_.push_back(epoch_);
           log::Error("write group commit failed", {{"store", db_->path_}, {"error", e.what()}});
         }
