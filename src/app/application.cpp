@@ -51,7 +51,7 @@ WriteQueue& Application::writes() {
   std::lock_guard lock(mutex_);
   if (!writes_) {
     writes_ = std::make_unique<WriteQueue>(*db_);
-    if (writes_stopped_) writes_->Stop();  // empty: ends at once
+    if (writes_stopped_) writes_->Stop();  // no thread yet: later writes are refused
   }
   return *writes_;
 }

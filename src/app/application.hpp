@@ -47,8 +47,8 @@ class Application {
   std::shared_ptr<const schema::Snapshot> schema() const;
   void Publish(std::shared_ptr<const schema::Snapshot> next);
 
-  // The queue of this application's record writes, started on first use (an application nobody
-  // writes to costs no thread).
+  // The queue of this application's record writes, made on first use; its thread runs only while
+  // there are writes (an application nobody writes to costs no thread).
   WriteQueue& writes();
   // Finishes the queued writes and ends the queue's thread; writes submitted later fail.
   void StopWrites();

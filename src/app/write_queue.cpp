@@ -7,7 +7,7 @@
 
 namespace crmd::app {
 
-WriteQueue::WriteQueue(storage::Database& db) : db_(db), thread_([this] { Loop(); }) {}
+WriteQueue::WriteQueue(storage::Database& db, std::chrono::milliseconds idle) : db_(db), idle_(idle) {}
 
 WriteQueue::~WriteQueue() { Stop(); }
 
@@ -16,7 +16,14 @@ void WriteQueue::Submit(Job job) {
     std::lock_guard lock(mutex_);
     if (!stopping_) {
       jobs_.push_back(std::move(job));
-      if (jobs_.size() == 1) ready_.notify_one();  // the thread sleeps only on an empty queue
+      if (!running_) {
+        // The last thread ended idle (or there was none yet); it holds nothing any more.
+        if (thread_.joinable()) thread_.join();
+        thread_ = std::thread([this] { Loop(); });
+        running_ = true;
+      } else if (jobs_.size() == 1) {
+        ready_.notify_one();  // the thread sleeps only on an empty queue
+      }
       return;
     }
   }
@@ -24,12 +31,14 @@ void WriteQueue::Submit(Job job) {
 }
 
 void WriteQueue::Stop() {
+  std::thread thread;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
+    thread = std::move(thread_);
   }
   ready_.notify_one();
-  if (thread_.joinable()) thread_.join();
+  if (thread.joinable()) thread.join();
 }
 
 void WriteQueue::Loop() {
@@ -40,8 +49,11 @@ void WriteQueue::Loop() {
   for (;;) {
     {
       std::unique_lock lock(mutex_);
-      ready_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-      if (jobs_.empty()) return;  // stopping, and nothing left
+      ready_.wait_for(lock, idle_, [&] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty()) {  // stopping, or idle: the next Submit() starts a thread again
+        running_ = false;
+        return;
+      }
       while (!jobs_.empty() && group.size() < kMaxGroup) {
         group.push_back(std::move(jobs_.front()));
         jobs_.pop_front();

@@ -10,6 +10,7 @@
 // Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -34,8 +35,11 @@ class WriteQueue {
 
   // Jobs run per group at most: bounds the wait of the last one in a long queue.
   static constexpr std::size_t kMaxGroup = 128;
+  // A queue's thread ends after this long without a job and starts again with the next: a server
+  // of many applications keeps threads only for the ones being written to.
+  static constexpr std::chrono::milliseconds kIdle{60'000};
 
-  explicit WriteQueue(storage::Database& db);
+  explicit WriteQueue(storage::Database& db, std::chrono::milliseconds idle = kIdle);
   ~WriteQueue();  // Stop()
 
   void Submit(Job job);
@@ -51,6 +55,8 @@ class WriteQueue {
   std::condition_variable ready_;
   std::deque<Job> jobs_;
   bool stopping_ = false;
+  bool running_ = false;  // a thread runs Loop(); guarded by mutex_, like thread_
+  const std::chrono::milliseconds idle_;
   std::thread thread_;
 };
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <map>
 #include <mutex>
@@ -72,6 +73,16 @@ TEST_F(WriteQueueTest, EveryJobFinishesOnceAfterItsWriteIsCommitted) {
   EXPECT_EQ(std::set<std::string>(finished_.begin(), finished_.end()).size(), finished_.size());
   EXPECT_EQ(visible_at_finish_.size(), std::size_t{kThreads * kPerThread});
   EXPECT_TRUE(db_->CheckIntegrity());
+}
+
+TEST_F(WriteQueueTest, AnIdleQueueEndsItsThreadAndStartsAnotherForTheNextJob) {
+  WriteQueue queue(*db_, std::chrono::milliseconds(1));
+  for (int round = 0; round < 5; ++round) {
+    queue.Submit(InsertJob("idle" + std::to_string(round)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // long past idle: the thread ended
+  }
+  queue.Stop();
+  EXPECT_EQ(visible_at_finish_.size(), 5u);
 }
 
 TEST_F(WriteQueueTest, StopDrainsTheQueueAndRefusesLaterJobs) {
