@@ -515,6 +515,21 @@ test('§4.3 $text: terms with FTS query syntax (quotes, NEAR, *, parentheses, -)
   assert.equal((await listAll(server, app, 'QText4')).length, 3);
 });
 
+test('§4.3 $text in a class that declares a field named rowid: matches, updates and deletes follow the records, not that field', async () => {
+  // The field's values are other rows' row numbers: an index keyed on it would find the wrong rows.
+  const ids = await createSeq('QTextRowid', [{ rowid: 3, Name: 'alpha word' }, { rowid: 1, Name: 'beta' }, { rowid: 2, Name: 'gamma word' }]);
+  const idx = await request(server, 'PUT', '/core/schemas/QTextRowid', { headers: M, body: { indexes: { name_text: { Name: 'text' } } } });
+  assert.equal(idx.status, 200, idx.text);
+  const term = { Name: { $text: { $search: { $term: 'word' } } } };
+  await expectNames('QTextRowid', term, ['alpha word', 'gamma word']);
+  const u = await request(server, 'PUT', `/core/classes/QTextRowid/${ids[1].objectId}`, { headers: M, body: { Name: 'beta word', rowid: 7 } });
+  assert.equal(u.status, 200, u.text);
+  const d = await request(server, 'DELETE', `/core/classes/QTextRowid/${ids[0].objectId}`, { headers: M });
+  assert.equal(d.status, 200, d.text);
+  await createSeq('QTextRowid', [{ rowid: 2, Name: 'delta word' }]);
+  await expectNames('QTextRowid', term, ['beta word', 'gamma word', 'delta word']);
+});
+
 test('§4.3 $text follows updates and deletes of indexed records', async () => {
   const ids = await createSeq('QText3', [{ Name: 'plain' }, { Name: 'orange word' }, { Name: 'another word' }]);
   const idx = await request(server, 'PUT', '/core/schemas/QText3', { headers: M, body: { indexes: { name_text: { Name: 'text' } } } });

@@ -212,12 +212,15 @@ void CreateTextIndex(Connection& c, const schema::ClassSchema& after) {
     new_vals += ", new." + Quote(f);
     old_vals += ", old." + Quote(f);
   }
-  c.Exec(fmt::format("CREATE VIRTUAL TABLE {} USING fts5({}, content={}, content_rowid='rowid', "
+  // The row's number is `_rowid_`, never `rowid`: a class may declare a field named rowid, and
+  // `rowid` (or `new.rowid`) would then be that field. Field names never start with `_`.
+  c.Exec(fmt::format("CREATE VIRTUAL TABLE {} USING fts5({}, content={}, content_rowid='_rowid_', "
                      "tokenize='unicode61 remove_diacritics 2')",
                      fts, cols.substr(2), SqlString(after.name)));
-  const std::string insert = fmt::format("INSERT INTO {}(rowid{}) VALUES (new.rowid{});", fts, cols, new_vals);
+  const std::string insert =
+      fmt::format("INSERT INTO {}(rowid{}) VALUES (new._rowid_{});", fts, cols, new_vals);
   const std::string remove =
-      fmt::format("INSERT INTO {0}({0}, rowid{1}) VALUES ('delete', old.rowid{2});", fts, cols, old_vals);
+      fmt::format("INSERT INTO {0}({0}, rowid{1}) VALUES ('delete', old._rowid_{2});", fts, cols, old_vals);
   c.Exec(fmt::format("CREATE TRIGGER {} AFTER INSERT ON {} BEGIN {} END",
                      Quote(TextIndexTable(after.name) + ":ai"), table, insert));
   c.Exec(fmt::format("CREATE TRIGGER {} AFTER DELETE ON {} BEGIN {} END",
