@@ -6,42 +6,21 @@
 #include <atomic>
 #include <thread>
 
-#include "schema/class_schema.hpp"
-#include "storage/database.hpp"
+#include "rows_store.hpp"
 #include "storage/sqlite/count_cache.hpp"
-#include "temp_dir.hpp"
-#include "util/time.hpp"
 
 namespace crmd::storage {
 namespace {
 
 class CountCacheTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    db_ = OpenSqlite(dir_.File("data.db"), Durability::kNormal, 4);
-    cls_ = schema::ClassSchema::NewImplicit("Rows");
-    cls_.fields.emplace_back("N", schema::FieldDef{schema::FieldType::kNumber, {}});
-    auto txn = db_->BeginWrite(/*exclusive=*/true);
-    txn->SaveClass(nullptr, cls_);
-    txn->Commit();
-    all_.limit = -1;
-  }
-  Row NewRow(int n) {
-    Row row;
-    row.object_id = "r" + std::to_string(n);
-    row.created_at = row.updated_at = timeutil::NowIso();
-    row.cells = {std::monostate{}, std::monostate{}, std::int64_t{n}};
-    return row;
-  }
-  void Insert(int n, bool exclusive = false) {
-    auto txn = db_->BeginWrite(exclusive);
-    txn->Insert(cls_, StoredColumns(cls_), NewRow(n));
-    txn->Commit();
-  }
+  void SetUp() override { all_.limit = -1; }
+  static Row NewRow(int n) { return test::RowsStore::NewRow("r" + std::to_string(n), n); }
+  void Insert(int n, bool exclusive = false) { store_.Insert("r" + std::to_string(n), n, exclusive); }
 
-  const test::TempDir dir_{"count"};
-  std::unique_ptr<Database> db_;
-  schema::ClassSchema cls_;
+  test::RowsStore store_{"count"};
+  std::unique_ptr<Database>& db_ = store_.db;
+  const schema::ClassSchema& cls_ = store_.cls;
   query::Query all_;
 };
 

@@ -4,28 +4,18 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <filesystem>
 #include <thread>
 
-#include "schema/class_schema.hpp"
-#include "storage/database.hpp"
-#include "temp_dir.hpp"
-#include "util/time.hpp"
+#include "rows_store.hpp"
 
 namespace crmd::storage {
 namespace {
 
 TEST(GroupCommitTest, ConcurrentWritersKeepExactlyTheirCommittedRows) {
-  const test::TempDir dir("group");
   {
-    auto db = OpenSqlite(dir.File("data.db"), Durability::kNormal, 4);
-    auto cls = schema::ClassSchema::NewImplicit("Rows");
-    cls.fields.emplace_back("N", schema::FieldDef{schema::FieldType::kNumber, {}});
-    {
-      auto txn = db->BeginWrite(/*exclusive=*/true);
-      txn->SaveClass(nullptr, cls);
-      txn->Commit();
-    }
+    test::RowsStore store("group");
+    auto& db = store.db;
+    const auto& cls = store.cls;
     constexpr int kThreads = 8, kPerThread = 60;
     std::atomic<int> visible_after_commit{0};
     std::vector<std::thread> threads;
@@ -33,10 +23,7 @@ TEST(GroupCommitTest, ConcurrentWritersKeepExactlyTheirCommittedRows) {
       threads.emplace_back([&, t] {
         for (int i = 0; i < kPerThread; ++i) {
           const int n = t * kPerThread + i;
-          Row row;
-          row.object_id = "r" + std::to_string(n);
-          row.created_at = row.updated_at = timeutil::NowIso();
-          row.cells = {std::monostate{}, std::monostate{}, std::int64_t{n}};
+          const Row row = test::RowsStore::NewRow("r" + std::to_string(n), n);
           auto txn = db->BeginWrite();
           txn->Insert(cls, StoredColumns(cls), row);
           if (n % 3 == 0) continue;  // destroyed without Commit: rolled back alone

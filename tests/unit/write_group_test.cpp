@@ -8,41 +8,21 @@
 #include <chrono>
 #include <thread>
 
-#include "schema/class_schema.hpp"
-#include "storage/database.hpp"
-#include "temp_dir.hpp"
-#include "util/time.hpp"
+#include "rows_store.hpp"
 
 namespace crmd::storage {
 namespace {
 
 class WriteGroupTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    db_ = OpenSqlite(dir_.File("data.db"), Durability::kNormal, 2);
-    cls_ = schema::ClassSchema::NewImplicit("Rows");
-    auto txn = db_->BeginWrite(/*exclusive=*/true);
-    txn->SaveClass(nullptr, cls_);
-    txn->Commit();
-  }
-
   // Inserts `id` in a write of its own, committed unless `commit` is false.
   void Write(const std::string& id, bool exclusive = false, bool commit = true) {
-    Row row;
-    row.object_id = id;
-    row.created_at = row.updated_at = timeutil::NowIso();
-    row.cells = {std::monostate{}, std::monostate{}};
-    auto txn = db_->BeginWrite(exclusive);
-    EXPECT_EQ(txn->Exclusive(), exclusive);
-    txn->Insert(cls_, StoredColumns(cls_), row);
-    if (commit) txn->Commit();
+    EXPECT_EQ(store_.Insert(id, 0, exclusive, commit), exclusive);
   }
+  bool Visible(const std::string& id) { return store_.Visible(id); }
 
-  bool Visible(const std::string& id) { return db_->Get(cls_, id).has_value(); }
-
-  const test::TempDir dir_{"write-group"};
-  std::unique_ptr<Database> db_;
-  schema::ClassSchema cls_;
+  test::RowsStore store_{"write-group"};
+  std::unique_ptr<Database>& db_ = store_.db;
 };
 
 TEST_F(WriteGroupTest, WritesCommitTogetherAtFlush) {

@@ -14,45 +14,25 @@
 #include <vector>
 
 #include "app/write_queue.hpp"
-#include "schema/class_schema.hpp"
-#include "storage/database.hpp"
-#include "temp_dir.hpp"
-#include "util/time.hpp"
+#include "rows_store.hpp"
 
 namespace crmd::app {
 namespace {
 
 class WriteQueueTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    db_ = storage::OpenSqlite(dir_.File("data.db"), storage::Durability::kNormal, 2);
-    cls_ = schema::ClassSchema::NewImplicit("Rows");
-    auto txn = db_->BeginWrite(/*exclusive=*/true);
-    txn->SaveClass(nullptr, cls_);
-    txn->Commit();
-  }
-
   WriteQueue::Job InsertJob(const std::string& id) {
-    return {[this, id] {
-              storage::Row row;
-              row.object_id = id;
-              row.created_at = row.updated_at = timeutil::NowIso();
-              row.cells = {std::monostate{}, std::monostate{}};
-              auto txn = db_->BeginWrite();
-              txn->Insert(cls_, storage::StoredColumns(cls_), row);
-              txn->Commit();
-            },
+    return {[this, id] { store_.Insert(id); },
             [this, id](bool durable) {
               std::lock_guard lock(mutex_);
               finished_.push_back(id);
               // Finished means committed: another connection sees the row already.
-              if (durable && db_->Get(cls_, id)) visible_at_finish_.insert(id);
+              if (durable && store_.Visible(id)) visible_at_finish_.insert(id);
             }};
   }
 
-  const test::TempDir dir_{"write-queue"};
-  std::unique_ptr<storage::Database> db_;
-  schema::ClassSchema cls_;
+  test::RowsStore store_{"write-queue"};
+  std::unique_ptr<storage::Database>& db_ = store_.db;
   std::mutex mutex_;
   std::vector<std::string> finished_;
   std::set<std::string> visible_at_finish_;

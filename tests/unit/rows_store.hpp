@@ -1,0 +1,54 @@
+// A store in a fresh temp directory holding one class, Rows (createdBy, updatedBy and a Number N),
+// for the tests of the store's write paths: commit groups, write groups, the count cache.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "schema/class_schema.hpp"
+#include "storage/database.hpp"
+#include "temp_dir.hpp"
+#include "util/time.hpp"
+
+namespace crmd::test {
+
+class RowsStore {
+ public:
+  explicit RowsStore(const std::string& tag) : dir_(tag) {
+    db = storage::OpenSqlite(dir_.File("data.db"), storage::Durability::kNormal, 4);
+    cls = schema::ClassSchema::NewImplicit("Rows");
+    cls.fields.emplace_back("N", schema::FieldDef{schema::FieldType::kNumber, {}});
+    auto txn = db->BeginWrite(/*exclusive=*/true);
+    txn->SaveClass(nullptr, cls);
+    txn->Commit();
+  }
+
+  static storage::Row NewRow(const std::string& id, std::int64_t n = 0) {
+    storage::Row row;
+    row.object_id = id;
+    row.created_at = row.updated_at = timeutil::NowIso();
+    row.cells = {std::monostate{}, std::monostate{}, n};
+    return row;
+  }
+
+  // Inserts a row in a write of its own, committed unless `commit` is false; returns whether the
+  // write said it was exclusive.
+  bool Insert(const std::string& id, std::int64_t n = 0, bool exclusive = false, bool commit = true) {
+    auto txn = db->BeginWrite(exclusive);
+    txn->Insert(cls, storage::StoredColumns(cls), NewRow(id, n));
+    if (commit) txn->Commit();
+    return txn->Exclusive();
+  }
+
+  bool Visible(const std::string& id) { return db->Get(cls, id).has_value(); }
+
+ private:
+  TempDir dir_;  // before db: removed after the store is closed
+
+ public:
+  std::unique_ptr<storage::Database> db;
+  schema::ClassSchema cls;
+};
+
+}  // namespace crmd::test
