@@ -137,7 +137,13 @@ int Serve(const ServeFlags& flags) {
     // uses the router and answers through the server's contexts.
     struct StopWritesFirst {
       app::Applications& apps;
-      ~StopWritesFirst() { apps.StopWrites(); }
+      ~StopWritesFirst() {
+        try {
+          apps.StopWrites();
+        } catch (const std::exception& e) {
+          log::Error("stopping the write queues failed", {{"error", e.what()}});
+        }
+      }
     } stop_writes_first{apps};
     server.Run();
   }

@@ -12,22 +12,26 @@ WriteQueue::WriteQueue(storage::Database& db, std::chrono::milliseconds idle) : 
 WriteQueue::~WriteQueue() { Stop(); }
 
 void WriteQueue::Submit(Job job) {
-  {
+  // Never throws: the caller has handed over its request with the job, so a job that cannot be
+  // queued is finished here, as not durable.
+  bool queued = false;
+  try {
     std::lock_guard lock(mutex_);
     if (!stopping_) {
-      jobs_.push_back(std::move(job));
       if (!running_) {
         // The last thread ended idle (or there was none yet); it holds nothing any more.
         if (thread_.joinable()) thread_.join();
         thread_ = std::thread([this] { Loop(); });
         running_ = true;
-      } else if (jobs_.size() == 1) {
-        ready_.notify_one();  // the thread sleeps only on an empty queue
       }
-      return;
+      jobs_.push_back(std::move(job));
+      queued = true;
+      if (jobs_.size() == 1) ready_.notify_one();  // the thread sleeps only on an empty queue
     }
+  } catch (const std::exception& e) {
+    log::Error("write queue refused a write", {{"error", e.what()}});  // no thread, no memory
   }
-  job.finish(false);
+  if (!queued) job.finish(false);
 }
 
 void WriteQueue::Stop() {
@@ -62,6 +66,7 @@ void WriteQueue::Loop() {
     {
       auto writes = db_.BeginWriteGroup();
       for (auto& job : group) {
+        writes->FlushIfLost();  // so that this job's writes are not counted in a lost group
         const std::uint64_t first = writes->Epoch();
         try {
           job.run();

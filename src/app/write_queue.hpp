@@ -42,9 +42,10 @@ class WriteQueue {
   explicit WriteQueue(storage::Database& db, std::chrono::milliseconds idle = kIdle);
   ~WriteQueue();  // Stop()
 
+  // Never throws; a job that cannot be queued (stopped, or no thread could be started) is finished
+  // at once with durable = false and never runs.
   void Submit(Job job);
-  // Runs and finishes every job already submitted, then ends the thread. A job submitted after
-  // it is finished at once with durable = false and never runs.
+  // Runs and finishes every job already submitted, then ends the thread; later jobs are refused.
   void Stop();
 
  private:

@@ -147,7 +147,8 @@ struct Server::Impl {
           try {
             taken = queue_write(request, done);
           } catch (const std::exception& e) {
-            // queue_write does not throw; were it to, an exception here would end the thread.
+            // queue_write does not throw once it took the request; an exception before that
+            // would otherwise end this thread.
             log::Error("queueing a write failed", {{"error", e.what()}});
           }
           if (!taken)

@@ -125,6 +125,9 @@ class Database {
     virtual std::uint64_t Epoch() const = 0;
     virtual void Flush() = 0;  // never throws: a failure is what Failed() reports
     virtual bool Failed(std::uint64_t epoch) const = 0;
+    // Flushes (and so fails) the open group if an error made the store roll all of it back;
+    // otherwise does nothing. Called between writes, so that no write is counted in a lost group.
+    virtual void FlushIfLost() = 0;
   };
   virtual std::unique_ptr<WriteGroup> BeginWriteGroup() = 0;
 

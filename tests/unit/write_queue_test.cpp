@@ -89,6 +89,7 @@ class FailingFlushes final : public storage::Database {
     std::uint64_t Epoch() const override { return epoch_; }
     void Flush() override { ++epoch_; }
     bool Failed(std::uint64_t epoch) const override { return db_.failing.contains({number_, epoch}); }
+    void FlushIfLost() override {}
 
    private:
     FailingFlushes& db_;

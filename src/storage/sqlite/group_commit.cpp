@@ -8,8 +8,12 @@ std::unique_lock<std::mutex> GroupCommit::Enter(const char* savepoint) {
   ++queued_;
   std::unique_lock lock(mutex_);
   // Joins an open group, but opens no new one while an exclusive writer waits: a queue that opens
-  // group after group would otherwise keep a schema change waiting indefinitely.
-  changed_.wait(lock, [&] { return !committing_ && (open_ || exclusive_waiting_ == 0); });
+  // group after group would otherwise keep a schema change waiting indefinitely. Never joins a
+  // group whose transaction an error made SQLite roll back: a write there would commit on its
+  // own, outside the group, and then be reported lost with it; it waits for that group to fail.
+  changed_.wait(lock, [&] {
+    return !committing_ && (open_ ? c_.InTransaction() : exclusive_waiting_ == 0);
+  });
   --queued_;
   if (!open_) {
     c_.Run("BEGIN IMMEDIATE");
@@ -55,7 +59,9 @@ void GroupCommit::Leave(std::unique_lock<std::mutex>& lock, const char* savepoin
   } else {
     leader_ = true;
     const auto deadline = std::chrono::steady_clock::now() + kMaxGroupWait;
-    changed_.wait_until(lock, deadline, [&] { return working_ == 0 && queued_.load() == 0; });
+    // A lost transaction (rolled back by an error) is failed at once: nobody can join it.
+    changed_.wait_until(lock, deadline,
+                        [&] { return (working_ == 0 && queued_.load() == 0) || !c_.InTransaction(); });
     // Writers still working past the deadline wait for the next group's commit instead.
     committing_ = true;
     while (working_ > 0) changed_.wait(lock);

@@ -603,7 +603,7 @@ class SqliteDatabase final : public Database {
     if (batch_owner_.load() == std::this_thread::get_id())
       return std::make_unique<SqliteWriteTransaction>(*writer_, /*in_write_group=*/false);
     if (write_group_owner_.load() == std::this_thread::get_id()) {
-      if (write_group_->Lost()) write_group_->Flush();  // fails its epoch; the next write opens anew
+      write_group_->FlushIfLost();  // within a job: its later writes start a group of their own
       if (!exclusive) {
         write_group_->Open();
         return std::make_unique<SqliteWriteTransaction>(*writer_, /*in_write_group=*/true);
@@ -827,11 +827,12 @@ class SqliteDatabase final : public Database {
       if (lock_.owns_lock()) return;
       lock_ = db_->group_->Enter(/*savepoint=*/nullptr);
     }
-    // The group's transaction is gone: an error made SQLite roll all of it back. A write begun now
-    // would commit on its own, outside the group, and the group's COMMIT would then fail and
-    // report it lost; flushing first fails only what was lost, and writes after it start a group
-    // of their own.
-    bool Lost() const { return lock_.owns_lock() && !db_->writer_->InTransaction(); }
+    // When an error made SQLite roll the group's transaction back, a write begun now would commit
+    // on its own, outside the group, and the group's COMMIT would then fail and report it lost:
+    // flushing first fails only what was lost, and the writes after it start a group of their own.
+    void FlushIfLost() override {
+      if (lock_.owns_lock() && !db_->writer_->InTransaction()) Flush();
+    }
     std::uint64_t Epoch() const override { return epoch_; }
     void Flush() override {
       if (lock_.owns_lock()) {
