@@ -68,10 +68,10 @@ Router::Router(RouterOptions options, auth::Registry& registry, app::Application
   session_token_header_ = lower + "session-token";
 }
 
-Response Router::Handle(const Request& request) {
+Response Router::Handle(const Request& request, const std::shared_ptr<app::Application>& opened) {
   Response response;
   try {
-    response = Route(request);
+    response = Route(request, opened);
   } catch (const std::exception& e) {
     log::Error("request failed", {{"method", request.method_name}, {"error", e.what()}});
     response = ErrorResponse(errors::Internal());
@@ -91,11 +91,13 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   auto app_id = request.Header(app_id_header_);
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
   if (!credentials) return false;
+  std::shared_ptr<app::Application> app;
   app::WriteQueue* queue = nullptr;
   try {
-    queue = &apps_.Open(credentials->app_id)->writes();  // applications stay open
+    app = apps_.Open(credentials->app_id);
+    queue = &app->writes();
   } catch (const std::exception&) {
-    return false;  // no store or no thread: the writer threads run it, and answer the error
+    return false;  // no store or no queue: the writer threads run it, and answer the error
   }
   struct Pending {
     Request request;
@@ -103,7 +105,9 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
     std::function<void(Response)> done;
   };
   auto pending = std::make_shared<Pending>(Pending{std::move(request), {}, std::move(done)});
-  queue->Submit({[this, pending] { pending->response = Handle(pending->request); },
+  // The job keeps the application alive while queued; applications are never closed before their
+  // queues stopped (Applications::StopWrites), so the job never holds the last reference.
+  queue->Submit({[this, pending, app] { pending->response = Handle(pending->request, app); },
                [pending](bool durable) {
                  if (!durable) {  // the group's COMMIT failed (logged by the store)
                    pending->response = ErrorResponse(errors::Internal());
@@ -114,7 +118,7 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   return true;
 }
 
-Response Router::Route(const Request& request) {
+Response Router::Route(const Request& request, const std::shared_ptr<app::Application>& opened) {
   if (request.method == Method::kOptions) return Preflight(request, header_prefix_);
 
   auto target = ParseTarget(request.target);
@@ -145,7 +149,7 @@ Response Router::Route(const Request& request) {
   ctx.identity = auth::ResolveKeys(*credentials, request.Header(master_key_header_),
                                    request.Header(api_key_header_));
   ctx.remote_ip = request.remote_ip;
-  ctx.app = apps_.Open(credentials->app_id);
+  ctx.app = opened && opened->id() == credentials->app_id ? opened : apps_.Open(credentials->app_id);
   // A session token counts when no key is sent (a key decides alone). Tokens live in the
   // application's own store, so another application's token is simply unknown: 209.
   auto token = request.Header(session_token_header_);
@@ -176,7 +180,8 @@ Response Router::Route(const Request& request) {
       (request.method == Method::kPost || request.method == Method::kGet))
     return ErrorResponse(errors::FunctionNotFound());
   if (family == "batch" && routed.segments.size() == 1 && request.method == Method::kPost)
-    return HandleBatch(request, ctx, options_.prefix, [this](const Request& item) { return Route(item); });
+    return HandleBatch(request, ctx, options_.prefix,
+                       [this, &ctx](const Request& item) { return Route(item, ctx.app); });
 
   return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
 }

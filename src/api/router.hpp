@@ -23,7 +23,10 @@ class Router {
  public:
   Router(RouterOptions options, auth::Registry& registry, app::Applications& apps);
 
-  Response Handle(const Request& request);
+  // `opened`, when given, is the request's application already opened: a queued write's job has
+  // it, and must not look applications up while its queue holds the store (that lookup waits for
+  // a store being opened, which waits for its store's write lock).
+  Response Handle(const Request& request, const std::shared_ptr<app::Application>& opened = nullptr);
 
   // Record writes (create, update, delete in a class of the application's own, and batches of
   // nothing else) go to their application's write queue (app/write_queue.hpp) instead of a writer
@@ -34,7 +37,7 @@ class Router {
   const std::string& header_prefix() const { return header_prefix_; }
 
  private:
-  Response Route(const Request& request);
+  Response Route(const Request& request, const std::shared_ptr<app::Application>& opened = nullptr);
 
   RouterOptions options_;
   std::string header_prefix_;  // "X-Core-"
