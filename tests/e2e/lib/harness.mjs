@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 
-export const CRMD_BIN = process.env.CRMD_BIN || '/work/main/build/crmd';
+export const CRMD_BIN = process.env.CRMD_BIN || path.resolve(import.meta.dirname, '../../../build/crmd');
 export const HOST = '127.0.0.1';
 
 // How long a server may take to print its `listening` line and then answer /health.
