@@ -4,7 +4,7 @@ DATA_DIR  ?= data
 LISTEN    ?= 127.0.0.1:8080
 JOBS      ?= $(shell nproc)
 
-.PHONY: all deps build debug run test test-asan bench clean
+.PHONY: all deps build debug run test test-asan test-tsan bench clean
 
 all: build
 
@@ -29,6 +29,13 @@ test-asan: deps
 	cmake --build build-asan -j $(JOBS) --target crmd_unit_tests
 	cd build-asan && ctest --output-on-failure -L unit
 
+# Unit and end-to-end tests under ThreadSanitizer, the server included (write queues, commit
+# groups, the network threads): any report fails the test that caused it.
+test-tsan: deps
+	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCRMD_TSAN=ON
+	cmake --build build-tsan -j $(JOBS)
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j 2 --timeout 900
+
 # crmd side by side with Parse Server on PostgreSQL, and nginx as the loopback ceiling (issue 6).
 # Installs what is missing (wrk, PostgreSQL 15, nginx; Parse Server into bench/.work), loopback only,
 # about 10 minutes, at most 20; writes docs/PERFORMANCE.md and bench/.work/results.json.
@@ -36,4 +43,4 @@ bench: build
 	@bench/run
 
 clean:
-	rm -rf $(BUILD_DIR) build-asan
+	rm -rf $(BUILD_DIR) build-asan build-tsan
