@@ -74,28 +74,43 @@ std::string_view PointerId(const json::value& v) {
 }
 
 // Replaces Pointer values in `objects` by the records they point at, level by level.
+// The class an included field points at; null when the field is no Pointer (Parse ignores
+// those) or its class is gone.
+const schema::ClassSchema* IncludedClass(const schema::Snapshot& snapshot, const schema::ClassSchema& cls,
+                                         const std::string& field) {
+  const auto* def = cls.FindField(field);
+  if (!def || def->type != schema::FieldType::kPointer) return nullptr;
+  return snapshot.Find(def->target_class);
+}
+
+// The records of `target` named by `ids` that an include shows the caller. An included record is
+// read through the same door as a direct get: none when the class is closed to the caller, and
+// a record its ACL hides is left out (its pointer stays a Pointer, as a direct get answers 404).
+std::vector<storage::Row> ReadableIncluded(const auth::Context& ctx, const schema::ClassSchema& target,
+                                           const std::unordered_set<std::string>& ids) {
+  if (ids.empty()) return {};
+  if (!auth::Authorize(ctx.identity, auth::Operation::kGet, target.name, &target).ok()) return {};
+  auto found = ctx.app->db().GetMany(target, {ids.begin(), ids.end()});
+  if (ctx.identity.IsMaster()) return std::move(found.rows);
+  const auto principals = ctx.identity.Principals();
+  std::vector<storage::Row> out;
+  for (auto& row : found.rows)
+    if (auth::AclGrants(row.acl, principals, false)) out.push_back(std::move(row));
+  return out;
+}
+
 void Expand(const auth::Context& ctx, const schema::Snapshot& snapshot,
             const schema::ClassSchema& cls, const std::vector<json::object*>& objects,
             const PathTree& tree) {
   for (const auto& [field, subtree] : tree.children) {
-    const auto* def = cls.FindField(field);
-    if (!def || def->type != schema::FieldType::kPointer) continue;  // Parse ignores these
-    const auto* target = snapshot.Find(def->target_class);
+    const auto* target = IncludedClass(snapshot, cls, field);
     if (!target) continue;
-    // An included record is read through the same door as a direct get; a pointer the caller may
-    // not follow stays a Pointer. (Record ACLs join this check with the permissions issue.)
-    if (!auth::Authorize(ctx.identity, auth::Operation::kGet, target->name, target).ok()) continue;
     std::unordered_set<std::string> unique;
     for (auto* obj : objects)
       if (auto* v = obj->if_contains(field); v && !PointerId(*v).empty())
         unique.emplace(PointerId(*v));
-    if (unique.empty()) continue;
-    auto rows = ctx.app->db().GetMany(*target, {unique.begin(), unique.end()});
-    const auto principals = ctx.identity.Principals();
     std::unordered_map<std::string, json::object> found;
-    for (const auto& row : rows.rows) {
-      // A record the caller's ACL hides stays a Pointer, as a direct get would answer 404.
-      if (!ctx.identity.IsMaster() && !auth::AclGrants(row.acl, principals, false)) continue;
+    for (const auto& row : ReadableIncluded(ctx, *target, unique)) {
       auto encoded = EncodeRow(*target, row);
       json::object expanded{{"__type", "Object"}, {"className", target->name}};
       for (auto& kv : encoded) expanded[kv.key()] = std::move(kv.value());
@@ -119,9 +134,7 @@ void Expand(const auth::Context& ctx, const schema::Snapshot& snapshot,
 bool IsFlatInclude(const schema::Snapshot& snapshot, const schema::ClassSchema& cls, const PathTree& include) {
   for (const auto& [field, subtree] : include.children) {
     if (!subtree.children.empty()) return false;
-    const auto* def = cls.FindField(field);
-    if (!def || def->type != schema::FieldType::kPointer) continue;
-    const auto* target = snapshot.Find(def->target_class);
+    const auto* target = IncludedClass(snapshot, cls, field);
     if (target && (target->FindField("className") || target->FindField("__type"))) return false;
   }
   return true;
@@ -134,21 +147,16 @@ Expansions LookUpIncluded(const auth::Context& ctx, const schema::Snapshot& snap
                           const PathTree& include) {
   Expansions out;
   for (const auto& [field, subtree] : include.children) {
-    const auto* def = cls.FindField(field);
-    if (!def || def->type != schema::FieldType::kPointer) continue;
-    const auto* target = snapshot.Find(def->target_class);
+    const auto* target = IncludedClass(snapshot, cls, field);
     if (!target) continue;
-    if (!auth::Authorize(ctx.identity, auth::Operation::kGet, target->name, target).ok()) continue;
     std::unordered_set<std::string> unique;
     for (const auto& row : rows)
       if (auto cell = storage::CellOf(cls, row, field); auto* id = std::get_if<std::string>(&cell))
         unique.insert(std::move(*id));
-    if (unique.empty()) continue;
-    auto found = ctx.app->db().GetMany(*target, {unique.begin(), unique.end()});
-    const auto principals = ctx.identity.Principals();
+    auto readable = ReadableIncluded(ctx, *target, unique);
+    if (readable.empty()) continue;
     auto& records = out[field];
-    for (const auto& row : found.rows) {
-      if (!ctx.identity.IsMaster() && !auth::AclGrants(row.acl, principals, false)) continue;
+    for (const auto& row : readable) {
       std::string text;
       WriteIncludedRow(*target, row, text);
       records.emplace(row.object_id, std::move(text));
