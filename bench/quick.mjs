@@ -2,7 +2,8 @@
 // no Parse Server, PostgreSQL or nginx, nothing written to docs/. Loopback only, bounded in time.
 //   node bench/quick.mjs [path/to/crmd] [extra serve flags...]
 // Environment: BENCH_ROWS (100000), BENCH_WARMUP (1), BENCH_DURATION (5), BENCH_ONLY (comma list of
-// workload keys: get,get64,query,count,include,update,create).
+// workload keys: get,get64,query,count,include,update,create), BENCH_KEEP (1: keep the data folder and
+// its request files for profiling; its path is printed).
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -24,7 +25,11 @@ const PREFIX = '/parse';
 const DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'crmd-quick-'));
 
 let server = null;
-const stop = () => { if (server && server.exitCode === null) server.kill('SIGKILL'); fs.rmSync(DIR, { recursive: true, force: true }); };
+const stop = () => {
+  if (server && server.exitCode === null) server.kill('SIGKILL');
+  if (process.env.BENCH_KEEP === '1') console.log(`kept ${DIR}`);
+  else fs.rmSync(DIR, { recursive: true, force: true });
+};
 process.on('exit', stop);
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
 

@@ -95,6 +95,8 @@ bool Statement::ColumnIsNull(int index) const {
   return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
 }
 
+bool Statement::TakeSorted() { return sqlite3_stmt_status(stmt_, SQLITE_STMTSTATUS_SORT, /*reset=*/1) > 0; }
+
 Connection::Connection(const std::string& path, bool sync_full) {
   // NOMUTEX: one thread at a time by construction.
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;

@@ -41,6 +41,9 @@ class Statement {
   // The text of a column, valid until the next Step or Reset.
   std::string_view ColumnView(int index) const;
   bool ColumnIsNull(int index) const;
+  // Whether the statement sorted since the last call (SQLite's SQLITE_STMTSTATUS_SORT, then reset):
+  // after a first Step, it tells an index scan in order from a scan into SQLite's sorter.
+  bool TakeSorted();
 
  private:
   sqlite3_stmt* stmt_;

@@ -23,6 +23,7 @@
 #include "storage/sqlite/connection.hpp"
 #include "storage/sqlite/count_cache.hpp"
 #include "storage/sqlite/group_commit.hpp"
+#include "storage/sqlite/grouped_top.hpp"
 #include "storage/sqlite/where_sql.hpp"
 #include "util/json.hpp"
 #include "util/log.hpp"
@@ -279,12 +280,18 @@ void CreateJoinTables(Connection& c, const schema::ClassSchema& cls) {
                          Quote("_Join:" + field + ":" + cls.name)));
 }
 
+// objectId breaks the ties of a sort (in the last key's direction), so a sorted page is a total
+// order: the same rows in the same order on every read, by either path of RunFind, and skip pages
+// neither repeat nor lose rows that tie on the sort keys of a table that did not change.
 std::string OrderBy(const query::Query& query) {
   std::string sql;
+  bool has_id = false;
   for (std::size_t i = 0; i < query.order.size(); ++i) {
     sql += i ? ", " : " ORDER BY ";
     sql += "t0." + Quote(query.order[i].first) + (query.order[i].second ? " DESC" : " ASC");
+    has_id = has_id || query.order[i].first == "objectId";
   }
+  if (!sql.empty() && !has_id) sql += query.order.back().second ? ", t0.objectId DESC" : ", t0.objectId ASC";
   return sql;
 }
 
@@ -306,7 +313,59 @@ void BindAll(Statement& st, const std::vector<Cell>& params) {
   for (std::size_t i = 0; i < params.size(); ++i) st.BindCell(static_cast<int>(i) + 1, params[i]);
 }
 
+// One snapshot for the several statements of a read on a connection in autocommit mode; inside a
+// write's transaction, that transaction is the snapshot already.
+class ReadSnapshot {
+ public:
+  explicit ReadSnapshot(Connection& c) : c_(c), own_(!c.InTransaction()) {
+    if (own_) c_.Run("BEGIN");
+  }
+  ReadSnapshot(const ReadSnapshot&) = delete;
+  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+  // A read transaction has nothing to keep: ending it cannot fail for a reason worth a throw from a
+  // destructor, and a connection still in one is not pooled again (Lease's deleter).
+  ~ReadSnapshot() {
+    if (!own_ || !c_.InTransaction()) return;
+    try {
+      c_.Run("COMMIT");
+    } catch (const StorageError&) {
+    }
+  }
+
+ private:
+  Connection& c_;
+  bool own_;
+};
+
+// A page found by GroupedTop (grouped_top.hpp): its rows read by rowid, in page order. False when
+// the plan does not pay for this query and the plain statement must run.
+bool RunGroupedTop(Connection& c, const schema::ClassSchema& cls, const query::Query& query,
+                   const GroupedTopPlan& plan, const RowSink& sink) {
+  const std::string table = Quote(cls.name);
+  const SqlFragment where = CompileWhere(query, cls.name);
+  const auto page = FindGroupedTop(c, table, plan, where, query.limit, query.skip);
+  if (!page) return false;
+  auto st = c.Prepare(fmt::format("SELECT {} FROM {} AS t0 WHERE t0._rowid_ = ?", kSelectAll, table));
+  const std::size_t cells = CellCount(cls);
+  bool first = true;
+  Row row;
+  for (const std::int64_t rowid : *page) {
+    st.BindCell(1, Cell(rowid));
+    if (!st.Step()) throw StorageError("sqlite: a row of " + cls.name + " left its read snapshot");
+    if (first) CheckLayout(st, cls);
+    first = false;
+    ReadRowInto(st, cells, row);
+    st.Reset();
+    if (!sink(row)) break;
+  }
+  return true;
+}
+
 void RunFind(Connection& c, const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) {
+  if (const auto plan = PlanGroupedTop(cls, query)) {
+    ReadSnapshot snapshot(c);
+    if (RunGroupedTop(c, cls, query, *plan, sink)) return;
+  }
   SqlFragment where;
   const std::string sql = FindSql(cls, query, where);
   const std::size_t cells = CellCount(cls);
@@ -748,6 +807,7 @@ class SqliteDatabase final : public Database {
     SqliteDatabase* db;
     void operator()(Connection* c) const {
       std::unique_ptr<Connection> owned(c);
+      if (c->InTransaction()) return;  // a read snapshot that failed to end: never lent again
       std::lock_guard lock(db->pool_mutex_);
       if (static_cast<int>(db->idle_.size()) < db->max_readers_) db->idle_.push_back(std::move(owned));
     }

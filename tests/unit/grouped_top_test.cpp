@@ -1,0 +1,172 @@
+// storage/sqlite/grouped_top: a sorted page read run by run from a declared index is the page the
+// plain statement (every match into SQLite's sorter) gives, row for row, on data full of ties;
+// and it stands aside, for the plain statement, when it would not pay or the index is gone.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <random>
+
+#include "query/where_parser.hpp"
+#include "storage/database.hpp"
+#include "storage/sqlite/grouped_top.hpp"
+#include "temp_dir.hpp"
+#include "util/ids.hpp"
+#include "util/json.hpp"
+
+namespace crmd::storage::sqlite {
+namespace {
+
+namespace json = boost::json;
+using schema::FieldDef;
+using schema::FieldType;
+
+const char* const kCities[] = {"Haifa", "Eilat", "Acre"};
+
+class GroupedTopTest : public ::testing::Test {
+ protected:
+  // `score` gives row i's Score: runs of one Score value, or (for the short-run case) none.
+  void Create(const json::object& index, const std::function<Cell(int)>& score, int rows = 3000) {
+    ids::Init();
+    db_ = OpenSqlite(dir_.File("data.db"), Durability::kNormal, 2);
+    cls_ = schema::ClassSchema::NewImplicit("Deals");
+    cls_.fields.emplace_back("City", FieldDef{FieldType::kString, {}});
+    cls_.fields.emplace_back("Score", FieldDef{FieldType::kNumber, {}});
+    cls_.fields.emplace_back("Tag", FieldDef{FieldType::kString, {}});
+    cls_.indexes["by_score"] = index;
+    auto txn = db_->BeginWrite();
+    txn->SaveClass(nullptr, cls_);
+    std::mt19937 random(7);
+    for (int i = 0; i < rows; ++i) {
+      Row row;
+      row.object_id = ids::NewObjectId();
+      // 40 distinct creation times for 3,000 rows: every page cuts through ties, which only
+      // objectId orders.
+      row.created_at = row.updated_at = fmt::format("2026-01-01T00:00:{:02}.000Z", random() % 40);
+      Cell city = std::string(kCities[random() % 3]);
+      if (i % 97 == 0) city = std::monostate{};
+      Cell tag = std::string(random() % 2 ? "a" : "b");
+      row.cells = {std::monostate{}, std::monostate{}, city, i % 89 == 0 ? Cell() : score(i), tag};
+      txn->Insert(cls_, StoredColumns(cls_), row);
+    }
+    txn->Commit();
+    snapshot_ = schema::Snapshot().With(cls_);
+    master_.principal = auth::Principal::kMaster;
+  }
+
+  query::Query Page(const std::string& where, bool descending, std::int64_t limit, std::int64_t skip,
+                    bool id_too = false) {
+    auto parsed = ParseJson(where);
+    EXPECT_TRUE(parsed.ok()) << where;
+    auto expr = query::ParseWhere(parsed.value(), *snapshot_->Find("Deals"), *snapshot_, master_);
+    EXPECT_TRUE(expr.ok()) << where;
+    query::Query q;
+    q.where = std::move(expr).value();
+    q.order = {{"createdAt", descending}};
+    if (id_too) q.order.emplace_back("objectId", descending);
+    q.limit = limit;
+    q.skip = skip;
+    return q;
+  }
+
+  std::vector<std::string> Ids(const query::Query& q) {
+    std::vector<std::string> out;
+    db_->Find(cls_, q, [&](const Row& row) { return out.push_back(row.object_id), true; });
+    return out;
+  }
+
+  // The same page through the plain statement: an `$or` of one branch is not a conjunction, so
+  // PlanGroupedTop has no plan for it.
+  std::vector<std::string> PlainIds(const query::Query& q) {
+    query::Query plain;
+    plain.where = query::Expr{};
+    plain.where->kind = query::ExprKind::kOr;
+    plain.where->children.push_back(*q.where);
+    plain.order = q.order;
+    plain.limit = q.limit;
+    plain.skip = q.skip;
+    EXPECT_FALSE(PlanGroupedTop(cls_, plain));
+    return Ids(plain);
+  }
+
+  // FindGroupedTop itself, on a connection of its own: whether it served the page.
+  bool Served(const query::Query& q) {
+    const auto plan = PlanGroupedTop(cls_, q);
+    if (!plan) return false;
+    Connection c(dir_.File("data.db"), false);
+    return FindGroupedTop(c, Quote("Deals"), *plan, CompileWhere(q, "Deals"), q.limit, q.skip).has_value();
+  }
+
+  const test::TempDir dir_{"grouped-top"};
+  std::unique_ptr<Database> db_;
+  schema::ClassSchema cls_;
+  std::shared_ptr<const schema::Snapshot> snapshot_;
+  auth::Identity master_;
+};
+
+TEST_F(GroupedTopTest, PagesAreThoseOfThePlainStatementRowForRow) {
+  Create(json::object{{"City", 1}, {"Score", 1}}, [](int i) { return Cell(std::int64_t{i % 23}); });
+  std::mt19937 random(11);
+  const char* ops[] = {"$gt", "$gte", "$lt", "$lte"};
+  int served = 0;
+  for (int n = 0; n < 300; ++n) {
+    std::string where = fmt::format(R"({{"City":"{}","Score":{{"{}":{}}}}})", kCities[random() % 3],
+                                    ops[random() % 4], random() % 25);
+    if (n % 3 == 0) where = fmt::format(R"({{"City":"{}","Score":{{"$gte":{},"$lt":{}}},"Tag":"a"}})",
+                                        kCities[random() % 3], random() % 10, 10 + random() % 15);
+    const auto q = Page(where, random() % 2, 1 + random() % 150, random() % 3 ? 0 : random() % 200, random() % 2);
+    ASSERT_TRUE(PlanGroupedTop(cls_, q)) << where;
+    served += Served(q);
+    const auto page = Ids(q);
+    EXPECT_EQ(page, PlainIds(q)) << where << " limit " << q.limit << " skip " << q.skip;
+  }
+  EXPECT_EQ(served, 300);  // every page above went through the runs, none fell back
+}
+
+TEST_F(GroupedTopTest, ADescendingIndexAndASingleColumnIndexServeToo) {
+  Create(json::object{{"Score", -1}}, [](int i) { return Cell(i % 2 ? Cell(std::int64_t{i % 17}) : Cell(0.5 + i % 5)); });
+  for (bool descending : {true, false})
+    for (const char* where : {R"({"Score":{"$gt":3}})", R"({"Score":{"$lte":2.5},"City":"Acre"})"}) {
+      const auto q = Page(where, descending, 50, 10);
+      EXPECT_TRUE(Served(q)) << where;
+      EXPECT_EQ(Ids(q), PlainIds(q)) << where;
+      EXPECT_EQ(Ids(q).size(), 50u);
+    }
+}
+
+TEST_F(GroupedTopTest, OnlyPagesOfTheIndexShapeArePlanned) {
+  Create(json::object{{"City", 1}, {"Score", 1}}, [](int i) { return Cell(std::int64_t{i % 23}); });
+  EXPECT_FALSE(PlanGroupedTop(cls_, Page(R"({"Score":{"$gt":3}})", true, 10, 0)));           // no City
+  EXPECT_FALSE(PlanGroupedTop(cls_, Page(R"({"City":"Acre"})", true, 10, 0)));                // no range
+  EXPECT_FALSE(PlanGroupedTop(cls_, Page(R"({"City":"Acre","Score":{"$ne":3}})", true, 10, 0)));
+  EXPECT_FALSE(PlanGroupedTop(cls_, Page(R"({"City":"Acre","Score":{"$gt":3}})", true, 901, 100)));  // too deep
+  auto by_score = Page(R"({"City":"Acre","Score":{"$gt":3}})", true, 10, 0);
+  by_score.order = {{"Score", true}};
+  EXPECT_FALSE(PlanGroupedTop(cls_, by_score));
+  by_score.order = {{"createdAt", true}, {"objectId", false}};  // ties the other way: not the index's
+  EXPECT_FALSE(PlanGroupedTop(cls_, by_score));
+  EXPECT_TRUE(PlanGroupedTop(cls_, Page(R"({"City":"Acre","Score":{"$gt":3}})", true, 900, 100)));
+}
+
+TEST_F(GroupedTopTest, ShortRunsGoToThePlainStatement) {
+  // Every Score distinct: there is no run to skip the rest of.
+  Create(json::object{{"City", 1}, {"Score", 1}}, [](int i) { return Cell(std::int64_t{i}); });
+  const auto q = Page(R"({"City":"Haifa","Score":{"$gte":0}})", true, 20, 0);
+  EXPECT_FALSE(Served(q));
+  EXPECT_EQ(Ids(q), PlainIds(q));
+  EXPECT_EQ(Ids(q).size(), 20u);
+}
+
+TEST_F(GroupedTopTest, WithoutItsIndexTheStatementWouldSortSoThePlainOneRuns) {
+  Create(json::object{{"City", 1}, {"Score", 1}}, [](int i) { return Cell(std::int64_t{i % 23}); });
+  const auto q = Page(R"({"City":"Eilat","Score":{"$gte":5}})", true, 30, 0);
+  EXPECT_TRUE(Served(q));
+  Connection(dir_.File("data.db"), false).Exec("DROP INDEX \"uidx:Deals:by_score\"");
+  EXPECT_FALSE(Served(q));
+  EXPECT_EQ(Ids(q), PlainIds(q));
+  EXPECT_EQ(Ids(q).size(), 30u);
+}
+
+}  // namespace
+}  // namespace crmd::storage::sqlite
