@@ -168,5 +168,35 @@ TEST_F(GroupedTopTest, WithoutItsIndexTheStatementWouldSortSoThePlainOneRuns) {
   EXPECT_EQ(Ids(q).size(), 30u);
 }
 
+TEST(PageOrderTest, RowsReadOutOfOrderReachTheSinkInPageOrder) {
+  std::vector<GroupedTopRow> page;
+  for (int i = 0; i < 6; ++i) page.push_back(GroupedTopRow{i, "id" + std::to_string(i)});
+  std::vector<std::string> sunk;
+  const RowSink sink = [&](Row& row) { return sunk.push_back(row.object_id), true; };
+  PageOrder order(page);
+  for (const char* id : {"id2", "id0", "id1", "id5", "id3", "id4"}) {
+    EXPECT_FALSE(order.Done());
+    Row row;
+    row.object_id = id;
+    EXPECT_TRUE(order.Add(row, sink));
+  }
+  EXPECT_TRUE(order.Done());
+  EXPECT_EQ(sunk, (std::vector<std::string>{"id0", "id1", "id2", "id3", "id4", "id5"}));
+}
+
+TEST(PageOrderTest, ASinkThatStopsIsNotCalledAgain) {
+  std::vector<GroupedTopRow> page{{1, "a"}, {2, "b"}, {3, "c"}};
+  int calls = 0;
+  const RowSink sink = [&](Row&) { return ++calls < 2; };
+  PageOrder order(page);
+  Row b, a;
+  b.object_id = "b";
+  a.object_id = "a";
+  EXPECT_TRUE(order.Add(b, sink));   // held
+  EXPECT_FALSE(order.Add(a, sink));  // a, then the held b, which stops the read
+  EXPECT_TRUE(order.Done());
+  EXPECT_EQ(calls, 2);
+}
+
 }  // namespace
 }  // namespace crmd::storage::sqlite

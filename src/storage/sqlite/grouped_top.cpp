@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <string_view>
 
 namespace crmd::storage::sqlite {
@@ -68,9 +69,25 @@ std::optional<std::vector<std::pair<std::string, bool>>> PlainColumns(const boos
   return columns;
 }
 
+// A row kept for the page: its sort key (createdAt then objectId) inline, so the heap moves no
+// strings. Keys that do not fit (objectIds are 10 characters, createdAt 24) send the query to the
+// plain statement.
 struct Kept {
-  std::string created_at, object_id;
+  static constexpr std::size_t kKeyBytes = 56;
+  std::array<char, kKeyBytes> key{};
+  std::uint8_t created_size = 0, id_size = 0;
   std::int64_t rowid = 0;
+
+  std::string_view Created() const { return {key.data(), created_size}; }
+  std::string_view Id() const { return {key.data() + created_size, id_size}; }
+  static bool Fits(std::string_view created, std::string_view id) { return created.size() + id.size() <= kKeyBytes; }
+  void Set(std::string_view created, std::string_view id, std::int64_t row) {
+    std::copy(created.begin(), created.end(), key.data());
+    std::copy(id.begin(), id.end(), key.data() + created.size());
+    created_size = static_cast<std::uint8_t>(created.size());
+    id_size = static_cast<std::uint8_t>(id.size());
+    rowid = row;
+  }
 };
 
 }  // namespace
@@ -99,43 +116,42 @@ std::optional<GroupedTopPlan> PlanGroupedTop(const schema::ClassSchema& cls, con
   return std::nullopt;
 }
 
-std::optional<std::vector<std::int64_t>> FindGroupedTop(Connection& c, const std::string& table,
-                                                        const GroupedTopPlan& plan, const SqlFragment& where,
-                                                        std::int64_t limit, std::int64_t skip) {
+std::optional<std::vector<GroupedTopRow>> FindGroupedTop(Connection& c, const std::string& table,
+                                                         const GroupedTopPlan& plan, const SqlFragment& where,
+                                                         std::int64_t limit, std::int64_t skip) {
   const std::string group = "t0." + Quote(plan.group_column);
   const char* direction = plan.descending ? "DESC" : "ASC";
   const std::string select =
       fmt::format("SELECT {}, t0.createdAt, t0.objectId, t0._rowid_ FROM {} AS t0 WHERE ({})", group, table, where.sql);
   const std::string order = fmt::format(" ORDER BY {} {}, t0.createdAt {}, t0.objectId {}", group,
                                         plan.group_descending ? "DESC" : "ASC", direction, direction);
-  const std::string first_sql = select + order;
-  const std::string after_sql = select + fmt::format(" AND {} {} ?", group, plan.group_descending ? "<" : ">") + order;
+  auto first = c.Prepare(select + order);
+  auto after = c.Prepare(select + fmt::format(" AND {} {} ?", group, plan.group_descending ? "<" : ">") + order);
 
   // Whether a row sorts before `than` in the page: TEXT compares as memcmp, as SQLite's BINARY.
   auto before = [&](std::string_view created, std::string_view id, const Kept& than) {
-    int cmp = created.compare(than.created_at);
-    if (cmp == 0) cmp = id.compare(than.object_id);
+    int cmp = created.compare(than.Created());
+    if (cmp == 0) cmp = id.compare(than.Id());
     return plan.descending ? cmp > 0 : cmp < 0;
   };
   // A max-heap under "sorts before" keeps the worst row kept at its front.
-  auto heap_order = [&](const Kept& a, const Kept& b) { return before(a.created_at, a.object_id, b); };
+  auto heap_order = [&](const Kept& a, const Kept& b) { return before(a.Created(), a.Id(), b); };
 
   const auto want = static_cast<std::size_t>(skip + limit);
   std::vector<Kept> kept;
   kept.reserve(want);
-  std::optional<Cell> after;  // the run whose rest the next statement seeks past
   std::int64_t rows = 0, runs = 0;
-  for (;;) {
-    auto st = c.Prepare(after ? after_sql : first_sql);
-    for (std::size_t i = 0; i < where.params.size(); ++i) st.BindCell(static_cast<int>(i) + 1, where.params[i]);
-    if (after) st.BindCell(static_cast<int>(where.params.size()) + 1, *after);
-    bool first = true, seek = false, in_run = false;
+  for (Statement* st = &first; st;) {
+    Statement& now = *st;
+    st = nullptr;
+    for (std::size_t i = 0; i < where.params.size(); ++i) now.BindCell(static_cast<int>(i) + 1, where.params[i]);
+    bool stepped = false, in_run = false;
     Cell run;
     int missed = 0;  // rows of the current run that missed the page
-    while (st.Step()) {
-      if (first && st.TakeSorted()) return std::nullopt;
-      first = false;
-      Cell value = st.Column(0);
+    while (now.Step()) {
+      if (!stepped && now.TakeSorted()) return std::nullopt;
+      stepped = true;
+      Cell value = now.Column(0);
       if (!in_run || value != run) {
         run = std::move(value);
         in_run = true;
@@ -143,29 +159,45 @@ std::optional<std::vector<std::int64_t>> FindGroupedTop(Connection& c, const std
         ++runs;
       }
       if (++rows == kJudgeAfterRows && runs * kShortRun > rows) return std::nullopt;
-      const std::string_view created = st.ColumnView(1), id = st.ColumnView(2);
+      const std::string_view created = now.ColumnView(1), id = now.ColumnView(2);
+      if (!Kept::Fits(created, id)) return std::nullopt;
       if (kept.size() < want || before(created, id, kept.front())) {
-        if (kept.size() == want) {
-          std::pop_heap(kept.begin(), kept.end(), heap_order);
-          kept.pop_back();
-        }
-        kept.push_back(Kept{std::string(created), std::string(id), std::get<std::int64_t>(st.Column(3))});
+        if (kept.size() == want) std::pop_heap(kept.begin(), kept.end(), heap_order);
+        else kept.emplace_back();
+        kept.back().Set(created, id, std::get<std::int64_t>(now.Column(3)));
         std::push_heap(kept.begin(), kept.end(), heap_order);
         continue;
       }
       // The rest of this run sorts after this row, which missed the page already.
       if (++missed >= kStepsBeforeSeek) {
-        after = std::move(run);
-        seek = true;
+        after.Reset();
+        after.BindCell(static_cast<int>(where.params.size()) + 1, run);
+        st = &after;
         break;
       }
     }
-    if (!seek) break;
   }
   std::sort_heap(kept.begin(), kept.end(), heap_order);  // page order
-  std::vector<std::int64_t> page;
-  for (std::size_t i = static_cast<std::size_t>(skip); i < kept.size(); ++i) page.push_back(kept[i].rowid);
+  std::vector<GroupedTopRow> page;
+  for (std::size_t i = static_cast<std::size_t>(skip); i < kept.size(); ++i)
+    page.push_back(GroupedTopRow{kept[i].rowid, std::string(kept[i].Id())});
   return page;
+}
+
+bool PageOrder::Add(Row& row, const RowSink& sink) {
+  if (Done()) return !stopped_;
+  if (row.object_id != page_[next_].object_id) {
+    early_.emplace(row.object_id, row);
+    return true;
+  }
+  stopped_ = !sink(row);
+  for (++next_; !stopped_ && next_ < page_.size(); ++next_) {
+    auto held = early_.find(page_[next_].object_id);
+    if (held == early_.end()) break;
+    stopped_ = !sink(held->second);
+    early_.erase(held);
+  }
+  return !stopped_;
 }
 
 }  // namespace crmd::storage::sqlite

@@ -18,10 +18,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "query/where.hpp"
 #include "schema/class_schema.hpp"
+#include "storage/database.hpp"
 #include "storage/sqlite/connection.hpp"
 #include "storage/sqlite/where_sql.hpp"
 
@@ -43,12 +45,35 @@ inline constexpr std::int64_t kMaxGroupedTopRows = 1000;
 // last, and a range on the last. Any further conjuncts (and the ACL) only filter. Otherwise none.
 std::optional<GroupedTopPlan> PlanGroupedTop(const schema::ClassSchema& cls, const query::Query& query);
 
-// The rowids of the page (`skip` rows dropped, at most `limit` kept), in page order; none when the
+struct GroupedTopRow {
+  std::int64_t rowid = 0;
+  std::string object_id;
+};
+
+// The rows of the page (`skip` rows dropped, at most `limit` kept), in page order; none when the
 // plain statement should run instead (see the top of this file). `where` is the compiled where of
 // the query over `table` aliased t0. Call inside one read transaction: the runs are read by
 // several statements, which must see one snapshot. Throws StorageError as Statement does.
-std::optional<std::vector<std::int64_t>> FindGroupedTop(Connection& c, const std::string& table,
-                                                        const GroupedTopPlan& plan, const SqlFragment& where,
-                                                        std::int64_t limit, std::int64_t skip);
+std::optional<std::vector<GroupedTopRow>> FindGroupedTop(Connection& c, const std::string& table,
+                                                         const GroupedTopPlan& plan, const SqlFragment& where,
+                                                         std::int64_t limit, std::int64_t skip);
+
+// Hands the page's rows to a sink in page order, whatever order they are read in: a row that comes
+// before its turn is held until then. (The page's statement reads them in order; this keeps the
+// answer right should a future SQLite plan it otherwise.)
+class PageOrder {
+ public:
+  explicit PageOrder(const std::vector<GroupedTopRow>& page) : page_(page) {}
+  // False once the sink has stopped the read.
+  bool Add(Row& row, const RowSink& sink);
+  // Whether every row of the page went to the sink (or the sink stopped the read).
+  bool Done() const { return stopped_ || next_ == page_.size(); }
+
+ private:
+  const std::vector<GroupedTopRow>& page_;
+  std::size_t next_ = 0;
+  bool stopped_ = false;
+  std::unordered_map<std::string, Row> early_;
+};
 
 }  // namespace crmd::storage::sqlite

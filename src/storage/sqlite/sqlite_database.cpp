@@ -337,27 +337,33 @@ class ReadSnapshot {
   bool own_;
 };
 
-// A page found by GroupedTop (grouped_top.hpp): its rows read by rowid, in page order. False when
-// the plan does not pay for this query and the plain statement must run.
+// A page found by FindGroupedTop (grouped_top.hpp), its rows read in one statement. False when
+// the runs do not pay for this query and the plain statement must run.
 bool RunGroupedTop(Connection& c, const schema::ClassSchema& cls, const query::Query& query,
                    const GroupedTopPlan& plan, const RowSink& sink) {
   const std::string table = Quote(cls.name);
   const SqlFragment where = CompileWhere(query, cls.name);
   const auto page = FindGroupedTop(c, table, plan, where, query.limit, query.skip);
   if (!page) return false;
-  auto st = c.Prepare(fmt::format("SELECT {} FROM {} AS t0 WHERE t0._rowid_ = ?", kSelectAll, table));
+  if (page->empty()) return true;
+  boost::json::array rowids;
+  for (const auto& row : *page) rowids.emplace_back(row.rowid);
+  // CROSS JOIN keeps json_each the outer loop, so the rows come in the list's order; an ORDER BY
+  // would sort whole rows again.
+  auto st = c.Prepare(fmt::format("SELECT {} FROM json_each(?) AS j CROSS JOIN {} AS t0 ON t0._rowid_ = j.value",
+                                  kSelectAll, table));
+  st.Bind(1, ToJson(rowids));
   const std::size_t cells = CellCount(cls);
+  PageOrder order(*page);
   bool first = true;
   Row row;
-  for (const std::int64_t rowid : *page) {
-    st.BindCell(1, Cell(rowid));
-    if (!st.Step()) throw StorageError("sqlite: a row of " + cls.name + " left its read snapshot");
+  while (!order.Done() && st.Step()) {
     if (first) CheckLayout(st, cls);
     first = false;
     ReadRowInto(st, cells, row);
-    st.Reset();
-    if (!sink(row)) break;
+    if (!order.Add(row, sink)) return true;
   }
+  if (!order.Done()) throw StorageError("sqlite: a row of " + cls.name + " left its read snapshot");
   return true;
 }
 
