@@ -114,8 +114,8 @@ void WriteCell(const storage::Cell& cell, const schema::FieldDef& def, std::stri
 }
 
 // The members of the row's object, without the braces.
-void WriteMembers(const schema::ClassSchema& cls, const storage::Row& row, const Expansions* expansions,
-                  std::string& out) {
+void WriteMembers(const schema::ClassSchema& cls, const storage::Row& row, const std::vector<std::string>* included,
+                  std::vector<PointerSpan>* spans, std::string& out) {
   out += "\"objectId\":";
   AppendJsonString(row.object_id, out);
   out += ",\"createdAt\":";
@@ -130,14 +130,13 @@ void WriteMembers(const schema::ClassSchema& cls, const storage::Row& row, const
       out += "null";
       return;
     }
-    if (expansions && def.type == schema::FieldType::kPointer) {
-      if (const auto* id = std::get_if<std::string>(cell)) {
-        if (auto field = expansions->find(name); field != expansions->end()) {
-          if (auto record = field->second.find(*id); record != field->second.end()) {
-            out += record->second;
-            return;
-          }
-        }
+    if (included && def.type == schema::FieldType::kPointer) {
+      const auto* id = std::get_if<std::string>(cell);
+      if (id && std::find(included->begin(), included->end(), name) != included->end()) {
+        const std::size_t begin = out.size();
+        WriteCell(*cell, def, out);
+        spans->push_back(PointerSpan{begin, out.size(), name, *id});
+        return;
       }
     }
     WriteCell(*cell, def, out);
@@ -161,22 +160,37 @@ void WriteMembers(const schema::ClassSchema& cls, const storage::Row& row, const
 
 void WriteRow(const schema::ClassSchema& cls, const storage::Row& row, std::string& out) {
   out += "{";
-  WriteMembers(cls, row, nullptr, out);
+  WriteMembers(cls, row, nullptr, nullptr, out);
   out += "}";
 }
 
-void WriteRow(const schema::ClassSchema& cls, const storage::Row& row, const Expansions& expansions,
-              std::string& out) {
+void WriteRow(const schema::ClassSchema& cls, const storage::Row& row, const std::vector<std::string>& included,
+              std::vector<PointerSpan>& spans, std::string& out) {
   out += "{";
-  WriteMembers(cls, row, &expansions, out);
+  WriteMembers(cls, row, &included, &spans, out);
   out += "}";
+}
+
+void SpliceIncluded(std::string_view text, const std::vector<PointerSpan>& spans, const Expansions& expansions,
+                    std::string& out) {
+  std::size_t done = 0;
+  for (const auto& span : spans) {
+    auto field = expansions.find(std::string(span.field));
+    if (field == expansions.end()) continue;
+    auto record = field->second.find(span.id);
+    if (record == field->second.end()) continue;  // not found or not readable: stays a Pointer
+    out.append(text.substr(done, span.begin - done));
+    out += record->second;
+    done = span.end;
+  }
+  out.append(text.substr(done));
 }
 
 void WriteIncludedRow(const schema::ClassSchema& cls, const storage::Row& row, std::string& out) {
   out += "{\"__type\":\"Object\",\"className\":";
   AppendJsonString(cls.name, out);
   out += ",";
-  WriteMembers(cls, row, nullptr, out);
+  WriteMembers(cls, row, nullptr, nullptr, out);
   out += "}";
 }
 

@@ -140,19 +140,18 @@ bool IsFlatInclude(const schema::Snapshot& snapshot, const schema::ClassSchema& 
   return true;
 }
 
-// The records a chunk of rows points at through the flat `include`, as text: one batched lookup
-// per field, under the same checks as Expand.
+// The records a chunk of rows points at through the flat `include` (its Pointers as noted while
+// the rows were written), as text: one batched lookup per field, under the same checks as Expand.
 Expansions LookUpIncluded(const auth::Context& ctx, const schema::Snapshot& snapshot,
-                          const schema::ClassSchema& cls, const std::vector<storage::Row>& rows,
+                          const schema::ClassSchema& cls, const std::vector<PointerSpan>& spans,
                           const PathTree& include) {
   Expansions out;
   for (const auto& [field, subtree] : include.children) {
     const auto* target = IncludedClass(snapshot, cls, field);
     if (!target) continue;
     std::unordered_set<std::string> unique;
-    for (const auto& row : rows)
-      if (auto cell = storage::CellOf(cls, row, field); auto* id = std::get_if<std::string>(&cell))
-        unique.insert(std::move(*id));
+    for (const auto& span : spans)
+      if (span.field == field) unique.insert(span.id);
     auto readable = ReadableIncluded(ctx, *target, unique);
     if (readable.empty()) continue;
     auto& records = out[field];
@@ -296,17 +295,19 @@ Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRe
       chunk.clear();
     };
     const bool plain = include.children.empty() && !keys;
-    // Include without keys, one level deep: rows stay text, each pointer written as its record.
+    // Include without keys, one level deep: rows are written as text at once, like the plain
+    // path, and each chunk's Pointers replaced by their records once those are looked up.
     const bool flat_include = !plain && !keys && IsFlatInclude(*snapshot, *cls, include);
-    std::vector<storage::Row> rows;
-    auto flush_rows = [&] {
-      const Expansions expansions = LookUpIncluded(ctx, *snapshot, *cls, rows, include);
-      for (const auto& row : rows) {
-        if (!first) out.push_back(',');
-        first = false;
-        WriteRow(*cls, row, expansions, out);
-      }
-      rows.clear();
+    std::vector<std::string> included;
+    for (const auto& [field, subtree] : include.children) included.push_back(field);
+    std::string pending;
+    std::vector<PointerSpan> spans;
+    std::size_t pending_rows = 0;
+    auto flush_text = [&] {
+      SpliceIncluded(pending, spans, LookUpIncluded(ctx, *snapshot, *cls, spans, include), out);
+      pending.clear();
+      spans.clear();
+      pending_rows = 0;
     };
     ctx.app->db().Find(*cls, query, [&](storage::Row& row) {
       if (plain) {
@@ -316,15 +317,17 @@ Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRe
         return true;
       }
       if (flat_include) {
-        rows.push_back(std::move(row));
-        if (rows.size() == kStreamChunk) flush_rows();
+        if (!first) pending.push_back(',');
+        first = false;
+        WriteRow(*cls, row, included, spans, pending);
+        if (++pending_rows == kStreamChunk) flush_text();
         return true;
       }
       chunk.push_back(EncodeRow(*cls, row));
       if (chunk.size() == kStreamChunk) flush();
       return true;
     });
-    if (flat_include) flush_rows();
+    if (flat_include) flush_text();
     else flush();
   }
   out += "]";

@@ -69,8 +69,13 @@ TEST(EncodeTest, IncludedRecordsReplaceTheirPointersAsTheDomPathShowsThem) {
   Expansions expansions;
   expansions["Status"].emplace("St4tus0001", included);
   expansions["Other"].emplace("St4tus0001", included);  // Other points elsewhere: stays a Pointer
-  std::string fast;
-  WriteRow(cls, row, expansions, fast);
+  std::vector<PointerSpan> spans;
+  std::string written, fast;
+  WriteRow(cls, row, {"Status", "Other"}, spans, written);
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(written.substr(spans[0].begin, spans[0].end - spans[0].begin),
+            R"({"__type":"Pointer","className":"LeadStatuses","objectId":"St4tus0001"})");
+  SpliceIncluded(written, spans, expansions, fast);
 
   auto expected = EncodeRow(cls, row);
   boost::json::object record{{"__type", "Object"}, {"className", "LeadStatuses"}};
