@@ -97,6 +97,8 @@ bool Statement::ColumnIsNull(int index) const {
 
 bool Statement::TakeSorted() { return sqlite3_stmt_status(stmt_, SQLITE_STMTSTATUS_SORT, /*reset=*/1) > 0; }
 
+std::int64_t Statement::TakeVmSteps() { return sqlite3_stmt_status(stmt_, SQLITE_STMTSTATUS_VM_STEP, /*reset=*/1); }
+
 Connection::Connection(const std::string& path, bool sync_full) {
   // NOMUTEX: one thread at a time by construction.
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
@@ -122,6 +124,37 @@ Connection::Connection(const std::string& path, bool sync_full) {
 Connection::~Connection() {
   for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
   sqlite3_close(db_);
+}
+
+bool Connection::PlanSorts(const std::string& sql) {
+  if (auto known = sorts_.find(sql); known != sorts_.end()) return known->second;
+  if (sorts_.size() >= kMaxCachedStatements) sorts_.clear();  // bounded as the statement cache is
+  sqlite3_stmt* stmt = nullptr;
+  const std::string explain = "EXPLAIN " + sql;
+  if (sqlite3_prepare_v2(db_, explain.c_str(), static_cast<int>(explain.size()), &stmt, nullptr) != SQLITE_OK)
+    Fail(db_, "prepare");
+  bool sorts = false;
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    const auto* opcode = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 1));
+    sorts = sorts || (opcode && std::string_view(opcode) == "SorterOpen");
+  }
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_DONE) Fail(db_, "explain");
+  sorts_.emplace(sql, sorts);
+  return sorts;
+}
+
+ReadSnapshot::ReadSnapshot(Connection& c) : c_(c), own_(!c.InTransaction()) {
+  if (own_) c_.Run("BEGIN");
+}
+
+ReadSnapshot::~ReadSnapshot() {
+  if (!own_ || !c_.InTransaction()) return;
+  try {
+    c_.Run("COMMIT");
+  } catch (const StorageError&) {
+  }
 }
 
 Statement Connection::Prepare(const std::string& sql) {

@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,6 +45,9 @@ class Statement {
   // Whether the statement sorted since the last call (SQLite's SQLITE_STMTSTATUS_SORT, then reset):
   // after a first Step, it tells an index scan in order from a scan into SQLite's sorter.
   bool TakeSorted();
+  // Virtual machine steps since the last call (SQLITE_STMTSTATUS_VM_STEP, then reset): the work a
+  // statement did, rows it skipped inside SQLite included.
+  std::int64_t TakeVmSteps();
 
  private:
   sqlite3_stmt* stmt_;
@@ -68,11 +72,31 @@ class Connection {
   // False in autocommit mode: no transaction open, or SQLite rolled the open one back on an error
   // (SQLITE_FULL, an I/O error, out of memory).
   bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
+  // Whether SQLite's plan for `sql` sorts (its program opens a sorter), asked once per SQL text and
+  // remembered with the statement cache.
+  bool PlanSorts(const std::string& sql);
 
  private:
   sqlite3* db_ = nullptr;
   std::unordered_map<std::string, sqlite3_stmt*> cache_;
+  std::unordered_map<std::string, bool> sorts_;
   int in_use_ = 0;  // Statements lent out and not yet destroyed
+};
+
+// One snapshot for the several statements of a read on a connection in autocommit mode (BEGIN ...
+// COMMIT); inside a write's transaction, that transaction is the snapshot already.
+class ReadSnapshot {
+ public:
+  explicit ReadSnapshot(Connection& c);
+  ReadSnapshot(const ReadSnapshot&) = delete;
+  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+  // A read transaction has nothing to keep, so ending it never throws; a connection left in one
+  // (the COMMIT failed) is not lent again by the reader pool.
+  ~ReadSnapshot();
+
+ private:
+  Connection& c_;
+  bool own_;
 };
 
 // `"name"` with inner quotes doubled. Names are validated before they get here; this is the

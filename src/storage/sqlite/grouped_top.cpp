@@ -18,10 +18,12 @@ using query::ExprKind;
 // seek costs about ten steps (measured on the bench's index: ~2 us against ~0.2 us), and a short
 // run ends by itself.
 constexpr int kStepsBeforeSeek = 4;
-// After this many rows the runs are judged: if they averaged fewer than kShortRun rows, seeking
+// Every this many rows the runs are judged: if they averaged fewer than kShortRun rows, seeking
 // skips nearly nothing, and SQLite's sorter reads the matches faster than steps out to here.
-constexpr std::int64_t kJudgeAfterRows = 256;
+constexpr std::int64_t kJudgeEveryRows = 256;
 constexpr std::int64_t kShortRun = 4;
+// Value lists longer than this are bound and read again by every run's statement.
+constexpr std::size_t kMaxListValues = 64;
 
 void Conjuncts(const Expr& e, std::vector<const Expr*>& out) {
   if (e.kind != ExprKind::kAnd) {
@@ -29,6 +31,33 @@ void Conjuncts(const Expr& e, std::vector<const Expr*>& out) {
     return;
   }
   for (const auto& child : e.children) Conjuncts(child, out);
+}
+
+// Whether SQLite would redo much work for every run's statement: build a sub-query's rows, search
+// the text index, read a relation's join table, or read a long list bound as JSON.
+bool CostsPerStatement(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::kInQuery:
+    case ExprKind::kSelect:
+    case ExprKind::kText:
+    case ExprKind::kRelatedTo: return true;
+    case ExprKind::kIn:
+    case ExprKind::kAll:
+    case ExprKind::kContainedBy: return e.values.size() > kMaxListValues;
+    case ExprKind::kAnd:
+    case ExprKind::kOr:
+    case ExprKind::kNor:
+      return std::any_of(e.children.begin(), e.children.end(), CostsPerStatement);
+    case ExprKind::kConst:
+    case ExprKind::kCompare:
+    case ExprKind::kExists:
+    case ExprKind::kRegex: return false;
+  }
+  return true;
+}
+
+bool IsRange(CompareOp op) {
+  return op == CompareOp::kLt || op == CompareOp::kLte || op == CompareOp::kGt || op == CompareOp::kGte;
 }
 
 // A comparison of a whole scalar column (no path into an Object, not an Array's elements).
@@ -44,10 +73,8 @@ bool HasEquality(const std::vector<const Expr*>& conjuncts, const std::string& c
 
 // A range also keeps NULLs out, which sort outside every run bound FindGroupedTop seeks with.
 bool HasRange(const std::vector<const Expr*>& conjuncts, const std::string& column) {
-  return std::any_of(conjuncts.begin(), conjuncts.end(), [&](const Expr* e) {
-    return IsScalarCompare(*e, column) && (e->op == CompareOp::kLt || e->op == CompareOp::kLte ||
-                                           e->op == CompareOp::kGt || e->op == CompareOp::kGte);
-  });
+  return std::any_of(conjuncts.begin(), conjuncts.end(),
+                     [&](const Expr* e) { return IsScalarCompare(*e, column) && IsRange(e->op); });
 }
 
 bool OrderedByCreation(const query::Query& query) {
@@ -94,7 +121,7 @@ struct Kept {
 
 std::optional<GroupedTopPlan> PlanGroupedTop(const schema::ClassSchema& cls, const query::Query& query) {
   if (!query.where || query.limit <= 0 || query.skip < 0 || query.limit > kMaxGroupedTopRows - query.skip ||
-      !OrderedByCreation(query))
+      !OrderedByCreation(query) || CostsPerStatement(*query.where))
     return std::nullopt;
   std::vector<const Expr*> conjuncts;
   Conjuncts(*query.where, conjuncts);
@@ -116,17 +143,52 @@ std::optional<GroupedTopPlan> PlanGroupedTop(const schema::ClassSchema& cls, con
   return std::nullopt;
 }
 
-std::optional<std::vector<GroupedTopRow>> FindGroupedTop(Connection& c, const std::string& table,
-                                                         const GroupedTopPlan& plan, const SqlFragment& where,
-                                                         std::int64_t limit, std::int64_t skip) {
+namespace {
+
+// The where of the statements that seek past a run: the query's, less its bounds on the run
+// column on the side the seek bound takes. SQLite seeks on one bound per side and may pick the
+// query's (say `Score >= 0`), which would read every run before the bound again on each seek; the
+// seek bound implies it, as the run it starts after met it.
+SqlFragment SeekWhere(const schema::ClassSchema& cls, const query::Query& query, const GroupedTopPlan& plan) {
+  std::vector<const Expr*> conjuncts;
+  Conjuncts(*query.where, conjuncts);
+  query::Query seek;
+  seek.readable_by = query.readable_by;
+  seek.where = Expr{};
+  seek.where->kind = ExprKind::kAnd;
+  for (const Expr* e : conjuncts) {
+    const bool same_side = plan.group_descending ? (e->op == CompareOp::kLt || e->op == CompareOp::kLte)
+                                                 : (e->op == CompareOp::kGt || e->op == CompareOp::kGte);
+    if (IsScalarCompare(*e, plan.group_column) && same_side) continue;
+    seek.where->children.push_back(*e);
+  }
+  return CompileWhere(seek, cls.name);
+}
+
+void BindWhere(Statement& st, const SqlFragment& where) {
+  for (std::size_t i = 0; i < where.params.size(); ++i) st.BindCell(static_cast<int>(i) + 1, where.params[i]);
+}
+
+}  // namespace
+
+std::optional<std::vector<GroupedTopRow>> FindGroupedTop(Connection& c, const schema::ClassSchema& cls,
+                                                         const query::Query& query, const GroupedTopPlan& plan,
+                                                         GroupedTopStats* stats) {
+  const std::string table = Quote(cls.name);
   const std::string group = "t0." + Quote(plan.group_column);
   const char* direction = plan.descending ? "DESC" : "ASC";
-  const std::string select =
-      fmt::format("SELECT {}, t0.createdAt, t0.objectId, t0._rowid_ FROM {} AS t0 WHERE ({})", group, table, where.sql);
+  const std::string columns = fmt::format("SELECT {}, t0.createdAt, t0.objectId, t0._rowid_ FROM {} AS t0", group, table);
   const std::string order = fmt::format(" ORDER BY {} {}, t0.createdAt {}, t0.objectId {}", group,
                                         plan.group_descending ? "DESC" : "ASC", direction, direction);
-  auto first = c.Prepare(select + order);
-  auto after = c.Prepare(select + fmt::format(" AND {} {} ?", group, plan.group_descending ? "<" : ">") + order);
+  const SqlFragment where = CompileWhere(query, cls.name), seek_where = SeekWhere(cls, query, plan);
+  const std::string first_sql = fmt::format("{} WHERE {}{}", columns, where.sql, order);
+  const std::string seek_sql = fmt::format("{} WHERE ({}) AND {} {} ?{}", columns, seek_where.sql, group,
+                                           plan.group_descending ? "<" : ">", order);
+  // A plan that sorts would sort every match for each run: the plain statement does that once.
+  if (c.PlanSorts(first_sql) || c.PlanSorts(seek_sql)) return std::nullopt;
+  auto first = c.Prepare(first_sql);
+  auto seek = c.Prepare(seek_sql);
+  BindWhere(first, where);
 
   // Whether a row sorts before `than` in the page: TEXT compares as memcmp, as SQLite's BINARY.
   auto before = [&](std::string_view created, std::string_view id, const Kept& than) {
@@ -137,28 +199,35 @@ std::optional<std::vector<GroupedTopRow>> FindGroupedTop(Connection& c, const st
   // A max-heap under "sorts before" keeps the worst row kept at its front.
   auto heap_order = [&](const Kept& a, const Kept& b) { return before(a.Created(), a.Id(), b); };
 
-  const auto want = static_cast<std::size_t>(skip + limit);
+  const auto want = static_cast<std::size_t>(query.skip + query.limit);
   std::vector<Kept> kept;
   kept.reserve(want);
-  std::int64_t rows = 0, runs = 0;
+  GroupedTopStats local;
+  GroupedTopStats& count = stats ? *stats : local;
+  std::int64_t runs = 0;
+  std::optional<Cell> past;  // the run the statement now running seeks past
   for (Statement* st = &first; st;) {
     Statement& now = *st;
     st = nullptr;
-    for (std::size_t i = 0; i < where.params.size(); ++i) now.BindCell(static_cast<int>(i) + 1, where.params[i]);
+    now.TakeSorted();
+    now.TakeVmSteps();
     bool stepped = false, in_run = false;
     Cell run;
     int missed = 0;  // rows of the current run that missed the page
     while (now.Step()) {
-      if (!stepped && now.TakeSorted()) return std::nullopt;
-      stepped = true;
+      if (!stepped && now.TakeSorted()) return std::nullopt;  // planned otherwise since PlanSorts
       Cell value = now.Column(0);
+      // A seek that did not get past its run (a value SQLite orders past the bound it was read
+      // back as: a BLOB read as text) would loop forever.
+      if (!stepped && past && value == *past) return std::nullopt;
+      stepped = true;
       if (!in_run || value != run) {
         run = std::move(value);
         in_run = true;
         missed = 0;
         ++runs;
       }
-      if (++rows == kJudgeAfterRows && runs * kShortRun > rows) return std::nullopt;
+      if (++count.rows % kJudgeEveryRows == 0 && runs * kShortRun > count.rows) return std::nullopt;
       const std::string_view created = now.ColumnView(1), id = now.ColumnView(2);
       if (!Kept::Fits(created, id)) return std::nullopt;
       if (kept.size() < want || before(created, id, kept.front())) {
@@ -170,16 +239,21 @@ std::optional<std::vector<GroupedTopRow>> FindGroupedTop(Connection& c, const st
       }
       // The rest of this run sorts after this row, which missed the page already.
       if (++missed >= kStepsBeforeSeek) {
-        after.Reset();
-        after.BindCell(static_cast<int>(where.params.size()) + 1, run);
-        st = &after;
+        count.vm_steps += now.TakeVmSteps();
+        seek.Reset();
+        BindWhere(seek, seek_where);
+        seek.BindCell(static_cast<int>(seek_where.params.size()) + 1, run);
+        past = std::move(run);
+        ++count.seeks;
+        st = &seek;
         break;
       }
     }
+    if (!st) count.vm_steps += now.TakeVmSteps();
   }
   std::sort_heap(kept.begin(), kept.end(), heap_order);  // page order
   std::vector<GroupedTopRow> page;
-  for (std::size_t i = static_cast<std::size_t>(skip); i < kept.size(); ++i)
+  for (std::size_t i = static_cast<std::size_t>(query.skip); i < kept.size(); ++i)
     page.push_back(GroupedTopRow{kept[i].rowid, std::string(kept[i].Id())});
   return page;
 }

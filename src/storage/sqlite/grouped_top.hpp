@@ -36,14 +36,24 @@ struct GroupedTopPlan {
   bool descending = false;       // the page's order on (createdAt, objectId)
 };
 
-// Rows kept at most while merging: skip + limit. A deeper page runs the plain statement.
+// Rows kept at most while merging: skip + limit. They are held in memory until the page is known,
+// and a deeper page reads most of its matches anyway; it runs the plain statement.
 inline constexpr std::int64_t kMaxGroupedTopRows = 1000;
 
 // A plan when `query` is a page (0 < limit, skip + limit within kMaxGroupedTopRows) ordered by
 // createdAt alone or by createdAt then objectId in the same direction, whose `where` is a
 // conjunction holding an equality on every declared column of one of `cls`'s indexes but the
-// last, and a range on the last. Any further conjuncts (and the ACL) only filter. Otherwise none.
+// last, and a range on the last. Further conjuncts (and the ACL) only filter, except those SQLite
+// would evaluate again for every run read (sub-queries, $text, $relatedTo, long value lists):
+// with those, none. Otherwise none.
 std::optional<GroupedTopPlan> PlanGroupedTop(const schema::ClassSchema& cls, const query::Query& query);
+
+// What FindGroupedTop did, for tests and profiles.
+struct GroupedTopStats {
+  std::int64_t rows = 0;      // index entries read out of SQLite
+  std::int64_t seeks = 0;     // statements run again to skip the rest of a run
+  std::int64_t vm_steps = 0;  // SQLite's work, entries it skipped by itself included
+};
 
 struct GroupedTopRow {
   std::int64_t rowid = 0;
@@ -51,12 +61,12 @@ struct GroupedTopRow {
 };
 
 // The rows of the page (`skip` rows dropped, at most `limit` kept), in page order; none when the
-// plain statement should run instead (see the top of this file). `where` is the compiled where of
-// the query over `table` aliased t0. Call inside one read transaction: the runs are read by
-// several statements, which must see one snapshot. Throws StorageError as Statement does.
-std::optional<std::vector<GroupedTopRow>> FindGroupedTop(Connection& c, const std::string& table,
-                                                         const GroupedTopPlan& plan, const SqlFragment& where,
-                                                         std::int64_t limit, std::int64_t skip);
+// plain statement should run instead (see the top of this file). `plan` is PlanGroupedTop's for
+// `query` on `cls`. Call inside one read transaction (ReadSnapshot): the runs are read by several
+// statements, which must see one snapshot. Throws StorageError as Statement does.
+std::optional<std::vector<GroupedTopRow>> FindGroupedTop(Connection& c, const schema::ClassSchema& cls,
+                                                         const query::Query& query, const GroupedTopPlan& plan,
+                                                         GroupedTopStats* stats = nullptr);
 
 // Hands the page's rows to a sink in page order, whatever order they are read in: a row that comes
 // before its turn is held until then. (The page's statement reads them in order; this keeps the

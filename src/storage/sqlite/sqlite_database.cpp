@@ -156,9 +156,11 @@ std::string IndexName(std::string_view table, std::string_view column) {
   return Quote(fmt::format("idx:{}:{}", table, column));
 }
 
-void CreateIndex(Connection& c, std::string_view table, std::string_view column) {
-  c.Exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {}({})", IndexName(table, column), Quote(table),
-                     Quote(column)));
+// `trailing` are the columns after `column`: the tie-breaks of OrderBy, so a sort by the column
+// is read from the index in full order.
+void CreateIndex(Connection& c, std::string_view table, std::string_view column, std::string_view trailing = "") {
+  c.Exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {}({}{})", IndexName(table, column), Quote(table),
+                     Quote(column), trailing));
 }
 
 // Pointers are looked up by value (`= ?`, `IN`, include, delete checks), never for null, and many
@@ -280,19 +282,25 @@ void CreateJoinTables(Connection& c, const schema::ClassSchema& cls) {
                          Quote("_Join:" + field + ":" + cls.name)));
 }
 
-// objectId breaks the ties of a sort (in the last key's direction), so a sorted page is a total
-// order: the same rows in the same order on every read, by either path of RunFind, and skip pages
-// neither repeat nor lose rows that tie on the sort keys of a table that did not change.
+// Ties of a sort are broken by createdAt, then objectId (in the last key's direction), so a sorted
+// page is a total order: the same rows in the same order on every read, by either path of RunFind,
+// and skip pages neither repeat nor lose rows that tie on the sort keys of a table that did not
+// change. createdAt before objectId: every index crmd makes ends in (createdAt, objectId) (the
+// declared ones, and the createdAt and updatedAt ones of classes made since), so a sort one serves
+// stays served.
 std::string OrderBy(const query::Query& query) {
   std::string sql;
-  bool has_id = false;
+  bool has_created = false, has_id = false;
   for (std::size_t i = 0; i < query.order.size(); ++i) {
     sql += i ? ", " : " ORDER BY ";
     sql += "t0." + Quote(query.order[i].first) + (query.order[i].second ? " DESC" : " ASC");
+    has_created = has_created || query.order[i].first == "createdAt";
     has_id = has_id || query.order[i].first == "objectId";
   }
-  if (!sql.empty() && !has_id) sql += query.order.back().second ? ", t0.objectId DESC" : ", t0.objectId ASC";
-  return sql;
+  if (sql.empty() || has_id) return sql;
+  const char* direction = query.order.back().second ? " DESC" : " ASC";
+  if (!has_created) sql += std::string(", t0.createdAt") + direction;
+  return sql + ", t0.objectId" + direction;
 }
 
 // The page's rows. A sorted page is found first as rowids (the sort then carries the sort keys and
@@ -313,37 +321,12 @@ void BindAll(Statement& st, const std::vector<Cell>& params) {
   for (std::size_t i = 0; i < params.size(); ++i) st.BindCell(static_cast<int>(i) + 1, params[i]);
 }
 
-// One snapshot for the several statements of a read on a connection in autocommit mode; inside a
-// write's transaction, that transaction is the snapshot already.
-class ReadSnapshot {
- public:
-  explicit ReadSnapshot(Connection& c) : c_(c), own_(!c.InTransaction()) {
-    if (own_) c_.Run("BEGIN");
-  }
-  ReadSnapshot(const ReadSnapshot&) = delete;
-  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
-  // A read transaction has nothing to keep: ending it cannot fail for a reason worth a throw from a
-  // destructor, and a connection still in one is not pooled again (Lease's deleter).
-  ~ReadSnapshot() {
-    if (!own_ || !c_.InTransaction()) return;
-    try {
-      c_.Run("COMMIT");
-    } catch (const StorageError&) {
-    }
-  }
-
- private:
-  Connection& c_;
-  bool own_;
-};
-
 // A page found by FindGroupedTop (grouped_top.hpp), its rows read in one statement. False when
 // the runs do not pay for this query and the plain statement must run.
 bool RunGroupedTop(Connection& c, const schema::ClassSchema& cls, const query::Query& query,
                    const GroupedTopPlan& plan, const RowSink& sink) {
   const std::string table = Quote(cls.name);
-  const SqlFragment where = CompileWhere(query, cls.name);
-  const auto page = FindGroupedTop(c, table, plan, where, query.limit, query.skip);
+  const auto page = FindGroupedTop(c, cls, query, plan);
   if (!page) return false;
   if (page->empty()) return true;
   boost::json::array rowids;
@@ -453,8 +436,8 @@ class SqliteWriteTransaction final : public WriteTransaction {
           sql += fmt::format(", {} {}", Quote(name), SqlType(def.type));
       sql += ")";
       c_.Exec(sql);
-      CreateIndex(c_, after.name, "createdAt");
-      CreateIndex(c_, after.name, "updatedAt");
+      CreateIndex(c_, after.name, "createdAt", ", objectId");
+      CreateIndex(c_, after.name, "updatedAt", ", createdAt, objectId");
       for (const auto& [name, def] : after.fields)
         if (def.type == schema::FieldType::kPointer) CreatePointerIndex(c_, after.name, name);
     } else {
