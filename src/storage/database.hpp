@@ -128,6 +128,9 @@ class Database {
     // Flushes (and so fails) the open group if an error made the store roll all of it back;
     // otherwise does nothing. Called between writes, so that no write is counted in a lost group.
     virtual void FlushIfLost() = 0;
+    // Whether a writer of another thread waits for an exclusive turn, which it gets at the next
+    // Flush: for tests, which must not guess it from a sleep.
+    virtual bool ExclusiveWaiting() const = 0;
   };
   virtual std::unique_ptr<WriteGroup> BeginWriteGroup() = 0;
 

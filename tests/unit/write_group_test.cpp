@@ -101,7 +101,11 @@ TEST_F(WriteGroupTest, ASchemaChangeIsNotHeldBackByGroupAfterGroup) {
   auto group = db_->BeginWriteGroup();
   Write("first");
   std::thread other([&] { Write("exclusive", /*exclusive=*/true); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the exclusive writer now waits
+  // Until the exclusive writer waits (a fixed sleep was not always long enough on a loaded machine).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!group->ExclusiveWaiting() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(group->ExclusiveWaiting());
   group->Flush();
   Write("second");  // opens the next group only after the exclusive write committed
   EXPECT_TRUE(Visible("exclusive"));

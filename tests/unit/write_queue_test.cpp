@@ -90,6 +90,7 @@ class FailingFlushes final : public storage::Database {
     void Flush() override { ++epoch_; }
     bool Failed(std::uint64_t epoch) const override { return db_.failing.contains({number_, epoch}); }
     void FlushIfLost() override {}
+    bool ExclusiveWaiting() const override { return false; }
 
    private:
     FailingFlushes& db_;

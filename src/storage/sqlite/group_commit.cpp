@@ -90,8 +90,10 @@ void GroupCommit::Leave(std::unique_lock<std::mutex>& lock, const char* savepoin
 
 std::unique_lock<std::mutex> GroupCommit::Exclusive() {
   ++queued_;  // an open group's leader stops waiting for more writers and commits
-  std::unique_lock lock(mutex_);
+  // Counted before waiting for the mutex, which an application's write queue holds for as long as
+  // its group is open: a writer entering after that group's flush must already see this one waits.
   ++exclusive_waiting_;
+  std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return !open_ && !committing_; });
   --exclusive_waiting_;
   --queued_;

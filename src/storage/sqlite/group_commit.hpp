@@ -46,6 +46,8 @@ class GroupCommit {
   // a reader that saw a value before starting its read knows its answer is not older than that.
   std::uint64_t Commits() const { return commits_.load(std::memory_order_acquire); }
   void NoteCommit() { commits_.fetch_add(1, std::memory_order_acq_rel); }
+  // Whether a writer waits in Exclusive(); read without the lock, which the open group may hold.
+  bool ExclusiveWaiting() const { return exclusive_waiting_.load(std::memory_order_acquire) > 0; }
 
  private:
   Connection& c_;
@@ -58,7 +60,9 @@ class GroupCommit {
   // Writers in Enter, counted before they wait for the mutex: while a COMMIT holds it, the
   // writers piling up behind are exactly the next group, and its leader must see them.
   std::atomic<int> queued_{0};
-  int exclusive_waiting_ = 0;  // writers in Exclusive(), waiting for the open group to end
+  // Writers in Exclusive(), counted before they wait for the mutex (as queued_ is), until they
+  // have their turn.
+  std::atomic<int> exclusive_waiting_{0};
   std::uint64_t generation_ = 0;  // groups committed (or failed) so far
   std::uint64_t failed_generation_ = UINT64_MAX;
   std::string failure_;

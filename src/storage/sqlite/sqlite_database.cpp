@@ -883,6 +883,7 @@ class SqliteDatabase final : public Database {
       if (lock_.owns_lock() && !db_->writer_->InTransaction()) Flush();
     }
     std::uint64_t Epoch() const override { return epoch_; }
+    bool ExclusiveWaiting() const override { return db_->group_->ExclusiveWaiting(); }
     void Flush() override {
       if (lock_.owns_lock()) {
         try {
