@@ -99,6 +99,15 @@ class GroupedTopTest : public ::testing::Test {
     return FindGroupedTop(c, cls_, q, *plan, stats).has_value();
   }
 
+  // The page the store gives equals the plain statement's and holds `rows` rows; `served` says
+  // whether the runs served it.
+  void ExpectPage(const query::Query& q, bool served, std::size_t rows, const std::string& what) {
+    EXPECT_EQ(Served(q), served) << what;
+    const auto page = Ids(q);
+    EXPECT_EQ(page, PlainIds(q)) << what;
+    EXPECT_EQ(page.size(), rows) << what;
+  }
+
   const test::TempDir dir_{"grouped-top"};
   std::unique_ptr<Database> db_;
   schema::ClassSchema cls_;
@@ -129,10 +138,7 @@ TEST_F(GroupedTopTest, ADescendingIndexAndASingleColumnIndexServeToo) {
   Create(json::object{{"Score", -1}}, [](int i) { return Cell(i % 2 ? Cell(std::int64_t{i % 17}) : Cell(0.5 + i % 5)); });
   for (bool descending : {true, false})
     for (const char* where : {R"({"Score":{"$gt":3}})", R"({"Score":{"$lte":2.5},"City":"Acre"})"}) {
-      const auto q = Page(where, descending, 50, 10);
-      EXPECT_TRUE(Served(q)) << where;
-      EXPECT_EQ(Ids(q), PlainIds(q)) << where;
-      EXPECT_EQ(Ids(q).size(), 50u);
+      ExpectPage(Page(where, descending, 50, 10), true, 50, where);
     }
 }
 
@@ -176,9 +182,7 @@ TEST_F(GroupedTopTest, ACallerSeesThePageItsAclsAllowAndATextColumnCanHoldTheRun
   for (bool descending : {true, false}) {
     auto q = Page(R"({"Tag":"a","City":{"$gte":"B"}})", descending, 40, 5);
     q.readable_by = std::vector<std::string>{"*", "u1"};
-    EXPECT_TRUE(Served(q));
-    EXPECT_EQ(Ids(q), PlainIds(q));
-    EXPECT_EQ(Ids(q).size(), 40u);
+    ExpectPage(q, true, 40, descending ? "descending" : "ascending");
   }
 }
 
@@ -233,10 +237,7 @@ TEST_F(GroupedTopTest, SortsAnIndexServesNeedNoSorter) {
 TEST_F(GroupedTopTest, ShortRunsGoToThePlainStatement) {
   // Every Score distinct: there is no run to skip the rest of.
   Create(json::object{{"City", 1}, {"Score", 1}}, [](int i) { return Cell(std::int64_t{i}); });
-  const auto q = Page(R"({"City":"Haifa","Score":{"$gte":0}})", true, 20, 0);
-  EXPECT_FALSE(Served(q));
-  EXPECT_EQ(Ids(q), PlainIds(q));
-  EXPECT_EQ(Ids(q).size(), 20u);
+  ExpectPage(Page(R"({"City":"Haifa","Score":{"$gte":0}})", true, 20, 0), false, 20, "short runs");
 }
 
 TEST_F(GroupedTopTest, WithoutItsIndexTheStatementWouldSortSoThePlainOneRuns) {
@@ -244,9 +245,7 @@ TEST_F(GroupedTopTest, WithoutItsIndexTheStatementWouldSortSoThePlainOneRuns) {
   const auto q = Page(R"({"City":"Eilat","Score":{"$gte":5}})", true, 30, 0);
   EXPECT_TRUE(Served(q));
   Connection(dir_.File("data.db"), false).Exec("DROP INDEX \"uidx:Deals:by_score\"");
-  EXPECT_FALSE(Served(q));
-  EXPECT_EQ(Ids(q), PlainIds(q));
-  EXPECT_EQ(Ids(q).size(), 30u);
+  ExpectPage(q, false, 30, "index dropped");
 }
 
 TEST(PageOrderTest, RowsReadOutOfOrderReachTheSinkInPageOrder) {
