@@ -41,6 +41,10 @@ void Statement::BindCell(int index, const Cell& cell) {
   if (rc != SQLITE_OK) Fail(sqlite3_db_handle(stmt_), "bind");
 }
 
+void Statement::BindAll(const std::vector<Cell>& cells) {
+  for (std::size_t i = 0; i < cells.size(); ++i) BindCell(static_cast<int>(i) + 1, cells[i]);
+}
+
 void Statement::Bind(int index, std::string_view text) {
   if (sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT) !=
       SQLITE_OK)

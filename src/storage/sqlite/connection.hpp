@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "storage/row.hpp"
 
@@ -28,6 +29,8 @@ class Statement {
   ~Statement();
 
   void BindCell(int index, const Cell& cell);
+  // Binds `cells` to placeholders 1, 2, ...: the parameters of a compiled where, in order.
+  void BindAll(const std::vector<Cell>& cells);
   void Bind(int index, std::string_view text);
   void BindNull(int index);
   // True while a row is available; throws StorageError on failure.

@@ -165,10 +165,6 @@ SqlFragment SeekWhere(const schema::ClassSchema& cls, const query::Query& query,
   return CompileWhere(seek, cls.name);
 }
 
-void BindWhere(Statement& st, const SqlFragment& where) {
-  for (std::size_t i = 0; i < where.params.size(); ++i) st.BindCell(static_cast<int>(i) + 1, where.params[i]);
-}
-
 }  // namespace
 
 std::optional<std::vector<GroupedTopRow>> FindGroupedTop(Connection& c, const schema::ClassSchema& cls,
@@ -188,7 +184,7 @@ std::optional<std::vector<GroupedTopRow>> FindGroupedTop(Connection& c, const sc
   if (c.PlanSorts(first_sql) || c.PlanSorts(seek_sql)) return std::nullopt;
   auto first = c.Prepare(first_sql);
   auto seek = c.Prepare(seek_sql);
-  BindWhere(first, where);
+  first.BindAll(where.params);
 
   // Whether a row sorts before `than` in the page: TEXT compares as memcmp, as SQLite's BINARY.
   auto before = [&](std::string_view created, std::string_view id, const Kept& than) {
@@ -241,7 +237,7 @@ std::optional<std::vector<GroupedTopRow>> FindGroupedTop(Connection& c, const sc
       if (++missed >= kStepsBeforeSeek) {
         count.vm_steps += now.TakeVmSteps();
         seek.Reset();
-        BindWhere(seek, seek_where);
+        seek.BindAll(seek_where.params);
         seek.BindCell(static_cast<int>(seek_where.params.size()) + 1, run);
         past = std::move(run);
         ++count.seeks;

@@ -317,10 +317,6 @@ std::string FindSql(const schema::ClassSchema& cls, const query::Query& query, S
       kSelectAll, table, where.sql, order);
 }
 
-void BindAll(Statement& st, const std::vector<Cell>& params) {
-  for (std::size_t i = 0; i < params.size(); ++i) st.BindCell(static_cast<int>(i) + 1, params[i]);
-}
-
 // A page found by FindGroupedTop (grouped_top.hpp), its rows read in one statement. False when
 // the runs do not pay for this query and the plain statement must run.
 bool RunGroupedTop(Connection& c, const schema::ClassSchema& cls, const query::Query& query,
@@ -359,7 +355,7 @@ void RunFind(Connection& c, const schema::ClassSchema& cls, const query::Query& 
   const std::string sql = FindSql(cls, query, where);
   const std::size_t cells = CellCount(cls);
   auto st = c.Prepare(sql);
-  BindAll(st, where.params);
+  st.BindAll(where.params);
   const int next = static_cast<int>(where.params.size()) + 1;
   // LIMIT -1 is "no limit" in SQLite; the record API has no maximum (spec §4.2).
   st.BindCell(next, Cell(query.limit < 0 ? std::int64_t{-1} : query.limit));
@@ -720,7 +716,7 @@ class SqliteDatabase final : public Database {
     if (auto cached = counts_.Find(key, commits)) return *cached;
     auto reader = Acquire();
     auto st = reader->Prepare(sql);
-    BindAll(st, where.params);
+    st.BindAll(where.params);
     st.Step();
     const auto count = std::get<std::int64_t>(st.Column(0));
     counts_.Store(std::move(key), commits, count);
@@ -759,7 +755,7 @@ class SqliteDatabase final : public Database {
     for (auto& p : where.params) params.push_back(std::move(p));
     auto reader = Acquire();
     auto st = reader->Prepare(sql);
-    BindAll(st, params);
+    st.BindAll(params);
     std::vector<std::vector<Cell>> rows;
     const int width = plan.distinct ? 1 : 1 + static_cast<int>(plan.accumulators.size());
     while (st.Step()) {
@@ -775,7 +771,7 @@ class SqliteDatabase final : public Database {
     const std::string sql = "EXPLAIN QUERY PLAN " + FindSql(cls, query, where);
     auto reader = Acquire();
     auto st = reader->Prepare(sql);
-    BindAll(st, where.params);
+    st.BindAll(where.params);
     const int next = static_cast<int>(where.params.size()) + 1;
     st.BindCell(next, Cell(query.limit));
     st.BindCell(next + 1, Cell(query.skip));
