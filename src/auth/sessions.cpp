@@ -49,7 +49,7 @@ std::string CreateSession(app::Application& app, storage::WriteTransaction& txn,
   const std::int64_t now = timeutil::NowMillis();
   const auto expires = now + std::chrono::duration_cast<std::chrono::milliseconds>(app.settings().session_ttl).count();
   storage::Row row;
-  row.object_id = ids::NewObjectId();
+  row.object_id = storage::FreshObjectId(txn, cls);
   row.created_at = row.updated_at = timeutil::FormatIso(now);
   row.acl = ToJson(json::object{{user_id, json::object{{"read", true}, {"write", true}}}});
   const std::vector<std::string> columns{"user", "expiresAt", "createdWith", schema::kSessionTokenHash};

@@ -21,6 +21,7 @@
 #include "query/where.hpp"
 #include "schema/class_schema.hpp"
 #include "storage/row.hpp"
+#include "util/ids.hpp"
 
 namespace crmd::storage {
 
@@ -179,6 +180,19 @@ std::optional<Row> FindFirst(Source& source, const schema::ClassSchema& cls, std
     return false;
   });
   return found;
+}
+
+// A generated objectId (from `next`) that no row of `cls` has yet. Generated ids may repeat, very
+// rarely (see ids::NewObjectId), and a repeat would fail the insert; the check reads the index page
+// the insert writes next.
+template <typename Next = std::string (*)()>
+std::string FreshObjectId(WriteTransaction& txn, const schema::ClassSchema& cls,
+                          Next next = static_cast<std::string (*)()>(&ids::NewObjectId)) {
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    std::string id = next();
+    if (!txn.Exists(cls, id)) return id;
+  }
+  throw StorageError("no free objectId in " + cls.name + " after 8 attempts");
 }
 
 }  // namespace crmd::storage

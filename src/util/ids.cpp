@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "util/time.hpp"
+
 namespace crmd::ids {
 
 namespace {
@@ -31,6 +33,18 @@ std::string RandomAlnum(std::size_t length) {
     }
   }
   return out;
+}
+
+std::string NewObjectId() { return NewObjectId(timeutil::NowMillis()); }
+
+std::string NewObjectId(std::int64_t millis) {
+  // Digits, then upper case, then lower case: base 62 digits that sort as their values do.
+  constexpr std::string_view kOrdered = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  constexpr std::size_t kClockDigits = 4;
+  std::string out(kClockDigits, '0');
+  auto t = static_cast<std::uint64_t>(millis);
+  for (std::size_t i = kClockDigits; i-- > 0; t /= kOrdered.size()) out[i] = kOrdered[t % kOrdered.size()];
+  return out + RandomAlnum(kObjectIdLength - kClockDigits);
 }
 
 std::string HashSecret(std::string_view secret) {

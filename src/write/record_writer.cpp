@@ -101,7 +101,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
       if (existing && txn->Exists(*existing, *changes.object_id)) return errors::DuplicateObjectId();
       row.object_id = *changes.object_id;
     } else {
-      row.object_id = ids::NewObjectId();
+      row.object_id = existing ? storage::FreshObjectId(*txn, *existing) : ids::NewObjectId();
     }
     row.created_at = row.updated_at = timeutil::NowIso();
     if (changes.acl)

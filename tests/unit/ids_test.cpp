@@ -1,8 +1,10 @@
 // util/ids: random identifiers have the asked length, only alphanumerics, and every character
-// equally likely (rejection sampling, no modulo bias toward the alphabet's start).
+// equally likely (rejection sampling, no modulo bias toward the alphabet's start); object ids
+// begin with the clock, in order.
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "util/ids.hpp"
 
@@ -29,6 +31,28 @@ TEST(IdsTest, RandomAlnumIsUniformOverTheSixtyTwoCharacters) {
     EXPECT_GT(n, 9'500) << c;
     EXPECT_LT(n, 10'500) << c;
   }
+}
+
+TEST(IdsTest, ObjectIdsSortByTheirMillisecondWithinACycleAndEndRandom) {
+  Init();
+  constexpr std::int64_t kCycle = 62LL * 62 * 62 * 62;  // 4 base-62 clock digits, in milliseconds
+  const std::int64_t t = 1'790'000'000'000;
+  std::string previous;
+  for (std::int64_t ms = t; ms < t + 5'000; ms += 7) {
+    const std::string id = NewObjectId(ms);
+    ASSERT_EQ(id.size(), kObjectIdLength);
+    ASSERT_TRUE(IsAlnumId(id, kObjectIdLength)) << id;
+    if (ms % kCycle != 0 && !previous.empty()) EXPECT_LT(previous.substr(0, 4), id.substr(0, 4)) << ms;
+    previous = id;
+  }
+  EXPECT_EQ(NewObjectId(t).substr(0, 4), NewObjectId(t + kCycle).substr(0, 4));  // the clock part wraps
+  EXPECT_EQ(NewObjectId(0).substr(0, 4), "0000");
+  EXPECT_EQ(NewObjectId(kCycle - 1).substr(0, 4), "zzzz");
+  // The random part: 62^6 values, so 1,000 ids of one millisecond do not repeat.
+  std::set<std::string> same_ms;
+  for (int i = 0; i < 1'000; ++i) same_ms.insert(NewObjectId(t));
+  EXPECT_EQ(same_ms.size(), 1'000u);
+  EXPECT_EQ(NewObjectId().size(), kObjectIdLength);
 }
 
 }  // namespace
