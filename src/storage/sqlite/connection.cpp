@@ -149,6 +149,24 @@ bool Connection::PlanSorts(const std::string& sql) {
   return sorts;
 }
 
+void Connection::OnCommit(std::function<void(int frames)> hook) {
+  on_commit_ = std::move(hook);
+  sqlite3_wal_hook(db_, on_commit_ ? &Connection::WalHook : nullptr, this);
+}
+
+int Connection::WalHook(void* self, sqlite3*, const char*, int frames) {
+  static_cast<Connection*>(self)->on_commit_(frames);
+  return SQLITE_OK;  // the commit is done whatever the hook did
+}
+
+int Connection::Checkpoint() {
+  int log = 0, copied = 0;
+  const int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
+  if (rc == SQLITE_BUSY) return -1;
+  if (rc != SQLITE_OK) Fail(db_, "checkpoint");
+  return copied;
+}
+
 ReadSnapshot::ReadSnapshot(Connection& c) : c_(c), own_(!c.InTransaction()) {
   if (own_) c_.Run("BEGIN");
 }

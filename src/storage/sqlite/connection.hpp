@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -79,8 +80,19 @@ class Connection {
   // remembered with the statement cache.
   bool PlanSorts(const std::string& sql);
 
+  // Calls `hook` with the log's size in pages after each commit on this connection. It replaces
+  // SQLite's automatic checkpoint (both are SQLite's WAL hook); must not throw.
+  void OnCommit(std::function<void(int frames)> hook);
+  // A PASSIVE checkpoint: copies the log pages no reader still needs into the database file
+  // without waiting for anyone. Returns the pages of the log copied so far, or -1 when another
+  // checkpoint was running; throws StorageError on failure.
+  int Checkpoint();
+
  private:
+  static int WalHook(void* self, sqlite3* db, const char* schema, int frames);
+
   sqlite3* db_ = nullptr;
+  std::function<void(int)> on_commit_;
   std::unordered_map<std::string, sqlite3_stmt*> cache_;
   std::unordered_map<std::string, bool> sorts_;
   int in_use_ = 0;  // Statements lent out and not yet destroyed

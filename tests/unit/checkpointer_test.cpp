@@ -1,0 +1,107 @@
+// storage/sqlite/checkpointer: the log is copied back by a pass on another thread, the writer copies
+// only the short tail the pass left, after which the log starts over; a log past the `whole` limit
+// is copied by the writer; a reader's snapshot keeps the log from starting over until it ends;
+// nothing written is lost.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "storage/sqlite/checkpointer.hpp"
+#include "storage/sqlite/connection.hpp"
+#include "temp_dir.hpp"
+
+namespace crmd::storage::sqlite {
+namespace {
+
+class CheckpointerTest : public ::testing::Test {
+ protected:
+  void Open(Checkpointer::Limits limits) {
+    checkpointer_ = std::make_unique<Checkpointer>(path_, /*sync_full=*/false, limits);
+    writer_ = std::make_unique<Connection>(path_, /*sync_full=*/false);
+    writer_->Exec("CREATE TABLE IF NOT EXISTS t (x BLOB)");
+    writer_->OnCommit([this](int frames) {
+      frames_.push_back(frames);
+      checkpointer_->AfterCommit(*writer_, frames);
+    });
+  }
+  // One commit of a row about as large as a page: a page or two of log.
+  void Write(int rows = 1) {
+    writer_->Run("BEGIN IMMEDIATE");
+    for (int i = 0; i < rows; ++i) writer_->Run("INSERT INTO t VALUES (zeroblob(3000))");
+    writer_->Run("COMMIT");
+  }
+  std::int64_t Rows(Connection& c) {
+    auto st = c.Prepare("SELECT count(*) FROM t");
+    st.Step();
+    return std::get<std::int64_t>(st.Column(0));
+  }
+
+  test::TempDir dir_{"checkpointer"};
+  const std::string path_ = dir_.File("data.db");
+  std::unique_ptr<Checkpointer> checkpointer_;  // before writer_: outlives its commits
+  std::unique_ptr<Connection> writer_;
+  std::vector<int> frames_;  // the log's size after each commit
+};
+
+TEST_F(CheckpointerTest, APassCopiesTheLogAndTheWriterOnlyItsTailThenTheLogStartsOver) {
+  Open({.start = 40, .tail = 30, .whole = 100'000});
+  while (frames_.empty() || frames_.back() < 30) Write();
+  // A reader's snapshot holds the pass back at this point of the log: what it leaves is the tail
+  // of the writes after it (otherwise only writes during the pass, which a test cannot time).
+  Connection reader(path_, false);
+  reader.Run("BEGIN");
+  EXPECT_GT(Rows(reader), 0);
+  while (frames_.back() < 40) Write();
+  checkpointer_->WaitIdle();
+  EXPECT_EQ(checkpointer_->stats().passes, 1u);
+  EXPECT_EQ(checkpointer_->stats().tails, 0u);
+  Write();  // a tail of about ten pages: the writer copies what it may, the reader still holds the rest
+  EXPECT_EQ(checkpointer_->stats().tails, 1u);
+  EXPECT_GT(frames_.back(), 40);
+  reader.Run("COMMIT");
+  Write();  // now all of it
+  EXPECT_EQ(checkpointer_->stats().tails, 2u);
+  Write();  // so this commit writes the log from its start again
+  EXPECT_LT(frames_.back(), 10);
+  EXPECT_EQ(checkpointer_->stats().passes, 1u);
+  EXPECT_EQ(checkpointer_->stats().whole, 0u);
+  EXPECT_EQ(Rows(*writer_), static_cast<std::int64_t>(frames_.size()));  // one row per commit
+}
+
+TEST_F(CheckpointerTest, ALogPastTheWholeLimitIsCopiedByTheWriter) {
+  Open({.start = 40, .tail = 10, .whole = 60});
+  Write(100);  // one commit of ~100 pages: past `whole` at once
+  EXPECT_EQ(checkpointer_->stats().whole, 1u);
+  EXPECT_EQ(checkpointer_->stats().passes, 0u);
+  Write();
+  EXPECT_LT(frames_.back(), 10);  // copied whole, so the log started over
+}
+
+TEST_F(CheckpointerTest, AReadersSnapshotKeepsTheLogUntilItEndsAndNothingIsLost) {
+  Open({.start = 40, .tail = 10, .whole = 100'000});
+  Write();
+  Connection reader(path_, false);
+  reader.Run("BEGIN");
+  EXPECT_EQ(Rows(reader), 1);  // the snapshot is taken here and holds the log's first pages
+  for (int i = 0; i < 120; ++i) {
+    Write();
+    checkpointer_->WaitIdle();
+  }
+  int smallest_after_start = 1'000'000;
+  for (std::size_t i = 2; i < frames_.size(); ++i) smallest_after_start = std::min(smallest_after_start, frames_[i]);
+  EXPECT_GT(smallest_after_start, 3);  // never started over while the reader might need the log
+  EXPECT_EQ(Rows(reader), 1);
+  reader.Run("COMMIT");
+  for (int i = 0; i < 3; ++i) {  // a pass copies it all, the writer a tail, then it starts over
+    Write();
+    checkpointer_->WaitIdle();
+  }
+  EXPECT_LT(frames_.back(), 10);  // the reader gone, the next tail copy lets it start over
+  EXPECT_EQ(Rows(*writer_), 124);
+  auto check = writer_->Prepare("PRAGMA integrity_check");
+  ASSERT_TRUE(check.Step());
+  EXPECT_EQ(check.ColumnText(0), "ok");
+}
+
+}  // namespace
+}  // namespace crmd::storage::sqlite
