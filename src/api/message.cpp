@@ -1,5 +1,6 @@
 #include "api/message.hpp"
 
+#include "util/errors.hpp"
 #include "util/json.hpp"
 
 namespace crmd::api {
@@ -8,6 +9,16 @@ std::optional<std::string_view> Request::Header(std::string_view lower_name) con
   for (const auto& [name, value] : headers)
     if (name == lower_name) return std::string_view(value);
   return std::nullopt;
+}
+
+Result<const boost::json::object*> BodyObject(const Request& request, boost::json::value& storage) {
+  const boost::json::value* body = request.json_body.get();
+  if (!body) {
+    CRMD_ASSIGN(storage, ParseJson(request.body));
+    body = &storage;
+  }
+  if (!body->is_object()) return errors::BodyNotObject();
+  return &body->get_object();
 }
 
 Response JsonResponse(int status, const boost::json::value& body) {

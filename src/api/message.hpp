@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,10 @@ struct Request {
   std::string target;       // raw request-target: path and query, still percent-encoded
   std::vector<std::pair<std::string, std::string>> headers;  // names in lower case
   std::string body;
+  // The body already parsed, when something before the handler had to parse it anyway (a queued
+  // write, on the network thread; a batch item, as part of its batch): JSON handlers read this
+  // instead of parsing `body` again. Batch items carry only this, with `body` empty.
+  std::shared_ptr<const boost::json::value> json_body;
   std::string remote_ip;
 
   // The first header named `lower_name`, if present.
@@ -33,6 +38,10 @@ struct Response {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
 };
+
+// The body of a request whose body must be a JSON object: `json_body` when the request carries it,
+// else `body` parsed into `storage`. 107 when it is no JSON, 107 (BodyNotObject) when no object.
+Result<const boost::json::object*> BodyObject(const Request& request, boost::json::value& storage);
 
 Response JsonResponse(int status, const boost::json::value& body);
 // The one place an ApiError becomes a body (its three shapes: spec §7).

@@ -20,12 +20,6 @@ namespace {
 // More sort keys than any index could serve; a longer list is a mistake or an attack.
 constexpr std::size_t kMaxOrderKeys = 16;
 
-Result<json::object> ParseBodyObject(const Request& request) {
-  CRMD_ASSIGN(auto body, ParseJson(request.body));
-  if (!body.is_object()) return errors::BodyNotObject();
-  return std::move(body.get_object());
-}
-
 Result<std::int64_t> NonNegative(const std::string& name, const std::string& text) {
   std::int64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -120,9 +114,10 @@ Response HandleRecords(const Request& request, const Target& target, auth::Conte
         return response;
       }
       case Method::kPost: {
-        auto body = ParseBodyObject(request);
+        json::value storage;
+        auto body = BodyObject(request, storage);
         if (!body.ok()) return ErrorResponse(body.error());
-        return Respond(201, write::CreateRecord(ctx, class_name, body.value()));
+        return Respond(201, write::CreateRecord(ctx, class_name, *body.value()));
       }
       default: return ErrorResponse(errors::RouteNotFound(request.method_name, target.path));
     }
@@ -152,9 +147,10 @@ Response HandleRecords(const Request& request, const Target& target, auth::Conte
       return response;
     }
     case Method::kPut: {
-      auto body = ParseBodyObject(request);
+      json::value storage;
+      auto body = BodyObject(request, storage);
       if (!body.ok()) return ErrorResponse(body.error());
-      return Respond(200, write::UpdateRecord(ctx, class_name, object_id, body.value()));
+      return Respond(200, write::UpdateRecord(ctx, class_name, object_id, *body.value()));
     }
     case Method::kDelete:
       return Respond(200, write::DeleteRecord(ctx, class_name, object_id));

@@ -39,12 +39,12 @@ Response HandleSchemas(const Request& request, const Target& target, auth::Conte
     }
     case Method::kPost:
     case Method::kPut: {
-      auto body = ParseJson(request.body.empty() ? std::string_view("{}") : std::string_view(request.body));
+      json::value storage = json::object();  // an empty body stands for {}
+      auto body = request.body.empty() && !request.json_body ? Result<const json::object*>(&storage.get_object())
+                                                             : BodyObject(request, storage);
       if (!body.ok()) return ErrorResponse(body.error());
-      if (!body.value().is_object()) return ErrorResponse(errors::BodyNotObject());
-      auto result = request.method == Method::kPost
-                        ? write::CreateSchema(ctx, class_name, body.value().get_object())
-                        : write::UpdateSchema(ctx, class_name, body.value().get_object());
+      auto result = request.method == Method::kPost ? write::CreateSchema(ctx, class_name, *body.value())
+                                                    : write::UpdateSchema(ctx, class_name, *body.value());
       if (!result.ok()) return ErrorResponse(result.error());
       return JsonResponse(200, result.value());
     }

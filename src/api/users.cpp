@@ -18,12 +18,6 @@ namespace {
 
 constexpr const char* kUser = "_User";
 
-Result<json::object> BodyObject(const Request& request) {
-  CRMD_ASSIGN(auto body, ParseJson(request.body));
-  if (!body.is_object()) return errors::BodyNotObject();
-  return std::move(body.get_object());
-}
-
 Response Answer(int status, Result<json::object> result) {
   if (!result.ok()) return ErrorResponse(result.error());
   return JsonResponse(status, result.value());
@@ -37,10 +31,11 @@ std::string_view StringMember(const json::object& o, std::string_view key) {
 Response SignUp(const Request& request, auth::Context& ctx) {
   // Spec §4.7: sign-up needs the master or an API key; the CAPTCHA gate is the record API's.
   if (!ctx.identity.IsMaster()) return ErrorResponse(errors::PermissionDenied("create", kUser));
-  auto body = BodyObject(request);
+  json::value storage;
+  auto body = BodyObject(request, storage);
   if (!body.ok()) return ErrorResponse(body.error());
   std::string token;
-  auto created = write::CreateRecord(ctx, kUser, body.value(), &token);
+  auto created = write::CreateRecord(ctx, kUser, *body.value(), &token);
   if (!created.ok()) return ErrorResponse(created.error());
   created.value()["sessionToken"] = token;
   return JsonResponse(201, created.value());
@@ -48,9 +43,10 @@ Response SignUp(const Request& request, auth::Context& ctx) {
 
 Response UpdateUser(const Request& request, auth::Context& ctx, const std::string& id) {
   // Spec §4.7's 206 and own-record rules are enforced by the write pipeline for every route.
-  auto body = BodyObject(request);
+  json::value storage;
+  auto body = BodyObject(request, storage);
   if (!body.ok()) return ErrorResponse(body.error());
-  return Answer(200, write::UpdateRecord(ctx, kUser, id, body.value()));
+  return Answer(200, write::UpdateRecord(ctx, kUser, id, *body.value()));
 }
 
 }  // namespace
@@ -60,10 +56,11 @@ Response HandleUsers(const Request& request, const Target& target, auth::Context
   const auto& s = target.segments;
   const std::string& route = s[0];
   if (route == "login" && s.size() == 1 && request.method == Method::kPost) {
-    auto body = BodyObject(request);
+    json::value storage;
+    auto body = BodyObject(request, storage);
     if (!body.ok()) return ErrorResponse(body.error());
-    return Answer(200, auth::LogIn(ctx, StringMember(body.value(), "username"),
-                                   StringMember(body.value(), "password")));
+    return Answer(200, auth::LogIn(ctx, StringMember(*body.value(), "username"),
+                                   StringMember(*body.value(), "password")));
   }
   if (route == "logout" && s.size() == 1 && request.method == Method::kPost) {
     if (ctx.identity.principal != auth::Principal::kUser) return ErrorResponse(errors::InvalidSessionToken());
@@ -71,9 +68,10 @@ Response HandleUsers(const Request& request, const Target& target, auth::Context
     return JsonResponse(200, json::object{});
   }
   if (route == "requestPasswordReset" && s.size() == 1 && request.method == Method::kPost) {
-    auto body = BodyObject(request);
+    json::value storage;
+    auto body = BodyObject(request, storage);
     if (!body.ok()) return ErrorResponse(body.error());
-    auth::RequestPasswordReset(*ctx.app, StringMember(body.value(), "email"));
+    auth::RequestPasswordReset(*ctx.app, StringMember(*body.value(), "email"));
     return JsonResponse(200, json::object{{"message", "Your request will be processed shortly"}});
   }
   if (route == "users") {
