@@ -87,8 +87,8 @@ Response HandleBatch(const Request& request, auth::Context& ctx, const std::stri
       answer = ErrorResponse(errors::Internal());
     }
     results += answer.status >= 200 && answer.status < 300 ? "{\"success\":" : "{\"error\":";
-    // Handlers write their JSON answers with WriteJson; the few bodies that are not JSON (a page,
-    // a preflight's "OK") stand as {}, as they did when answers were parsed back.
+    // Handlers write their JSON answers with WriteJson; a body that is not JSON (the HTML of the
+    // reset-password page) stands as {}, as it did when answers were parsed back.
     if (answer.body.empty() || (answer.body.front() != '{' && answer.body.front() != '['))
       results += "{}";
     else

@@ -98,12 +98,12 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   const bool batch = request.method == Method::kPost && target->segments.size() == 2 &&
                      target->segments[0] == options_.prefix && target->segments[1] == "batch";
   if (!batch && !IsOwnRecordWrite(request.method, target->segments, options_.prefix)) return false;
-  auto body = ParseAhead(request.body);
-  request.json_body = body;  // also for the writer threads, should the request go there after all
-  if (batch && !(body && IsOwnRecordBatch(*body, options_.prefix))) return false;
   auto app_id = request.Header(app_id_header_);
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
-  if (!credentials) return false;
+  if (!credentials) return false;  // no body is parsed for a request of no application
+  auto body = request.method == Method::kDelete ? nullptr : ParseAhead(request.body);
+  request.json_body = body;  // also for the writer threads, should the request go there after all
+  if (batch && !(body && IsOwnRecordBatch(*body, options_.prefix))) return false;
   std::shared_ptr<app::Application> app;
   app::WriteQueue* queue = nullptr;
   try {

@@ -22,8 +22,10 @@ std::string RandomAlnum(std::size_t length);
 // (62^4 ms). Records created together then sit together in the objectId index, and a commit of
 // many creates dirties a few shared index pages instead of one random page each, which the commit
 // writes to the log, syncs and later copies back. Measured: creates +14%, p99 21 -> 14 ms.
-// The random part (~35.7 bits) keeps ids unguessable. Two ids can only repeat within the same
-// millisecond of a cycle, so callers that insert one check it is free (storage::NewObjectId).
+// The random part has ~35.7 bits (Parse's ten random characters ~59.5): ids are for naming records,
+// not secrets, and every read is checked against ACLs and class permissions. Ids can repeat only
+// within the same millisecond of a cycle, so callers that insert one check it is free
+// (storage::FreshObjectId).
 std::string NewObjectId();
 // The same at a given time (milliseconds since the epoch): for tests.
 std::string NewObjectId(std::int64_t millis);

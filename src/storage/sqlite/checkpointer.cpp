@@ -1,77 +1,119 @@
 #include "storage/sqlite/checkpointer.hpp"
 
 #include <exception>
-#include <system_error>
 #include <utility>
 
 #include "util/log.hpp"
 
 namespace crmd::storage::sqlite {
 
+namespace {
+// Logging allocates; nothing here may throw (the callers are SQLite's hook and a thread's loop).
+void LogFailure(const std::string& path, const char* what) noexcept {
+  try {
+    log::Error("checkpoint failed", {{"store", path}, {"error", what}});
+  } catch (...) {
+  }
+}
+}  // namespace
+
 Checkpointer::Checkpointer(std::string path, bool sync_full, Limits limits)
     : path_(std::move(path)), sync_full_(sync_full), limits_(limits) {}
 
 Checkpointer::~Checkpointer() {
-  WaitIdle();
+  {
+    std::unique_lock lock(mutex_);
+    stopping_ = true;
+    wake_.notify_all();
+    idle_.wait(lock, [&] { return !wanted_; });
+  }
   if (thread_.joinable()) thread_.join();
 }
 
-void Checkpointer::AfterCommit(Connection& writer, int frames) {
+void Checkpointer::AfterCommit(Connection& writer, int frames) noexcept {
   std::unique_lock lock(mutex_);
   if (frames < last_frames_) backfilled_ = 0;  // the log started over
   last_frames_ = frames;
   if (frames < limits_.start) return;
   const bool whole = frames >= limits_.whole;
-  if (running_) {
+  if (wanted_) {
     if (!whole) return;
-    idle_.wait(lock, [&] { return !running_; });  // the passes fell behind: the writer waits
+    idle_.wait(lock, [&] { return !wanted_; });  // the passes fell behind: the writer waits for this one
   } else if (!whole && frames - backfilled_ > limits_.tail) {
-    StartPass();
-    return;
+    RequestPass();
+    if (wanted_) return;
+    // No thread could start: the writer copies the log itself, as SQLite would have.
   }
   lock.unlock();
-  int copied = -1;
-  try {
-    copied = writer.Checkpoint();
-  } catch (const std::exception& e) {
-    // The commit itself is done and durable; the log stays longer until a checkpoint succeeds.
-    log::Error("checkpoint failed", {{"store", path_}, {"error", e.what()}});
-  }
+  auto result = Run(writer);
   lock.lock();
-  if (copied >= 0) backfilled_ = copied;
+  if (!result) return;
   ++(whole ? stats_.whole : stats_.tails);
+  Note(result->copied);
 }
 
-void Checkpointer::StartPass() {
-  if (thread_.joinable()) thread_.join();  // the last pass has ended: running_ is false
-  running_ = true;
-  try {
-    thread_ = std::thread([this] { Pass(); });
-  } catch (const std::system_error& e) {
-    // No thread: the log grows until the writer copies it whole.
-    running_ = false;
-    log::Error("checkpoint thread could not start", {{"store", path_}, {"error", e.what()}});
+void Checkpointer::RequestPass() {
+  wanted_ = true;
+  if (!worker_) {
+    // The last thread ended idle (it cleared worker_ holding the mutex, then only returned).
+    if (thread_.joinable()) thread_.join();
+    try {
+      thread_ = std::thread([this] { Work(); });
+      worker_ = true;
+    } catch (...) {
+      wanted_ = false;
+      return;
+    }
+  }
+  wake_.notify_one();
+}
+
+void Checkpointer::Work() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait_for(lock, kIdle, [&] { return wanted_ || stopping_; });
+    if (!wanted_) {  // stopping, or idle: the next pass starts a thread again
+      worker_ = false;
+      return;
+    }
+    lock.unlock();
+    std::optional<Connection::CheckpointResult> result;
+    try {
+      if (!own_) own_ = std::make_unique<Connection>(path_, sync_full_);
+    } catch (const std::exception& e) {
+      LogFailure(path_, e.what());
+    }
+    if (own_) result = Run(*own_);
+    lock.lock();
+    ++stats_.passes;
+    if (result) Note(result->copied);
+    wanted_ = false;
+    idle_.notify_all();
   }
 }
 
-void Checkpointer::Pass() {
-  int copied = -1;
+std::optional<Connection::CheckpointResult> Checkpointer::Run(Connection& c) noexcept {
   try {
-    if (!own_) own_ = std::make_unique<Connection>(path_, sync_full_);
-    copied = own_->Checkpoint();
+    return c.Checkpoint();
   } catch (const std::exception& e) {
-    log::Error("checkpoint failed", {{"store", path_}, {"error", e.what()}});
+    // The commits are done and durable; the log only stays longer until a checkpoint succeeds.
+    LogFailure(path_, e.what());
+  } catch (...) {
+    LogFailure(path_, "unknown exception");
   }
-  std::lock_guard lock(mutex_);
-  if (copied >= 0) backfilled_ = copied;
-  ++stats_.passes;
-  running_ = false;
-  idle_.notify_all();
+  return std::nullopt;
+}
+
+void Checkpointer::Note(int copied) {
+  // All of the log as the writer last reported it: the next write starts it over (unless a reader
+  // still holds it, and then the next pass finds little to copy), so nothing of it counts as copied.
+  // Less: a pass that ran during writes, whose tail the writer copies next.
+  backfilled_ = copied < last_frames_ ? copied : 0;
 }
 
 void Checkpointer::WaitIdle() {
   std::unique_lock lock(mutex_);
-  idle_.wait(lock, [&] { return !running_; });
+  idle_.wait(lock, [&] { return !wanted_; });
 }
 
 Checkpointer::Stats Checkpointer::stats() {

@@ -5,18 +5,21 @@
 // the writer thread's time in the create bench, and a 25-35 ms wait for the unlucky write. Here the
 // writer's commits only report the log's size. A pass on the checkpointer's thread (a PASSIVE
 // checkpoint on a connection of its own) copies what the log holds when it starts, while the writer
-// goes on appending. The log can only start over once all of it is copied, so when a pass leaves
-// just a short tail, the writer copies that tail itself; its next transaction then writes the log
-// from the start again. A log too long for the passes to catch up with (they copy slower than the
-// writer appends) is copied whole by the writer, as SQLite would.
+// goes on appending. SQLite starts the log over only at a write that begins with all of it copied
+// (and no reader still on an older snapshot), so when a pass leaves just a short tail, the writer
+// copies that tail itself, and its next write starts the log over. A log too long for the passes to
+// catch up with (they copy slower than the writer appends, or a reader holds it) is copied whole by
+// the writer, as SQLite would.
 //
 // Thread-safe: AfterCommit() is called by the writer connection's commits, one at a time.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -29,37 +32,46 @@ class Checkpointer {
   struct Limits {
     int start = 4000;   // log pages before a pass starts: SQLite's autocheckpoint, at 4x its default
     int tail = 1000;    // pages left over by a pass that the writer copies itself
-    int whole = 32000;  // log pages (128 MiB) past which the writer copies all of it itself
+    int whole = 16000;  // log pages (62.5 MiB) past which the writer copies all of it itself
   };
   struct Stats {
-    std::uint64_t passes = 0;        // background passes run
-    std::uint64_t tails = 0;         // checkpoints the writer ran on a short tail
-    std::uint64_t whole = 0;         // checkpoints the writer ran on a log past Limits::whole
+    std::uint64_t passes = 0;  // background passes run
+    std::uint64_t tails = 0;   // checkpoints the writer ran on a short tail
+    std::uint64_t whole = 0;   // checkpoints the writer ran on a log past Limits::whole
   };
+  // The checkpointer's thread ends after this long without a pass, and starts again with the next.
+  static constexpr std::chrono::seconds kIdle{60};
 
   Checkpointer(std::string path, bool sync_full, Limits limits);
   Checkpointer(const Checkpointer&) = delete;
   Checkpointer& operator=(const Checkpointer&) = delete;
   ~Checkpointer();  // waits for a running pass
 
-  // After a commit on `writer` left `frames` pages in the log (called from its WAL hook).
-  void AfterCommit(Connection& writer, int frames);
-  // Waits until no pass runs: for tests, which must not guess it from a sleep.
+  // After a commit on `writer` left `frames` pages in the log (called from its WAL hook). Never
+  // throws: the commit is done, and a checkpoint that fails is logged and tried again later.
+  void AfterCommit(Connection& writer, int frames) noexcept;
+  // Waits until no pass is wanted or running: for tests, which must not guess it from a sleep.
   void WaitIdle();
   Stats stats();
 
  private:
-  void StartPass();  // mutex_ held
-  void Pass();
+  void RequestPass();  // mutex_ held
+  void Work();
+  // What a checkpoint reports, or nothing when it did not run (another one ran, or it failed).
+  std::optional<Connection::CheckpointResult> Run(Connection& c) noexcept;
+  void Note(int copied);  // after a checkpoint copied the log up to `copied`; mutex_ held
 
   const std::string path_;
   const bool sync_full_;
   const Limits limits_;
   std::mutex mutex_;
-  std::condition_variable idle_;
-  bool running_ = false;  // a pass runs (or its thread is about to)
-  int backfilled_ = 0;    // log pages the last checkpoint left copied; 0 after the log started over
-  int last_frames_ = 0;   // the log's size at the last commit: smaller now means it started over
+  std::condition_variable wake_;  // a pass is wanted, or the checkpointer stops
+  std::condition_variable idle_;  // a pass ended
+  bool wanted_ = false;           // a pass is wanted or running
+  bool worker_ = false;           // thread_ runs Work()
+  bool stopping_ = false;
+  int backfilled_ = 0;            // log pages copied so far, as last known
+  int last_frames_ = 0;           // the log's size at the last commit: smaller means it started over
   Stats stats_;
   std::unique_ptr<Connection> own_;  // the passes' connection, opened by the first
   std::thread thread_;

@@ -154,17 +154,21 @@ void Connection::OnCommit(std::function<void(int frames)> hook) {
   sqlite3_wal_hook(db_, on_commit_ ? &Connection::WalHook : nullptr, this);
 }
 
-int Connection::WalHook(void* self, sqlite3*, const char*, int frames) {
-  static_cast<Connection*>(self)->on_commit_(frames);
-  return SQLITE_OK;  // the commit is done whatever the hook did
+int Connection::WalHook(void* self, sqlite3*, const char*, int frames) noexcept {
+  // Nothing may unwind through SQLite; the commit is done whatever the hook did.
+  try {
+    static_cast<Connection*>(self)->on_commit_(frames);
+  } catch (...) {
+  }
+  return SQLITE_OK;
 }
 
-int Connection::Checkpoint() {
-  int log = 0, copied = 0;
-  const int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
-  if (rc == SQLITE_BUSY) return -1;
+std::optional<Connection::CheckpointResult> Connection::Checkpoint() {
+  CheckpointResult result;
+  const int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &result.log, &result.copied);
+  if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) return std::nullopt;
   if (rc != SQLITE_OK) Fail(db_, "checkpoint");
-  return copied;
+  return result;
 }
 
 ReadSnapshot::ReadSnapshot(Connection& c) : c_(c), own_(!c.InTransaction()) {

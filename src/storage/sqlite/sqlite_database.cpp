@@ -619,6 +619,9 @@ class SqliteDatabase final : public Database {
     writer_ = std::make_unique<Connection>(path_, sync_full_);
     // Replaces SQLite's checkpoint inside the COMMIT, on the thread every queued write waits for.
     writer_->OnCommit([this](int frames) { checkpointer_.AfterCommit(*writer_, frames); });
+    // A log that grew long (passes behind, a long reader) is cut back to this when it starts over,
+    // rather than keep its longest size on disk; the log of steady writes stays well under it.
+    writer_->Exec("PRAGMA journal_size_limit=67108864");
     group_ = std::make_unique<GroupCommit>(*writer_);
     writer_->Exec(
         "CREATE TABLE IF NOT EXISTS _crmd_schema (className TEXT PRIMARY KEY NOT NULL, "
