@@ -11,26 +11,42 @@ namespace crmd::ids {
 namespace {
 constexpr std::string_view kAlphabet =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-}
+
+// Random bytes drawn from libsodium a block at a time and handed out from a per-thread buffer:
+// each randombytes_buf() call may be a getrandom(2), and an id needs only a few bytes. What is
+// not handed out yet stays in memory, as a generator's key would.
+class RandomBytes {
+ public:
+  unsigned char Next() {
+    if (next_ == sizeof block_) {
+      randombytes_buf(block_, sizeof block_);
+      next_ = 0;
+    }
+    const unsigned char b = block_[next_];
+    block_[next_++] = 0;  // a byte handed out is not kept
+    return b;
+  }
+  ~RandomBytes() { sodium_memzero(block_, sizeof block_); }
+
+ private:
+  unsigned char block_[1024];
+  std::size_t next_ = sizeof block_;
+};
+}  // namespace
 
 void Init() {
   if (sodium_init() < 0) throw std::runtime_error("libsodium failed to initialise");
 }
 
 std::string RandomAlnum(std::size_t length) {
-  // Random bytes fetched in blocks (one call, not one per character: each may be a getrandom(2)),
-  // kept uniform by rejection: bytes from 248 up would favour the alphabet's first letters.
+  // Uniform by rejection: bytes from 248 up would favour the alphabet's first letters.
   constexpr unsigned kLimit = 256 - 256 % kAlphabet.size();
+  thread_local RandomBytes random;
   std::string out;
   out.reserve(length);
-  unsigned char block[64];
   while (out.size() < length) {
-    randombytes_buf(block, sizeof block);
-    for (unsigned char b : block) {
-      if (b >= kLimit) continue;
-      out.push_back(kAlphabet[b % kAlphabet.size()]);
-      if (out.size() == length) break;
-    }
+    const unsigned char b = random.Next();
+    if (b < kLimit) out.push_back(kAlphabet[b % kAlphabet.size()]);
   }
   return out;
 }

@@ -86,7 +86,9 @@ Result<FieldChanges> CollectChanges(const json::object& body, schema::ClassSchem
     if (!schema::IsValidFieldName(key)) return errors::InvalidFieldName(key);
 
     const schema::FieldDef* def = cls.FindField(key);
-    json::value effective = value;
+    // The value to store: the body's own, or an operator's result (kept in `applied`).
+    const json::value* effective = &value;
+    json::value applied;
     if (IsOperator(value)) {
       CRMD_ASSIGN(auto op, ParseOperator(value.get_object()));
       if (IsRelationOperator(op)) {
@@ -118,12 +120,13 @@ Result<FieldChanges> CollectChanges(const json::object& body, schema::ClassSchem
         continue;
       }
       if (EchoesResult(op)) out.echoed[key] = *result;
-      effective = std::move(*result);
+      applied = std::move(*result);
+      effective = &applied;
     }
 
     if (def && def->type == schema::FieldType::kRelation)
-      return errors::SchemaMismatch(cls.name, key, def->Describe(), schema::DescribeValue(effective));
-    if (effective.is_null()) {
+      return errors::SchemaMismatch(cls.name, key, def->Describe(), schema::DescribeValue(*effective));
+    if (effective->is_null()) {
       if (!def) continue;  // a new field first written with null is not created (Parse)
       out.columns.push_back(key);
       out.cells.emplace_back(std::monostate{});
@@ -131,7 +134,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, schema::ClassSchem
       continue;
     }
     if (!def) {
-      CRMD_ASSIGN(auto inferred, schema::InferFieldType(effective, cls.name, key));
+      CRMD_ASSIGN(auto inferred, schema::InferFieldType(*effective, cls.name, key));
       if (!inferred) continue;
       if (inferred->type == schema::FieldType::kPointer &&
           !schema::IsValidUserClassName(inferred->target_class) &&
@@ -142,7 +145,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, schema::ClassSchem
       out.schema_changed = true;
       def = cls.FindField(key);
     }
-    CRMD_ASSIGN(auto cell, schema::EncodeValue(effective, *def, cls.name, key));
+    CRMD_ASSIGN(auto cell, schema::EncodeValue(*effective, *def, cls.name, key));
     Assign(out, key, std::move(cell));
   }
   return out;
