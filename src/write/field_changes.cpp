@@ -50,11 +50,18 @@ json::value CurrentValues::Get(std::string_view field, const schema::FieldDef& d
   return schema::DecodeCell(storage::CellOf(*cls_, *row_, field), def);
 }
 
-Result<FieldChanges> CollectChanges(const json::object& body, schema::ClassSchema& cls,
-                                    const auth::Identity& identity, WriteKind kind,
-                                    std::string_view object_id, const CurrentValues& current) {
+Result<FieldChanges> CollectChanges(const json::object& body, const schema::ClassSchema& base,
+                                    std::optional<schema::ClassSchema>& grown, const auth::Identity& identity,
+                                    WriteKind kind, std::string_view object_id, const CurrentValues& current) {
   FieldChanges out;
+  // Adds a field the body introduces, to a copy of the class made the first time.
+  auto add_field = [&](const std::string& name, schema::FieldDef def) {
+    if (!grown) grown = base;
+    grown->fields.emplace_back(name, std::move(def));
+    out.schema_changed = true;
+  };
   for (const auto& kv : body) {
+    const schema::ClassSchema& cls = grown ? *grown : base;  // with the fields added so far
     const std::string key(kv.key());
     const json::value& value = kv.value();
 
@@ -98,8 +105,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, schema::ClassSchem
           if (!schema::IsValidUserClassName(op.relation_class) && !schema::IsSystemClassName(op.relation_class))
             return errors::InvalidClassName(op.relation_class);
           CRMD_TRY(CheckNewFieldName(cls, key));
-          cls.fields.emplace_back(key, wanted);
-          out.schema_changed = true;
+          add_field(key, wanted);
         } else if (!(*def == wanted)) {
           return errors::SchemaMismatch(cls.name, key, def->Describe(), wanted.Describe());
         }
@@ -110,9 +116,8 @@ Result<FieldChanges> CollectChanges(const json::object& body, schema::ClassSchem
         auto created = TypeCreatedBy(op);
         if (!created) continue;  // Delete of a field that does not exist
         CRMD_TRY(CheckNewFieldName(cls, key));
-        cls.fields.emplace_back(key, *created);
-        out.schema_changed = true;
-        def = cls.FindField(key);
+        add_field(key, *created);
+        def = grown->FindField(key);
       }
       CRMD_ASSIGN(auto result, ApplyOperator(op, current.Get(key, *def), *def, cls.name, key));
       if (!result) {
@@ -141,9 +146,8 @@ Result<FieldChanges> CollectChanges(const json::object& body, schema::ClassSchem
           !schema::IsSystemClassName(inferred->target_class))
         return errors::InvalidClassName(inferred->target_class);
       CRMD_TRY(CheckNewFieldName(cls, key));
-      cls.fields.emplace_back(key, *inferred);
-      out.schema_changed = true;
-      def = cls.FindField(key);
+      add_field(key, *inferred);
+      def = grown->FindField(key);
     }
     CRMD_ASSIGN(auto cell, schema::EncodeValue(*effective, *def, cls.name, key));
     Assign(out, key, std::move(cell));

@@ -49,9 +49,11 @@ struct FieldChanges {
 
 enum class WriteKind { kCreate, kUpdate };
 
-// Checks `body` against `cls`, adding fields the body introduces to `cls` (schema_changed).
-Result<FieldChanges> CollectChanges(const boost::json::object& body, schema::ClassSchema& cls,
-                                    const auth::Identity& identity, WriteKind kind,
-                                    std::string_view object_id, const CurrentValues& current);
+// Checks `body` against `cls`. The first field the body introduces makes `grown` a copy of `cls`,
+// and that field and any later new ones are added to it (schema_changed); fields after it are
+// checked against `grown`. Most writes add no field, and copy no schema.
+Result<FieldChanges> CollectChanges(const boost::json::object& body, const schema::ClassSchema& cls,
+                                    std::optional<schema::ClassSchema>& grown, const auth::Identity& identity,
+                                    WriteKind kind, std::string_view object_id, const CurrentValues& current);
 
 }  // namespace crmd::write

@@ -84,10 +84,12 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
         if (schema::EqualsIgnoringCase(name, class_name))
           return errors::ClassNameCaseCollision(class_name, name);
     }
-    schema::ClassSchema cls =
-        existing ? *existing : schema::ClassSchema::NewImplicit(std::string(class_name));
-
-    CRMD_ASSIGN(auto changes, CollectChanges(body, cls, ctx.identity, WriteKind::kCreate, {}, {}));
+    std::optional<schema::ClassSchema> implicit;  // the class this create makes
+    if (!existing) implicit = schema::ClassSchema::NewImplicit(std::string(class_name));
+    const schema::ClassSchema& base = existing ? *existing : *implicit;
+    std::optional<schema::ClassSchema> grown;  // base with the fields the body adds
+    CRMD_ASSIGN(auto changes, CollectChanges(body, base, grown, ctx.identity, WriteKind::kCreate, {}, {}));
+    const schema::ClassSchema& cls = grown ? *grown : base;
     CRMD_TRY(CheckAddField(ctx, existing, changes));
     if ((!existing || changes.schema_changed) && !txn->Exclusive()) continue;
     bool unused_end_sessions = false;
@@ -117,7 +119,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
       txn->ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
     if (session_token) *session_token = auth::CreateSession(app, *txn, row.object_id, "signup");
     txn->Commit();
-    if (!existing || changes.schema_changed) app.Publish(snapshot->With(std::move(cls)));
+    if (!existing || changes.schema_changed) app.Publish(snapshot->With(grown ? std::move(*grown) : std::move(*implicit)));
     return json::object{{"objectId", row.object_id}, {"createdAt", row.created_at}};
   }
   return errors::Internal();  // unreachable: the exclusive attempt never continues
@@ -141,9 +143,10 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     if (!ctx.identity.IsMaster() && !auth::AclGrants(current->acl, ctx.identity.Principals(), true))
       return errors::ObjectNotFound();
 
-    schema::ClassSchema cls = *existing;
-    CRMD_ASSIGN(auto changes, CollectChanges(body, cls, ctx.identity, WriteKind::kUpdate, object_id,
+    std::optional<schema::ClassSchema> grown;  // the class with the fields the body adds
+    CRMD_ASSIGN(auto changes, CollectChanges(body, *existing, grown, ctx.identity, WriteKind::kUpdate, object_id,
                                              CurrentValues(*existing, *current)));
+    const schema::ClassSchema& cls = grown ? *grown : *existing;
     CRMD_TRY(CheckAddField(ctx, existing, changes));
     if (changes.schema_changed && !txn->Exclusive()) continue;
     if (class_name == kUserClass) {
@@ -170,7 +173,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     for (const auto& rel : changes.relations)
       txn->ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
     txn->Commit();
-    if (changes.schema_changed) app.Publish(snapshot->With(std::move(cls)));
+    if (changes.schema_changed) app.Publish(snapshot->With(std::move(*grown)));
 
     json::object out{{"updatedAt", row.updated_at}, {"objectId", row.object_id}};
     for (auto& kv : changes.echoed) out[kv.key()] = std::move(kv.value());

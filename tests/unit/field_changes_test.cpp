@@ -1,0 +1,58 @@
+// write::CollectChanges: a body that adds no field copies no schema; new fields go to a copy of the
+// class, and a later field of the same body is checked against that copy (a name differing only in
+// case from a field the body just added is refused).
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "util/errors.hpp"
+#include "util/json.hpp"
+#include "write/field_changes.hpp"
+
+namespace crmd::write {
+namespace {
+
+json::object Body(std::string_view text) { return ParseJson(text).value().get_object(); }
+
+class CollectChangesTest : public ::testing::Test {
+ protected:
+  CollectChangesTest() {
+    cls_.fields.emplace_back("Name", schema::FieldDef{schema::FieldType::kString, {}});
+    master_.principal = auth::Principal::kMaster;
+  }
+  schema::ClassSchema cls_ = schema::ClassSchema::NewImplicit("Accounts");
+  auth::Identity master_;
+};
+
+TEST_F(CollectChangesTest, DeclaredFieldsOnlyCopyNoSchema) {
+  std::optional<schema::ClassSchema> grown;
+  auto changes = CollectChanges(Body(R"({"Name":"a"})"), cls_, grown, master_, WriteKind::kCreate, {}, {});
+  ASSERT_TRUE(changes.ok());
+  EXPECT_FALSE(changes.value().schema_changed);
+  EXPECT_FALSE(grown.has_value());
+  EXPECT_EQ(changes.value().columns, std::vector<std::string>{"Name"});
+}
+
+TEST_F(CollectChangesTest, NewFieldsGoToACopyAndLaterFieldsAreCheckedAgainstIt) {
+  const auto declared = cls_.fields.size();
+  std::optional<schema::ClassSchema> grown;
+  auto changes = CollectChanges(Body(R"({"City":"x","Score":3,"Name":"a"})"), cls_, grown, master_,
+                                WriteKind::kCreate, {}, {});
+  ASSERT_TRUE(changes.ok());
+  EXPECT_TRUE(changes.value().schema_changed);
+  ASSERT_TRUE(grown.has_value());
+  EXPECT_EQ(cls_.fields.size(), declared);  // the published class is untouched
+  ASSERT_NE(grown->FindField("City"), nullptr);
+  EXPECT_EQ(grown->FindField("Score")->type, schema::FieldType::kNumber);
+  EXPECT_EQ(changes.value().columns, (std::vector<std::string>{"City", "Score", "Name"}));
+
+  std::optional<schema::ClassSchema> again;
+  auto collision = CollectChanges(Body(R"({"Region":"x","region":"y"})"), cls_, again, master_,
+                                  WriteKind::kCreate, {}, {});
+  ASSERT_FALSE(collision.ok());
+  EXPECT_EQ(collision.error().code, errors::kInvalidKeyName);
+  EXPECT_EQ(collision.error().message, "Invalid field name: region. It differs only in case from the field Region.");
+}
+
+}  // namespace
+}  // namespace crmd::write
