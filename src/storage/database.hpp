@@ -29,6 +29,12 @@ struct StorageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An insert of an objectId that a row of the class already has. The statement failed alone: the
+// transaction goes on.
+struct DuplicateKeyError : StorageError {
+  using StorageError::StorageError;
+};
+
 enum class Durability {
   kFull,    // a commit is on disk before it returns (fsync of the log on every commit)
   kNormal,  // survives a process crash; the last commits may be lost on power failure
@@ -54,6 +60,7 @@ class WriteTransaction {
   virtual void SaveClass(const schema::ClassSchema* before, const schema::ClassSchema& after) = 0;
 
   // `row.cells` is aligned with `columns` (declared field names). Every other column is NULL.
+  // Throws DuplicateKeyError when a row of the class has `row.object_id` already.
   virtual void Insert(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
                       const Row& row) = 0;
   // Sets updatedAt, the ACL, the null list and the given columns of `row.object_id`.

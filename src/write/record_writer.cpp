@@ -103,7 +103,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
       if (existing && txn->Exists(*existing, *changes.object_id)) return errors::DuplicateObjectId();
       row.object_id = *changes.object_id;
     } else {
-      row.object_id = existing ? storage::FreshObjectId(*txn, *existing) : ids::NewObjectId();
+      row.object_id = ids::NewObjectId();
     }
     row.created_at = row.updated_at = timeutil::NowIso();
     if (changes.acl)
@@ -114,7 +114,18 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
     row.cells = std::move(changes.cells);
 
     if (!existing || changes.schema_changed) txn->SaveClass(existing, cls);
-    txn->Insert(cls, changes.columns, row);
+    // A generated id repeats only by chance (ids::NewObjectId): the insert finds it out, and the
+    // create draws another. (A client's own id was checked above, for its 137.)
+    for (int attempt = 1;; ++attempt) {
+      try {
+        txn->Insert(cls, changes.columns, row);
+        break;
+      } catch (const storage::DuplicateKeyError&) {
+        if (changes.object_id || attempt == 8) throw;
+        row.object_id = ids::NewObjectId();
+        if (!changes.acl && class_name == kUserClass) row.acl = DefaultUserAcl(row.object_id);
+      }
+    }
     for (const auto& rel : changes.relations)
       txn->ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
     if (session_token) *session_token = auth::CreateSession(app, *txn, row.object_id, "signup");

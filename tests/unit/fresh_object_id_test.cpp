@@ -1,5 +1,6 @@
-// storage::FreshObjectId: a generated id that a row already has is drawn again, and a generator
-// that never yields a free id fails instead of looping.
+// Taken objectIds: storage::FreshObjectId draws a generated id again while a row has it, and fails
+// instead of looping; an insert of a taken id fails alone with DuplicateKeyError (what a create
+// catches to draw again), and the transaction goes on.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -21,6 +22,29 @@ TEST(FreshObjectIdTest, DrawsAgainWhileTheIdIsTaken) {
   EXPECT_EQ(drawn, 3);
   EXPECT_THROW(FreshObjectId(*txn, store.cls, [] { return std::string("AAAAAAAAAA"); }), StorageError);
   EXPECT_EQ(FreshObjectId(*txn, store.cls).size(), ids::kObjectIdLength);
+}
+
+TEST(FreshObjectIdTest, AnInsertOfATakenIdFailsAloneAndTheTransactionGoesOn) {
+  test::RowsStore store("taken-id");
+  store.Insert("AAAAAAAAAA");
+  auto txn = store.db->BeginWrite();
+  txn->Insert(store.cls, StoredColumns(store.cls), test::RowsStore::NewRow("BBBBBBBBBB"));
+  EXPECT_THROW(txn->Insert(store.cls, StoredColumns(store.cls), test::RowsStore::NewRow("AAAAAAAAAA", 7)),
+               DuplicateKeyError);
+  txn->Insert(store.cls, StoredColumns(store.cls), test::RowsStore::NewRow("CCCCCCCCCC"));
+  txn->Commit();
+  EXPECT_TRUE(store.Visible("BBBBBBBBBB"));
+  EXPECT_TRUE(store.Visible("CCCCCCCCCC"));
+  EXPECT_EQ(std::get<std::int64_t>(CellOf(store.cls, *store.db->Get(store.cls, "AAAAAAAAAA"), "N")), 0);
+  // Any other failure stays a plain StorageError.
+  auto other = store.db->BeginWrite();
+  EXPECT_THROW(other->Insert(store.cls, {"NoSuchColumn"}, test::RowsStore::NewRow("DDDDDDDDDD")), StorageError);
+  try {
+    other->Insert(store.cls, {"NoSuchColumn"}, test::RowsStore::NewRow("DDDDDDDDDD"));
+  } catch (const DuplicateKeyError&) {
+    ADD_FAILURE() << "an unknown column is no duplicate key";
+  } catch (const StorageError&) {
+  }
 }
 
 }  // namespace

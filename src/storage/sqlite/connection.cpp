@@ -62,6 +62,8 @@ bool Statement::Step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
+  if (rc == SQLITE_CONSTRAINT_PRIMARYKEY)  // extended codes are on for every connection
+    throw DuplicateKeyError(fmt::format("sqlite: step: {}", sqlite3_errmsg(sqlite3_db_handle(stmt_))));
   Fail(sqlite3_db_handle(stmt_), "step");
 }
 
@@ -221,13 +223,19 @@ void Connection::Exec(const std::string& sql) {
   }
 }
 
-std::string Quote(std::string_view identifier) {
-  std::string out = "\"";
+void AppendQuoted(std::string_view identifier, std::string& out) {
+  out.push_back('"');
   for (char c : identifier) {
     if (c == '"') out.push_back('"');
     out.push_back(c);
   }
   out.push_back('"');
+}
+
+std::string Quote(std::string_view identifier) {
+  std::string out;
+  out.reserve(identifier.size() + 2);
+  AppendQuoted(identifier, out);
   return out;
 }
 

@@ -122,5 +122,7 @@ class ReadSnapshot {
 // `"name"` with inner quotes doubled. Names are validated before they get here; this is the
 // second door.
 std::string Quote(std::string_view identifier);
+// The same appended to `out`: for statements of many names, built on every write.
+void AppendQuoted(std::string_view identifier, std::string& out);
 
 }  // namespace crmd::storage::sqlite

@@ -472,13 +472,18 @@ class SqliteWriteTransaction final : public WriteTransaction {
 
   void Insert(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
               const Row& row) override {
-    std::string names = "objectId, createdAt, updatedAt, _acl, _rperm, _wperm, _nulls";
-    std::string marks = "?, ?, ?, ?, ?, ?, ?";
+    std::string sql = "INSERT INTO ";
+    sql.reserve(64 + columns.size() * 24);
+    AppendQuoted(cls.name, sql);
+    sql += " (objectId, createdAt, updatedAt, _acl, _rperm, _wperm, _nulls";
     for (const auto& c : columns) {
-      names += ", " + Quote(c);
-      marks += ", ?";
+      sql += ", ";
+      AppendQuoted(c, sql);
     }
-    auto st = c_.Prepare(fmt::format("INSERT INTO {} ({}) VALUES ({})", Quote(cls.name), names, marks));
+    sql += ") VALUES (?, ?, ?, ?, ?, ?, ?";
+    for (std::size_t i = 0; i < columns.size(); ++i) sql += ", ?";
+    sql += ')';
+    auto st = c_.Prepare(sql);
     BindCommon(st, row, 1);
     st.Bind(2, row.created_at);
     for (std::size_t i = 0; i < columns.size(); ++i)
