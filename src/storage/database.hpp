@@ -192,14 +192,19 @@ std::optional<Row> FindFirst(Source& source, const schema::ClassSchema& cls, std
 // A generated objectId (from `next`) that no row of `cls` has yet. Generated ids may repeat, very
 // rarely (see ids::NewObjectId), and a repeat would fail the insert; the check reads the index page
 // the insert writes next.
+// Generated ids drawn for one insert before giving up: eight repeats in a row mean a broken clock
+// or generator, not chance.
+inline constexpr int kObjectIdAttempts = 8;
+
 template <typename Next = std::string (*)()>
 std::string FreshObjectId(WriteTransaction& txn, const schema::ClassSchema& cls,
                           Next next = static_cast<std::string (*)()>(&ids::NewObjectId)) {
-  for (int attempt = 0; attempt < 8; ++attempt) {
+  for (int attempt = 0; attempt < kObjectIdAttempts; ++attempt) {
     std::string id = next();
     if (!txn.Exists(cls, id)) return id;
   }
-  throw StorageError("no free objectId in " + cls.name + " after 8 attempts");
+  throw StorageError("no free objectId in " + cls.name + " after " + std::to_string(kObjectIdAttempts) +
+                     " attempts");
 }
 
 }  // namespace crmd::storage

@@ -1,7 +1,9 @@
 #include "util/ids.hpp"
 
+#include <pthread.h>
 #include <sodium.h>
 
+#include <atomic>
 #include <stdexcept>
 
 #include "util/time.hpp"
@@ -12,36 +14,41 @@ namespace {
 constexpr std::string_view kAlphabet =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
-// Random bytes drawn from libsodium a block at a time and handed out from a per-thread buffer:
-// each randombytes_buf() call may be a getrandom(2), and an id needs only a few bytes. What is
-// not handed out yet stays in memory, as a generator's key would.
+// Forks so far: a child must not hand out the bytes its parent will (crmd does not fork today).
+std::atomic<unsigned> forks{0};
+
+// Random bytes drawn from libsodium a block at a time: each randombytes_buf() call may be a
+// getrandom(2), and an id needs only a few bytes. What is not handed out yet stays in memory, as a
+// generator's key would; bytes handed out are not kept.
+template <std::size_t kBlock>
 class RandomBytes {
  public:
   unsigned char Next() {
-    if (next_ == sizeof block_) {
-      randombytes_buf(block_, sizeof block_);
+    const unsigned fork_count = forks.load(std::memory_order_relaxed);
+    if (next_ == kBlock || fork_count != forks_) {
+      randombytes_buf(block_, kBlock);
       next_ = 0;
+      forks_ = fork_count;
     }
     const unsigned char b = block_[next_];
-    block_[next_++] = 0;  // a byte handed out is not kept
+    block_[next_++] = 0;
     return b;
   }
-  ~RandomBytes() { sodium_memzero(block_, sizeof block_); }
+  ~RandomBytes() {
+    sodium_memzero(block_, kBlock);
+    next_ = kBlock;  // a late call refills rather than hand out zeros
+  }
 
  private:
-  unsigned char block_[1024];
-  std::size_t next_ = sizeof block_;
+  unsigned char block_[kBlock];
+  std::size_t next_ = kBlock;
+  unsigned forks_ = 0;
 };
-}  // namespace
 
-void Init() {
-  if (sodium_init() < 0) throw std::runtime_error("libsodium failed to initialise");
-}
-
-std::string RandomAlnum(std::size_t length) {
-  // Uniform by rejection: bytes from 248 up would favour the alphabet's first letters.
+// `length` alphanumerics, uniform by rejection: bytes from 248 up would favour the first letters.
+template <typename Source>
+std::string Alnum(std::size_t length, Source& random) {
   constexpr unsigned kLimit = 256 - 256 % kAlphabet.size();
-  thread_local RandomBytes random;
   std::string out;
   out.reserve(length);
   while (out.size() < length) {
@@ -49,6 +56,23 @@ std::string RandomAlnum(std::size_t length) {
     if (b < kLimit) out.push_back(kAlphabet[b % kAlphabet.size()]);
   }
   return out;
+}
+}  // namespace
+
+void Init() {
+  if (sodium_init() < 0) throw std::runtime_error("libsodium failed to initialise");
+  static const bool registered = pthread_atfork(nullptr, nullptr, [] { forks.fetch_add(1); }) == 0;
+  if (!registered) throw std::runtime_error("pthread_atfork failed");
+}
+
+std::string RandomAlnum(std::size_t length) {
+  thread_local RandomBytes<1024> random;  // per thread: no lock
+  return Alnum(length, random);
+}
+
+std::string NewSecret() {
+  RandomBytes<64> random;  // its own, zeroed when done: no byte of a key waits in memory
+  return Alnum(kSecretLength, random);
 }
 
 std::string NewObjectId() { return NewObjectId(timeutil::NowMillis()); }

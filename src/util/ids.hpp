@@ -29,7 +29,9 @@ std::string RandomAlnum(std::size_t length);
 std::string NewObjectId();
 // The same at a given time (milliseconds since the epoch): for tests.
 std::string NewObjectId(std::int64_t millis);
-inline std::string NewSecret() { return RandomAlnum(kSecretLength); }
+// Drawn from libsodium directly, not from the per-thread block RandomAlnum takes ids from: no byte
+// of a key waits in memory before it is made.
+std::string NewSecret();
 
 // Lower-case hex SHA-256 of `secret`: how keys are stored and compared.
 std::string HashSecret(std::string_view secret);

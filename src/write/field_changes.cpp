@@ -54,6 +54,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
                                     std::optional<schema::ClassSchema>& grown, const auth::Identity& identity,
                                     WriteKind kind, std::string_view object_id, const CurrentValues& current) {
   FieldChanges out;
+  grown.reset();
   // Adds a field the body introduces, to a copy of the class made the first time.
   auto add_field = [&](const std::string& name, schema::FieldDef def) {
     if (!grown) grown = base;

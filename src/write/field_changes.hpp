@@ -49,10 +49,11 @@ struct FieldChanges {
 
 enum class WriteKind { kCreate, kUpdate };
 
-// Checks `body` against `cls`. The first field the body introduces makes `grown` a copy of `cls`,
-// and that field and any later new ones are added to it (schema_changed); fields after it are
-// checked against `grown`. Most writes add no field, and copy no schema.
-Result<FieldChanges> CollectChanges(const boost::json::object& body, const schema::ClassSchema& cls,
+// Checks `body` against `base`. The first field the body introduces makes `grown` (emptied first) a
+// copy of `base`, and that field and any later new ones are added to it (schema_changed); fields
+// after it are checked against `grown`. Most writes add no field, and copy no schema. On an error,
+// `grown` is to be thrown away.
+Result<FieldChanges> CollectChanges(const boost::json::object& body, const schema::ClassSchema& base,
                                     std::optional<schema::ClassSchema>& grown, const auth::Identity& identity,
                                     WriteKind kind, std::string_view object_id, const CurrentValues& current);
 

@@ -121,7 +121,10 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
         txn->Insert(cls, changes.columns, row);
         break;
       } catch (const storage::DuplicateKeyError&) {
-        if (changes.object_id || attempt == 8) throw;
+        if (changes.object_id) return errors::DuplicateObjectId();
+        if (attempt == storage::kObjectIdAttempts)
+          throw storage::StorageError("no free objectId in " + cls.name + " after " +
+                                      std::to_string(attempt) + " attempts");
         row.object_id = ids::NewObjectId();
         if (!changes.acl && class_name == kUserClass) row.acl = DefaultUserAcl(row.object_id);
       }

@@ -46,6 +46,16 @@ TEST_F(CollectChangesTest, NewFieldsGoToACopyAndLaterFieldsAreCheckedAgainstIt) 
   EXPECT_EQ(grown->FindField("Score")->type, schema::FieldType::kNumber);
   EXPECT_EQ(changes.value().columns, (std::vector<std::string>{"City", "Score", "Name"}));
 
+  // A field an operator creates goes to the copy too, checked against the fields added before it.
+  std::optional<schema::ClassSchema> counted;
+  auto increment = CollectChanges(Body(R"({"City":"x","Visits":{"__op":"Increment","amount":2}})"), cls_, counted,
+                                  master_, WriteKind::kCreate, {}, {});
+  ASSERT_TRUE(increment.ok());
+  ASSERT_TRUE(counted.has_value());
+  EXPECT_EQ(counted->FindField("Visits")->type, schema::FieldType::kNumber);
+  EXPECT_NE(counted->FindField("City"), nullptr);
+  EXPECT_EQ(increment.value().columns, (std::vector<std::string>{"City", "Visits"}));
+
   std::optional<schema::ClassSchema> again;
   auto collision = CollectChanges(Body(R"({"Region":"x","region":"y"})"), cls_, again, master_,
                                   WriteKind::kCreate, {}, {});

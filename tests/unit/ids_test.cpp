@@ -15,7 +15,7 @@ TEST(IdsTest, RandomAlnumIsUniformOverTheSixtyTwoCharacters) {
   Init();
   EXPECT_EQ(RandomAlnum(0), "");
   EXPECT_EQ(RandomAlnum(1).size(), 1u);
-  EXPECT_EQ(RandomAlnum(200).size(), 200u);  // longer than one block of random bytes
+  EXPECT_EQ(RandomAlnum(2000).size(), 2000u);  // longer than one block of random bytes (1 KiB)
   std::map<char, int> seen;
   constexpr int kIds = 31'000, kLength = 20;  // 620,000 characters: 10,000 expected each
   for (int i = 0; i < kIds; ++i) {
@@ -54,6 +54,10 @@ TEST(IdsTest, ObjectIdsSortByTheirMillisecondWithinACycleAndEndRandom) {
   for (int i = 0; i < 100; ++i) same_ms.insert(NewObjectId(t));
   EXPECT_EQ(same_ms.size(), 100u);
   EXPECT_EQ(NewObjectId().size(), kObjectIdLength);
+  const std::string secret = NewSecret();
+  EXPECT_EQ(secret.size(), kSecretLength);
+  EXPECT_TRUE(IsAlnumId(secret, kSecretLength));
+  EXPECT_NE(NewSecret(), secret);
 }
 
 }  // namespace
