@@ -177,9 +177,15 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
     ctx.identity = std::move(identity).value();
   }
 
+  return RouteFamily(request, *target, ctx, token);
+}
+
+Response Router::RouteFamily(const Request& request, const Target& target, auth::Context& ctx,
+                             std::optional<std::string_view> token) {
   // Routes below the prefix, one handler per family.
+  const auto& segments = target.segments;
   std::vector<std::string> rest(segments.begin() + 1, segments.end());
-  Target routed = *target;
+  Target routed = target;
   routed.segments = std::move(rest);
   const std::string family = routed.segments.empty() ? std::string() : routed.segments[0];
   if (family == "classes" && (routed.segments.size() == 2 || routed.segments.size() == 3))
@@ -198,10 +204,16 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
       (request.method == Method::kPost || request.method == Method::kGet))
     return ErrorResponse(errors::FunctionNotFound());
   if (family == "batch" && routed.segments.size() == 1 && request.method == Method::kPost)
-    return HandleBatch(request, ctx, options_.prefix,
-                       [this, &ctx](const Request& item) { return Route(item, ctx.app); });
+    return HandleBatch(request, ctx, options_.prefix, [this, &ctx, token](const Request& item) {
+      // The batch checked the prefix; the reset page (no caller) is routed as a request of its own.
+      auto item_target = ParseTarget(item.target);
+      if (!item_target || item_target->segments.size() < 2 || item_target->segments[1] == "apps")
+        return Route(item, ctx.app);
+      auth::Context item_ctx = ctx;  // each item its own, as if resolved again
+      return RouteFamily(item, *item_target, item_ctx, token);
+    });
 
-  return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
+  return ErrorResponse(errors::RouteNotFound(request.method_name, target.path));
 }
 
 }  // namespace crmd::api

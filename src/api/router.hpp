@@ -5,10 +5,14 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "api/message.hpp"
+#include "api/target.hpp"
 #include "app/application.hpp"
+#include "auth/context.hpp"
 #include "auth/registry.hpp"
 
 namespace crmd::api {
@@ -38,6 +42,10 @@ class Router {
 
  private:
   Response Route(const Request& request, const std::shared_ptr<app::Application>& opened = nullptr);
+  // A request below the prefix for a caller already known (its own, or its batch's: the items of a
+  // batch are the batch's caller, resolved once, as in Parse).
+  Response RouteFamily(const Request& request, const Target& target, auth::Context& ctx,
+                       std::optional<std::string_view> token);
 
   RouterOptions options_;
   std::string header_prefix_;  // "X-Core-"

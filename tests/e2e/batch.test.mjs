@@ -113,3 +113,19 @@ test('§4.4 a batch inside a batch is refused, not deadlocked', async () => {
   assert.equal(r.body.code, 107);
   assert.equal((await request(server, 'GET', '/health')).status, 200);
 });
+
+test('§4.4 the batch\'s caller is resolved once, as in Parse: items after a logout in the same batch still run as that user', async () => {
+  const username = `batchu${Date.now().toString(36)}@example.test`;
+  const signup = await request(server, 'POST', '/core/users', { headers: M, body: { username, password: 'Pw12ab34cdZ9', email: username } });
+  assert.equal(signup.status, 201, signup.text);
+  await createRecord(server, app, 'BatchU', { N: 0 });  // the class exists: no class creation by a user
+  const S = { ...appHeaders(app), 'X-Core-Session-Token': signup.body.sessionToken };
+  const r = await batch([{ method: 'POST', path: '/core/logout', body: {} }, { method: 'POST', path: '/core/classes/BatchU', body: { N: 1 } }], S);
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.body[0], { success: {} });
+  assert.ok(r.body[1].success?.objectId, r.text);
+  const row = await request(server, 'GET', `/core/classes/BatchU/${r.body[1].success.objectId}`, { headers: M });
+  assert.equal(row.body.createdBy?.objectId, signup.body.objectId, row.text);
+  const later = await request(server, 'GET', '/core/users/me', { headers: S });
+  assert.equal(later.body.code, 209, 'the logout itself took effect');
+});
