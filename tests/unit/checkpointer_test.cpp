@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 
+#include "schema/class_schema.hpp"
+#include "storage/database.hpp"
 #include "storage/sqlite/checkpointer.hpp"
 #include "storage/sqlite/connection.hpp"
 #include "temp_dir.hpp"
@@ -115,6 +118,44 @@ TEST_F(CheckpointerTest, AReadersSnapshotKeepsTheLogUntilItEndsAndNothingIsLost)
   auto check = writer_->Prepare("PRAGMA integrity_check");
   ASSERT_TRUE(check.Step());
   EXPECT_EQ(check.ColumnText(0), "ok");
+}
+
+// The store's own wiring: its writer's commits report to a checkpointer with the default limits, and
+// under steady writes the log keeps starting over instead of growing to the whole-log limit.
+TEST(StoreCheckpointTest, UnderSteadyWritesTheLogStaysNearItsStartSize) {
+  test::TempDir dir("store-checkpoint");
+  const std::string path = dir.File("data.db");
+  auto db = OpenSqlite(path, Durability::kNormal, 2);
+  auto cls = schema::ClassSchema::NewImplicit("Pages");
+  cls.fields.emplace_back("Text", schema::FieldDef{schema::FieldType::kString, {}});
+  {
+    auto txn = db->BeginWrite(/*exclusive=*/true);
+    txn->SaveClass(nullptr, cls);
+    txn->Commit();
+  }
+  const auto columns = StoredColumns(cls);
+  const std::string text(3000, 'x');  // a page of log per row, about
+  constexpr int kCommits = 240, kRowsPerCommit = 50;  // ~12,000 pages: three times a pass's start
+  std::uintmax_t largest = 0;
+  for (int c = 0; c < kCommits; ++c) {
+    auto txn = db->BeginWrite();
+    for (int r = 0; r < kRowsPerCommit; ++r) {
+      Row row;
+      row.object_id = "p" + std::to_string(c * kRowsPerCommit + r);
+      row.created_at = row.updated_at = "2026-01-01T00:00:00.000Z";
+      row.cells = {std::monostate{}, std::monostate{}, text};
+      txn->Insert(cls, columns, row);
+    }
+    txn->Commit();
+    largest = std::max(largest, std::filesystem::file_size(path + "-wal"));
+  }
+  // Writes this fast (no fsync) outrun the passes: the writer copies the log whole at 8,000 pages,
+  // so it never passes 8,000 pages and one commit (~33 MiB). Never starting over, it would have
+  // reached ~47 MiB here.
+  EXPECT_LT(largest, 8200u * 4120);
+  EXPECT_GE(largest, 4000u * 4096);  // it did reach the start, so passes ran
+  EXPECT_EQ(db->Count(cls, query::Query{}), kCommits * kRowsPerCommit);
+  EXPECT_TRUE(db->CheckIntegrity());
 }
 
 }  // namespace

@@ -32,7 +32,10 @@ class Checkpointer {
   struct Limits {
     int start = 4000;   // log pages before a pass starts: SQLite's autocheckpoint, at 4x its default
     int tail = 1000;    // pages left over by a pass that the writer copies itself
-    int whole = 16000;  // log pages (62.5 MiB) past which the writer copies all of it itself
+    // Log pages (31.3 MiB) past which the writer copies all of it itself, after the running pass:
+    // a writer that appends faster than passes copy (no fsync per commit) would otherwise never
+    // leave a tail short enough, and the log would only grow.
+    int whole = 8000;
   };
   struct Stats {
     std::uint64_t passes = 0;  // background passes run
