@@ -49,13 +49,12 @@ std::string CreateSession(app::Application& app, storage::WriteTransaction& txn,
   const std::int64_t now = timeutil::NowMillis();
   const auto expires = now + std::chrono::duration_cast<std::chrono::milliseconds>(app.settings().session_ttl).count();
   storage::Row row;
-  row.object_id = storage::FreshObjectId(txn, cls);
   row.created_at = row.updated_at = timeutil::FormatIso(now);
   row.acl = ToJson(json::object{{user_id, json::object{{"read", true}, {"write", true}}}});
   const std::vector<std::string> columns{"user", "expiresAt", "createdWith", schema::kSessionTokenHash};
   row.cells = {user_id, timeutil::FormatIso(expires),
                ToJson(json::object{{"action", action}, {"authProvider", "password"}}), ids::HashSecret(token)};
-  txn.Insert(cls, columns, row);
+  storage::InsertWithNewId(txn, cls, columns, row, [](storage::Row&) {});
   return token;
 }
 

@@ -189,22 +189,25 @@ std::optional<Row> FindFirst(Source& source, const schema::ClassSchema& cls, std
   return found;
 }
 
-// A generated objectId (from `next`) that no row of `cls` has yet. Generated ids may repeat, very
-// rarely (see ids::NewObjectId), and a repeat would fail the insert; the check reads the index page
-// the insert writes next.
-// Generated ids drawn for one insert before giving up: eight repeats in a row mean a broken clock
-// or generator, not chance.
-inline constexpr int kObjectIdAttempts = 8;
-
-template <typename Next = std::string (*)()>
-std::string FreshObjectId(WriteTransaction& txn, const schema::ClassSchema& cls,
-                          Next next = static_cast<std::string (*)()>(&ids::NewObjectId)) {
-  for (int attempt = 0; attempt < kObjectIdAttempts; ++attempt) {
-    std::string id = next();
-    if (!txn.Exists(cls, id)) return id;
+// Inserts `row` under a generated objectId (from `next`). Generated ids may repeat, very rarely
+// (ids::NewObjectId): the insert then fails alone (DuplicateKeyError) and another id is drawn;
+// `drawn(row)` runs after each draw, before the insert, for what the id decides (a user's default
+// ACL). Eight repeats in a row mean a broken clock or generator, not chance: StorageError.
+template <typename Drawn, typename Next = std::string (*)()>
+void InsertWithNewId(WriteTransaction& txn, const schema::ClassSchema& cls, const std::vector<std::string>& columns,
+                     Row& row, Drawn drawn, Next next = static_cast<std::string (*)()>(&ids::NewObjectId)) {
+  constexpr int kAttempts = 8;
+  for (int attempt = 1;; ++attempt) {
+    row.object_id = next();
+    drawn(row);
+    try {
+      txn.Insert(cls, columns, row);
+      return;
+    } catch (const DuplicateKeyError&) {
+      if (attempt == kAttempts)
+        throw StorageError("no free objectId in " + cls.name + " after " + std::to_string(kAttempts) + " attempts");
+    }
   }
-  throw StorageError("no free objectId in " + cls.name + " after " + std::to_string(kObjectIdAttempts) +
-                     " attempts");
 }
 
 }  // namespace crmd::storage

@@ -24,8 +24,8 @@ std::string RandomAlnum(std::size_t length);
 // writes to the log, syncs and later copies back. Measured: creates +14%, p99 21 -> 14 ms.
 // The random part has ~35.7 bits (Parse's ten random characters ~59.5): ids are for naming records,
 // not secrets, and every read is checked against ACLs and class permissions. Ids can repeat only
-// within the same millisecond of a cycle, so callers that insert one either check it is free
-// (storage::FreshObjectId) or draw again when the insert reports it taken (DuplicateKeyError).
+// within the same millisecond of a cycle, so an insert under one draws again when the id is taken
+// (storage::InsertWithNewId).
 std::string NewObjectId();
 // The same at a given time (milliseconds since the epoch): for tests.
 std::string NewObjectId(std::int64_t millis);

@@ -98,36 +98,25 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
     if (class_name == "_Role") CRMD_TRY(ApplyRoleRules(*txn, cls, body, WriteKind::kCreate, {}));
     SetWriter(ctx, cls, true, changes);
 
+    if (changes.object_id && existing && txn->Exists(*existing, *changes.object_id))
+      return errors::DuplicateObjectId();
     storage::Row row;
-    if (changes.object_id) {
-      if (existing && txn->Exists(*existing, *changes.object_id)) return errors::DuplicateObjectId();
-      row.object_id = *changes.object_id;
-    } else {
-      row.object_id = ids::NewObjectId();
-    }
     row.created_at = row.updated_at = timeutil::NowIso();
-    if (changes.acl)
-      row.acl = *changes.acl;
-    else if (class_name == kUserClass)
-      row.acl = DefaultUserAcl(row.object_id);
+    if (changes.acl) row.acl = *changes.acl;
     UpdateNulls(row.nulls, changes);
     row.cells = std::move(changes.cells);
+    // A user without an ACL of its own gets the default one, which names the user's id.
+    auto id_decides = [&](storage::Row& r) {
+      if (!changes.acl && class_name == kUserClass) r.acl = DefaultUserAcl(r.object_id);
+    };
 
     if (!existing || changes.schema_changed) txn->SaveClass(existing, cls);
-    // A generated id repeats only by chance (ids::NewObjectId): the insert finds it out, and the
-    // create draws another. (A client's own id was checked above, for its 137.)
-    for (int attempt = 1;; ++attempt) {
-      try {
-        txn->Insert(cls, changes.columns, row);
-        break;
-      } catch (const storage::DuplicateKeyError&) {
-        if (changes.object_id) return errors::DuplicateObjectId();
-        if (attempt == storage::kObjectIdAttempts)
-          throw storage::StorageError("no free objectId in " + cls.name + " after " +
-                                      std::to_string(attempt) + " attempts");
-        row.object_id = ids::NewObjectId();
-        if (!changes.acl && class_name == kUserClass) row.acl = DefaultUserAcl(row.object_id);
-      }
+    if (changes.object_id) {
+      row.object_id = *changes.object_id;
+      id_decides(row);
+      txn->Insert(cls, changes.columns, row);
+    } else {
+      storage::InsertWithNewId(*txn, cls, changes.columns, row, id_decides);
     }
     for (const auto& rel : changes.relations)
       txn->ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);

@@ -49,7 +49,7 @@ void Checkpointer::AfterCommit(Connection& writer, int frames) noexcept {
   lock.lock();
   if (!result) return;
   ++(whole ? stats_.whole : stats_.tails);
-  Note(result->copied);
+  Note(*result);
 }
 
 void Checkpointer::RequestPass() {
@@ -77,7 +77,7 @@ void Checkpointer::Work() {
       return;
     }
     lock.unlock();
-    std::optional<Connection::CheckpointResult> result;
+    std::optional<int> result;
     try {
       if (!own_) own_ = std::make_unique<Connection>(path_, sync_full_);
     } catch (const std::exception& e) {
@@ -86,13 +86,13 @@ void Checkpointer::Work() {
     if (own_) result = Run(*own_);
     lock.lock();
     ++stats_.passes;
-    if (result) Note(result->copied);
+    if (result) Note(*result);
     wanted_ = false;
     idle_.notify_all();
   }
 }
 
-std::optional<Connection::CheckpointResult> Checkpointer::Run(Connection& c) noexcept {
+std::optional<int> Checkpointer::Run(Connection& c) noexcept {
   try {
     return c.Checkpoint();
   } catch (const std::exception& e) {

@@ -60,8 +60,9 @@ class Checkpointer {
  private:
   void RequestPass();  // mutex_ held
   void Work();
-  // What a checkpoint reports, or nothing when it did not run (another one ran, or it failed).
-  std::optional<Connection::CheckpointResult> Run(Connection& c) noexcept;
+  // The log pages a checkpoint left copied, or nothing when it did not run (another one ran, or it
+  // failed).
+  std::optional<int> Run(Connection& c) noexcept;
   void Note(int copied);  // after a checkpoint copied the log up to `copied`; mutex_ held
 
   const std::string path_;

@@ -165,12 +165,12 @@ int Connection::WalHook(void* self, sqlite3*, const char*, int frames) noexcept 
   return SQLITE_OK;
 }
 
-std::optional<Connection::CheckpointResult> Connection::Checkpoint() {
-  CheckpointResult result;
-  const int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &result.log, &result.copied);
+std::optional<int> Connection::Checkpoint() {
+  int log = 0, copied = 0;
+  const int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
   if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) return std::nullopt;
   if (rc != SQLITE_OK) Fail(db_, "checkpoint");
-  return result;
+  return copied;
 }
 
 ReadSnapshot::ReadSnapshot(Connection& c) : c_(c), own_(!c.InTransaction()) {

@@ -84,14 +84,10 @@ class Connection {
   // Calls `hook` with the log's size in pages after each commit on this connection. It replaces
   // SQLite's automatic checkpoint (both are SQLite's WAL hook); must not throw.
   void OnCommit(std::function<void(int frames)> hook);
-  struct CheckpointResult {
-    int log = 0;     // pages in the log
-    int copied = 0;  // pages of it copied into the database file so far
-  };
   // A PASSIVE checkpoint: copies the log pages no reader still needs into the database file
-  // without waiting for anyone. Nothing when another checkpoint was running or the connection is
-  // busy; throws StorageError on failure.
-  std::optional<CheckpointResult> Checkpoint();
+  // without waiting for anyone. Returns the pages of the log copied so far; nothing when another
+  // checkpoint was running or the connection is busy; throws StorageError on failure.
+  std::optional<int> Checkpoint();
 
  private:
   static int WalHook(void* self, sqlite3* db, const char* schema, int frames) noexcept;

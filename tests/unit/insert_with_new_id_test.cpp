@@ -1,6 +1,6 @@
-// Taken objectIds: storage::FreshObjectId draws a generated id again while a row has it, and fails
-// instead of looping; an insert of a taken id fails alone with DuplicateKeyError (what a create
-// catches to draw again), and the transaction goes on.
+// Taken objectIds: an insert of a taken id fails alone with DuplicateKeyError and the transaction
+// goes on; storage::InsertWithNewId (creates, sessions) then draws another id, runs `drawn` for it,
+// and gives up with a StorageError after eight repeats instead of looping.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -11,20 +11,30 @@
 namespace crmd::storage {
 namespace {
 
-TEST(FreshObjectIdTest, DrawsAgainWhileTheIdIsTaken) {
-  test::RowsStore store("fresh-id");
+TEST(InsertWithNewIdTest, DrawsAgainWhileTheIdIsTakenAndRunsDrawnForEachDraw) {
+  test::RowsStore store("new-id");
   store.Insert("AAAAAAAAAA");
   store.Insert("BBBBBBBBBB");
   auto txn = store.db->BeginWrite();
   int drawn = 0;
+  std::vector<std::string> seen;
   const std::string ids[] = {"AAAAAAAAAA", "BBBBBBBBBB", "CCCCCCCCCC"};
-  EXPECT_EQ(FreshObjectId(*txn, store.cls, [&] { return ids[drawn++]; }), "CCCCCCCCCC");
-  EXPECT_EQ(drawn, 3);
-  EXPECT_THROW(FreshObjectId(*txn, store.cls, [] { return std::string("AAAAAAAAAA"); }), StorageError);
-  EXPECT_EQ(FreshObjectId(*txn, store.cls).size(), ids::kObjectIdLength);
+  Row row = test::RowsStore::NewRow("");
+  InsertWithNewId(*txn, store.cls, StoredColumns(store.cls), row,
+                  [&](Row& r) { seen.push_back(r.object_id); }, [&] { return ids[drawn++]; });
+  EXPECT_EQ(row.object_id, "CCCCCCCCCC");
+  EXPECT_EQ(seen, (std::vector<std::string>{"AAAAAAAAAA", "BBBBBBBBBB", "CCCCCCCCCC"}));
+  EXPECT_THROW(InsertWithNewId(*txn, store.cls, StoredColumns(store.cls), row, [](Row&) {},
+                               [] { return std::string("AAAAAAAAAA"); }),
+               StorageError);
+  InsertWithNewId(*txn, store.cls, StoredColumns(store.cls), row, [](Row&) {});  // the real generator
+  EXPECT_EQ(row.object_id.size(), ids::kObjectIdLength);
+  txn->Commit();
+  EXPECT_TRUE(store.Visible("CCCCCCCCCC"));
+  EXPECT_TRUE(store.Visible(row.object_id));
 }
 
-TEST(FreshObjectIdTest, AnInsertOfATakenIdFailsAloneAndTheTransactionGoesOn) {
+TEST(InsertWithNewIdTest, AnInsertOfATakenIdFailsAloneAndTheTransactionGoesOn) {
   test::RowsStore store("taken-id");
   store.Insert("AAAAAAAAAA");
   auto txn = store.db->BeginWrite();
@@ -38,7 +48,7 @@ TEST(FreshObjectIdTest, AnInsertOfATakenIdFailsAloneAndTheTransactionGoesOn) {
   EXPECT_EQ(std::get<std::int64_t>(CellOf(store.cls, *store.db->Get(store.cls, "AAAAAAAAAA"), "N")), 0);
 }
 
-TEST(FreshObjectIdTest, InAWriteGroupATakenIdFailsOnlyItsOwnInsert) {
+TEST(InsertWithNewIdTest, InAWriteGroupATakenIdFailsOnlyItsOwnInsert) {
   test::RowsStore store("taken-id-group");
   store.Insert("AAAAAAAAAA");
   auto group = store.db->BeginWriteGroup();  // as the write queue runs writes: each in a savepoint
