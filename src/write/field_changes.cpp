@@ -35,12 +35,6 @@ Status CheckNewFieldName(const schema::ClassSchema& cls, const std::string& fiel
   return {};
 }
 
-void Assign(FieldChanges& out, const std::string& field, storage::Cell cell) {
-  out.columns.push_back(field);
-  out.cells.push_back(std::move(cell));
-  out.cleared.push_back(field);
-}
-
 }  // namespace
 
 CurrentValues::CurrentValues(const schema::ClassSchema& cls, const storage::Row& row) : cls_(&cls), row_(&row) {}
@@ -54,6 +48,8 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
                                     std::optional<schema::ClassSchema>& grown, const auth::Identity& identity,
                                     WriteKind kind, std::string_view object_id, const CurrentValues& current) {
   FieldChanges out;
+  out.columns.reserve(body.size() + 2);  // + the writer fields SetWriter may add
+  out.cells.reserve(body.size() + 2);
   grown.reset();
   // Adds a field the body introduces, to a copy of the class made the first time.
   auto add_field = [&](const std::string& name, schema::FieldDef def) {
@@ -63,7 +59,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
   };
   for (const auto& kv : body) {
     const schema::ClassSchema& cls = grown ? *grown : base;  // with the fields added so far
-    const std::string key(kv.key());
+    std::string key(kv.key());
     const json::value& value = kv.value();
 
     if (key == "objectId") {
@@ -122,7 +118,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
       }
       CRMD_ASSIGN(auto result, ApplyOperator(op, current.Get(key, *def), *def, cls.name, key));
       if (!result) {
-        Assign(out, key, std::monostate{});
+        out.Set(std::move(key), std::monostate{});
         continue;
       }
       if (EchoesResult(op)) out.echoed[key] = *result;
@@ -134,9 +130,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
       return errors::SchemaMismatch(cls.name, key, def->Describe(), schema::DescribeValue(*effective));
     if (effective->is_null()) {
       if (!def) continue;  // a new field first written with null is not created (Parse)
-      out.columns.push_back(key);
-      out.cells.emplace_back(std::monostate{});
-      out.set_null.push_back(key);
+      out.SetNull(std::move(key));
       continue;
     }
     if (!def) {
@@ -151,7 +145,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
       def = grown->FindField(key);
     }
     CRMD_ASSIGN(auto cell, schema::EncodeValue(*effective, *def, cls.name, key));
-    Assign(out, key, std::move(cell));
+    out.Set(std::move(key), std::move(cell));
   }
   return out;
 }

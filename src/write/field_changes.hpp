@@ -38,13 +38,29 @@ struct RelationChange {
 struct FieldChanges {
   std::vector<std::string> columns;  // aligned with cells
   std::vector<storage::Cell> cells;
-  std::vector<std::string> set_null;   // explicit nulls written
-  std::vector<std::string> cleared;    // columns that now hold a value or were deleted
+  std::vector<std::string> set_null;  // columns given an explicit null; every other column now
+                                      // holds a value or was deleted
   std::optional<std::optional<std::string>> acl;  // outer: ACL sent; inner: nullopt = removed
   std::optional<std::string> object_id;           // a master-supplied objectId (create only)
   boost::json::object echoed;                     // operator results for the update response
   std::vector<RelationChange> relations;
   bool schema_changed = false;
+
+  // A column that now holds `cell`, or was deleted (an empty cell).
+  void Set(std::string&& column, storage::Cell cell) {
+    columns.push_back(std::move(column));
+    cells.push_back(std::move(cell));
+  }
+  void Set(const char* column, storage::Cell cell) {
+    columns.emplace_back(column);
+    cells.push_back(std::move(cell));
+  }
+  // A column given an explicit null, which reads back as null rather than absent.
+  void SetNull(std::string column) {
+    set_null.push_back(column);
+    columns.push_back(std::move(column));
+    cells.emplace_back(std::monostate{});
+  }
 };
 
 enum class WriteKind { kCreate, kUpdate };

@@ -26,11 +26,15 @@ void Remove(std::vector<std::string>& list, const std::string& item) {
   list.erase(std::remove(list.begin(), list.end(), item), list.end());
 }
 
-// Applies the null bookkeeping of `changes` to a row's null list.
+// Applies the null bookkeeping of `changes` to a row's null list: explicit nulls join it, every
+// other column written leaves it.
 void UpdateNulls(std::vector<std::string>& nulls, const FieldChanges& changes) {
-  for (const auto& f : changes.cleared) Remove(nulls, f);
-  for (const auto& f : changes.set_null)
-    if (std::find(nulls.begin(), nulls.end(), f) == nulls.end()) nulls.push_back(f);
+  if (nulls.empty() && changes.set_null.empty()) return;  // most writes
+  for (const auto& f : changes.columns) {
+    const bool null = std::find(changes.set_null.begin(), changes.set_null.end(), f) != changes.set_null.end();
+    if (!null) Remove(nulls, f);
+    else if (std::find(nulls.begin(), nulls.end(), f) == nulls.end()) nulls.push_back(f);
+  }
 }
 
 // Authorisation against the schema as it is now, before taking the write lock, so refused
@@ -47,9 +51,7 @@ void SetWriter(const auth::Context& ctx, const schema::ClassSchema& cls, bool cr
   for (const char* field : {"createdBy", "updatedBy"}) {
     if (!creating && std::string_view(field) == "createdBy") continue;
     if (!cls.FindField(field)) continue;
-    changes.columns.emplace_back(field);
-    changes.cells.emplace_back(ctx.identity.user_id);
-    changes.cleared.emplace_back(field);
+    changes.Set(field, ctx.identity.user_id);
   }
 }
 

@@ -94,17 +94,12 @@ Status ApplyUserRules(storage::WriteTransaction& txn, const schema::ClassSchema&
   if (const auto* email = body.if_contains("email"); email && email->is_string() && !email->get_string().empty())
     if (TakenByAnother(txn, cls, "email", std::string(email->get_string()), self)) return errors::EmailTaken();
   if (user.password_hash) {
-    changes.columns.push_back(schema::kHashedPassword);
-    changes.cells.emplace_back(*user.password_hash);
-    changes.cleared.push_back(schema::kHashedPassword);
+    changes.Set(schema::kHashedPassword, *user.password_hash);
     end_sessions = true;
   }
   if (kind == WriteKind::kUpdate && (user.password_hash || body.contains("email"))) {
-    for (const char* column : {schema::kResetTokenHash, schema::kResetTokenExpires}) {
-      changes.columns.emplace_back(column);
-      changes.cells.emplace_back(std::monostate{});
-      changes.cleared.emplace_back(column);
-    }
+    for (const char* column : {schema::kResetTokenHash, schema::kResetTokenExpires})
+      changes.Set(column, std::monostate{});
   }
   if (const auto* active = body.if_contains("active"); active && active->is_bool() && !active->get_bool())
     end_sessions = true;  // a deactivated user's tokens stop working at once

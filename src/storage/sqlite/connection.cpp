@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "storage/database.hpp"
+#include "storage/sqlite/coalescing_vfs.hpp"
 #include "storage/sqlite/regexp.hpp"
 
 namespace crmd::storage::sqlite {
@@ -108,7 +109,9 @@ std::int64_t Statement::TakeVmSteps() { return sqlite3_stmt_status(stmt_, SQLITE
 Connection::Connection(const std::string& path, bool sync_full) {
   // NOMUTEX: one thread at a time by construction.
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+  // One write per commit to the log instead of two per page; correct only with synchronous=FULL.
+  const char* vfs = sync_full ? CoalescingVfsName() : nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, vfs) != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
