@@ -107,6 +107,10 @@ bool Statement::TakeSorted() { return sqlite3_stmt_status(stmt_, SQLITE_STMTSTAT
 std::int64_t Statement::TakeVmSteps() { return sqlite3_stmt_status(stmt_, SQLITE_STMTSTATUS_VM_STEP, /*reset=*/1); }
 
 Connection::Connection(const std::string& path, bool sync_full) {
+  // Before SQLite initialises (the first open): no global mutex around each of its allocations to
+  // keep memory statistics nothing reads.
+  static const bool configured = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK;
+  (void)configured;
   // NOMUTEX: one thread at a time by construction.
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   // One write per commit to the log instead of two per page; correct only with synchronous=FULL.
