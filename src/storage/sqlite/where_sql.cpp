@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-
+#include "storage/sqlite/class_tables.hpp"
 #include "storage/sqlite/connection.hpp"
 #include "util/json.hpp"
 
@@ -196,7 +196,7 @@ class Compiler {
       case ExprKind::kRelatedTo: {
         Bind(e.owner_id);
         out_.sql += fmt::format("(t{}.objectId IN (SELECT relatedId FROM {} WHERE owningId = ?)", alias,
-                                Quote("_Join:" + e.text + ":" + e.owner_class));
+                                JoinTable(e.text, e.owner_class));
         if (q.readable_by) {
           // The owner record must be readable too: a relation is part of its record (SECURITY.md,
           // second read path), so a hidden owner reveals no members.
