@@ -5,9 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
+#include "storage/database.hpp"
 #include "storage/sqlite/connection.hpp"
 #include "temp_dir.hpp"
 
@@ -88,6 +94,72 @@ TEST(CoalescingVfsTest, ATransactionLargerThanTheCacheReadsItsSpilledPagesBack) 
   Connection reader(dir.File("data.db"), /*sync_full=*/true);
   EXPECT_EQ(Int(reader, "SELECT count(*) FROM t"), 2000);
   EXPECT_EQ(Int(reader, kChecksum), Expected(1, 2000));
+  EXPECT_EQ(Text(reader, "PRAGMA integrity_check"), "ok");
+}
+
+// A write error on the log, injected through the unix VFS's own seam for system calls: the pwrite
+// calls on one file descriptor fail while `g_failing_fd` names it.
+int g_failing_fd = -1;
+sqlite3_syscall_ptr g_real_pwrite = nullptr;
+sqlite3_syscall_ptr g_real_pwrite64 = nullptr;
+
+ssize_t FailingPwrite(int fd, const void* data, size_t size, off_t offset) {
+  if (fd == g_failing_fd) {
+    errno = EIO;
+    return -1;
+  }
+  return reinterpret_cast<ssize_t (*)(int, const void*, size_t, off_t)>(g_real_pwrite)(fd, data, size, offset);
+}
+ssize_t FailingPwrite64(int fd, const void* data, size_t size, off_t offset) {
+  if (fd == g_failing_fd) {
+    errno = EIO;
+    return -1;
+  }
+  return reinterpret_cast<ssize_t (*)(int, const void*, size_t, off_t)>(g_real_pwrite64)(fd, data, size, offset);
+}
+
+// The descriptor this process has open on `path`.
+int OpenFd(const std::string& path) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    if (std::filesystem::read_symlink(entry.path(), ec) == path) return std::stoi(entry.path().filename().string());
+  }
+  return -1;
+}
+
+TEST(CoalescingVfsTest, ALogWriteThatFailsFailsTheCommitAndLeavesNothingBehind) {
+  const test::TempDir dir("vfs");
+  Connection writer(dir.File("data.db"), /*sync_full=*/true);
+  writer.Exec("CREATE TABLE t(i INTEGER PRIMARY KEY, v TEXT); CREATE INDEX t_v ON t(v)");
+  writer.Exec(InsertRows(1, 10));
+
+  sqlite3_vfs* unix_vfs = sqlite3_vfs_find("unix");
+  ASSERT_NE(unix_vfs, nullptr);
+  g_real_pwrite = unix_vfs->xGetSystemCall(unix_vfs, "pwrite");
+  g_real_pwrite64 = unix_vfs->xGetSystemCall(unix_vfs, "pwrite64");
+  ASSERT_TRUE(g_real_pwrite || g_real_pwrite64);
+  if (g_real_pwrite)
+    unix_vfs->xSetSystemCall(unix_vfs, "pwrite", reinterpret_cast<sqlite3_syscall_ptr>(FailingPwrite));
+  if (g_real_pwrite64)
+    unix_vfs->xSetSystemCall(unix_vfs, "pwrite64", reinterpret_cast<sqlite3_syscall_ptr>(FailingPwrite64));
+  g_failing_fd = OpenFd(dir.File("data.db-wal"));
+  ASSERT_GE(g_failing_fd, 0);
+
+  // Small enough to be buffered whole: the write is tried, and fails, at the commit's sync.
+  writer.Exec("BEGIN");
+  writer.Exec(InsertRows(11, 60));
+  EXPECT_THROW(writer.Exec("COMMIT"), StorageError);
+  g_failing_fd = -1;
+  if (g_real_pwrite) unix_vfs->xSetSystemCall(unix_vfs, "pwrite", nullptr);
+  if (g_real_pwrite64) unix_vfs->xSetSystemCall(unix_vfs, "pwrite64", nullptr);
+  if (writer.InTransaction()) writer.Exec("ROLLBACK");
+
+  Connection reader(dir.File("data.db"), /*sync_full=*/true);
+  EXPECT_EQ(Int(reader, kChecksum), Expected(1, 10));
+  EXPECT_EQ(Int(writer, kChecksum), Expected(1, 10));
+  // The writer goes on: the next commit writes over what the failed one left in the log.
+  writer.Exec(InsertRows(11, 20));
+  EXPECT_EQ(Int(reader, kChecksum), Expected(1, 20));
   EXPECT_EQ(Text(reader, "PRAGMA integrity_check"), "ok");
 }
 
