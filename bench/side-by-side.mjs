@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CITIES, LEAD_STATUS_NAMES, accountRow, leadStatusRow, prng } from './lib/data.mjs';
+import { poster } from './lib/post.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BENCH = path.join(ROOT, 'bench');
@@ -244,10 +245,12 @@ async function bulkLoad(server) {
   let non2xx = 0;
   let failedItems = 0;
   let firstError = null;
+  const post = poster(server.base, { 'X-Parse-Application-Id': server.appId, 'X-Parse-Master-Key': server.masterKey },
+    LOAD_IN_FLIGHT, 120_000);
   const started = performance.now();
   const send = async (b) => {
     const t = performance.now();
-    const r = await call(server, 'POST', `${PREFIX}/batch`, batches[b]);
+    const r = await post(`${PREFIX}/batch`, batches[b]);
     latencies.push(performance.now() - t);
     if (r.status < 200 || r.status > 299 || !Array.isArray(r.json)) {
       non2xx++;
@@ -680,7 +683,7 @@ function renderSection(r) {
     '(own cluster, initdb defaults), Parse Server on it (express, mounted on `/parse`, default settings), crmd',
     '(`--durability full --prefix parse`, default threads) and nginx (`worker_processes auto`, a static JSON',
     `file of ${r.nginxBodyBytes} bytes: crmd's answer to a get-by-id). Both servers get the same deterministic data through`,
-    `\`/batch\` (${r.settings.batch} per batch, ${r.settings.loadInFlight} in flight, node client): 10 \`LeadStatuses\`, ${n0(r.settings.rows)} \`Accounts\` of 21 fields`,
+    `\`/batch\` (${r.settings.batch} per batch, ${r.settings.loadInFlight} in flight, node client on \`http.request\` with keep-alive): 10 \`LeadStatuses\`, ${n0(r.settings.rows)} \`Accounts\` of 21 fields`,
     '(11 String, 5 Number, 2 Boolean, 2 Date, a Pointer to `LeadStatuses`, an Array), then the index',
     '`{"City":1,"Score":1}` through `PUT /parse/schemas/Accounts` on both, then `ANALYZE` on PostgreSQL (what',
     `autovacuum does a minute later). Each workload: wrk, ${r.settings.wrkThreads} thread, ${r.settings.connections} connections, ${r.settings.durationSeconds} s after a ${r.settings.warmupSeconds} s warm-up, the`,
