@@ -177,40 +177,37 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
     ctx.identity = std::move(identity).value();
   }
 
-  return RouteFamily(request, *target, ctx, token);
+  return RouteFamily(request, std::move(*target), ctx, token);
 }
 
-Response Router::RouteFamily(const Request& request, const Target& target, auth::Context& ctx,
+Response Router::RouteFamily(const Request& request, Target target, auth::Context& ctx,
                              std::optional<std::string_view> token) {
   // Routes below the prefix, one handler per family.
-  const auto& segments = target.segments;
-  std::vector<std::string> rest(segments.begin() + 1, segments.end());
-  Target routed = target;
-  routed.segments = std::move(rest);
-  const std::string family = routed.segments.empty() ? std::string() : routed.segments[0];
-  if (family == "classes" && (routed.segments.size() == 2 || routed.segments.size() == 3))
-    return HandleRecords(request, routed, ctx);
-  if (family == "schemas" && routed.segments.size() <= 2) return HandleSchemas(request, routed, ctx);
+  target.segments.erase(target.segments.begin());  // the prefix; the path stays whole, for messages
+  const std::string_view family = target.segments.empty() ? std::string_view() : target.segments[0];
+  if (family == "classes" && (target.segments.size() == 2 || target.segments.size() == 3))
+    return HandleRecords(request, target, ctx);
+  if (family == "schemas" && target.segments.size() <= 2) return HandleSchemas(request, target, ctx);
   if (family == "users" || family == "login" || family == "logout" || family == "requestPasswordReset")
-    return HandleUsers(request, routed, ctx, token);
-  if (family == "classes-aggregate" && routed.segments.size() == 2 && request.method == Method::kGet) {
+    return HandleUsers(request, target, ctx, token);
+  if (family == "classes-aggregate" && target.segments.size() == 2 && request.method == Method::kGet) {
     Response response;
-    auto status = query::Aggregate(ctx, routed.segments[1], routed.params, response.body);
+    auto status = query::Aggregate(ctx, target.segments[1], target.params, response.body);
     if (!status.ok()) return ErrorResponse(status.error());
     return response;
   }
   // Spec §4.9: the generic functions path exists but holds no function.
-  if (family == "functions" && routed.segments.size() == 2 &&
+  if (family == "functions" && target.segments.size() == 2 &&
       (request.method == Method::kPost || request.method == Method::kGet))
     return ErrorResponse(errors::FunctionNotFound());
-  if (family == "batch" && routed.segments.size() == 1 && request.method == Method::kPost)
+  if (family == "batch" && target.segments.size() == 1 && request.method == Method::kPost)
     return HandleBatch(request, ctx, options_.prefix, [this, &ctx, token](const Request& item) {
       // The batch checked the prefix; the reset page (no caller) is routed as a request of its own.
       auto item_target = ParseTarget(item.target);
       if (!item_target || item_target->segments.size() < 2 || item_target->segments[1] == "apps")
         return Route(item, ctx.app);
       auth::Context item_ctx = ctx;  // each item its own, as if resolved again
-      return RouteFamily(item, *item_target, item_ctx, token);
+      return RouteFamily(item, std::move(*item_target), item_ctx, token);
     });
 
   return ErrorResponse(errors::RouteNotFound(request.method_name, target.path));

@@ -44,7 +44,8 @@ class Router {
   Response Route(const Request& request, const std::shared_ptr<app::Application>& opened = nullptr);
   // A request below the prefix for a caller already known (its own, or its batch's: the items of a
   // batch are the batch's caller, resolved once, as in Parse).
-  Response RouteFamily(const Request& request, const Target& target, auth::Context& ctx,
+  // `target` is consumed: its first segment (the prefix) is dropped for the family's handler.
+  Response RouteFamily(const Request& request, Target target, auth::Context& ctx,
                        std::optional<std::string_view> token);
 
   RouterOptions options_;

@@ -36,9 +36,35 @@ std::string EscapeLenient(std::string_view raw) {
   return out;
 }
 
+// A path of letters, digits, `-`, `_` and `/` only (every record route: `/parse/classes/Accounts/<id>`):
+// nothing to decode and no query, so its segments are its `/`-separated parts, as the strict parse
+// below would find them, without building the escaped copy and the URL view.
+bool IsPlainPath(std::string_view raw) {
+  if (raw.empty() || raw.front() != '/') return false;
+  for (unsigned char c : raw)
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+          c == '/'))
+      return false;
+  return true;
+}
+
+Target SplitPlainPath(std::string_view raw) {
+  Target t;
+  t.path = std::string(raw);
+  for (std::size_t at = 1;;) {
+    const std::size_t slash = raw.find('/', at);
+    t.segments.emplace_back(raw.substr(at, slash == std::string_view::npos ? std::string_view::npos : slash - at));
+    if (slash == std::string_view::npos) break;
+    at = slash + 1;
+  }
+  if (t.segments.back().empty()) t.segments.pop_back();  // trailing slash (or the bare `/`)
+  return t;
+}
+
 }  // namespace
 
 std::optional<Target> ParseTarget(std::string_view raw) {
+  if (IsPlainPath(raw)) return SplitPlainPath(raw);
   // An unencoded `#` begins a fragment, which is not part of the request; what precedes it is
   // the request (so a `where` cut there is malformed JSON: spec §4.2's 500).
   const std::string escaped = EscapeLenient(raw.substr(0, raw.find('#')));

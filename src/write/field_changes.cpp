@@ -35,6 +35,17 @@ Status CheckNewFieldName(const schema::ClassSchema& cls, const std::string& fiel
   return {};
 }
 
+// Whether `key` may be one of the keys handled before the fields (objectId, createdAt, updatedAt,
+// ACL, createdBy, updatedBy, a user's password): one look at the first character spares most
+// fields the comparisons with each.
+bool MaybeServerKey(std::string_view key) {
+  if (key.empty()) return false;
+  switch (key.front()) {
+    case 'o': case 'c': case 'u': case 'A': case 'p': case '_': return true;
+    default: return false;
+  }
+}
+
 }  // namespace
 
 CurrentValues::CurrentValues(const schema::ClassSchema& cls, const storage::Row& row) : cls_(&cls), row_(&row) {}
@@ -62,31 +73,33 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
     std::string key(kv.key());
     const json::value& value = kv.value();
 
-    if (key == "objectId") {
-      if (kind == WriteKind::kUpdate && value.is_string() && value.get_string() == object_id) continue;
-      if (kind == WriteKind::kUpdate || !identity.IsMaster())
-        return errors::ObjectIdNotWritable();
-      if (!value.is_string() || !ids::IsAlnumId(value.get_string(), kMaxCustomObjectIdLength))
-        return errors::InvalidObjectId(value.is_string() ? std::string(value.get_string())
-                                                         : json::serialize(value));
-      out.object_id = std::string(value.get_string());
-      continue;
-    }
-    if (key == "createdAt" || key == "updatedAt") {
-      if (IsDateObject(value)) continue;  // server-owned; a well-formed value is ignored (Parse)
-      return errors::SchemaMismatch(cls.name, key, "Date", schema::DescribeValue(value));
-    }
-    if (key == "ACL") {
-      if (value.is_null()) {
-        out.acl.emplace(std::nullopt);
+    if (MaybeServerKey(key)) {
+      if (key == "objectId") {
+        if (kind == WriteKind::kUpdate && value.is_string() && value.get_string() == object_id) continue;
+        if (kind == WriteKind::kUpdate || !identity.IsMaster())
+          return errors::ObjectIdNotWritable();
+        if (!value.is_string() || !ids::IsAlnumId(value.get_string(), kMaxCustomObjectIdLength))
+          return errors::InvalidObjectId(value.is_string() ? std::string(value.get_string())
+                                                           : json::serialize(value));
+        out.object_id = std::string(value.get_string());
         continue;
       }
-      CRMD_ASSIGN(auto acl, auth::NormalizeAcl(value));
-      out.acl.emplace(std::move(acl));
-      continue;
+      if (key == "createdAt" || key == "updatedAt") {
+        if (IsDateObject(value)) continue;  // server-owned; a well-formed value is ignored (Parse)
+        return errors::SchemaMismatch(cls.name, key, "Date", schema::DescribeValue(value));
+      }
+      if (key == "ACL") {
+        if (value.is_null()) {
+          out.acl.emplace(std::nullopt);
+          continue;
+        }
+        CRMD_ASSIGN(auto acl, auth::NormalizeAcl(value));
+        out.acl.emplace(std::move(acl));
+        continue;
+      }
+      if (key == "createdBy" || key == "updatedBy") continue;  // server-owned (COMPATIBILITY.md)
+      if (cls.name == "_User" && (key == "password" || key == schema::kHashedPassword)) continue;  // user_rules
     }
-    if (key == "createdBy" || key == "updatedBy") continue;  // server-owned (COMPATIBILITY.md)
-    if (cls.name == "_User" && (key == "password" || key == schema::kHashedPassword)) continue;  // user_rules
     if (!schema::IsValidFieldName(key)) return errors::InvalidFieldName(key);
 
     const schema::FieldDef* def = cls.FindField(key);
