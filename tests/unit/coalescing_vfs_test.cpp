@@ -100,19 +100,20 @@ TEST(CoalescingVfsTest, ATransactionLargerThanTheCacheReadsItsSpilledPagesBack) 
 // A write error on the log, injected through the unix VFS's own seam for system calls: the pwrite
 // calls on one file descriptor fail while `g_failing_fd` names it.
 int g_failing_fd = -1;
+int g_failing_errno = EIO;
 sqlite3_syscall_ptr g_real_pwrite = nullptr;
 sqlite3_syscall_ptr g_real_pwrite64 = nullptr;
 
 ssize_t FailingPwrite(int fd, const void* data, size_t size, off_t offset) {
   if (fd == g_failing_fd) {
-    errno = EIO;
+    errno = g_failing_errno;
     return -1;
   }
   return reinterpret_cast<ssize_t (*)(int, const void*, size_t, off_t)>(g_real_pwrite)(fd, data, size, offset);
 }
 ssize_t FailingPwrite64(int fd, const void* data, size_t size, off_t offset) {
   if (fd == g_failing_fd) {
-    errno = EIO;
+    errno = g_failing_errno;
     return -1;
   }
   return reinterpret_cast<ssize_t (*)(int, const void*, size_t, off_t)>(g_real_pwrite64)(fd, data, size, offset);
@@ -127,31 +128,46 @@ int OpenFd(const std::string& path) {
   return -1;
 }
 
+// While it lives, pwrite calls on the log file at `path` fail with `error`.
+class FailingLogWrites {
+ public:
+  FailingLogWrites(const std::string& path, int error) {
+    vfs_ = sqlite3_vfs_find("unix");
+    g_real_pwrite = vfs_->xGetSystemCall(vfs_, "pwrite");
+    g_real_pwrite64 = vfs_->xGetSystemCall(vfs_, "pwrite64");
+    if (g_real_pwrite) vfs_->xSetSystemCall(vfs_, "pwrite", reinterpret_cast<sqlite3_syscall_ptr>(FailingPwrite));
+    if (g_real_pwrite64)
+      vfs_->xSetSystemCall(vfs_, "pwrite64", reinterpret_cast<sqlite3_syscall_ptr>(FailingPwrite64));
+    g_failing_errno = error;
+    g_failing_fd = OpenFd(path);
+    EXPECT_TRUE(g_real_pwrite || g_real_pwrite64);
+    EXPECT_GE(g_failing_fd, 0) << path;
+  }
+  ~FailingLogWrites() {
+    g_failing_fd = -1;
+    if (g_real_pwrite) vfs_->xSetSystemCall(vfs_, "pwrite", nullptr);
+    if (g_real_pwrite64) vfs_->xSetSystemCall(vfs_, "pwrite64", nullptr);
+  }
+  FailingLogWrites(const FailingLogWrites&) = delete;
+  FailingLogWrites& operator=(const FailingLogWrites&) = delete;
+
+ private:
+  sqlite3_vfs* vfs_;
+};
+
 TEST(CoalescingVfsTest, ALogWriteThatFailsFailsTheCommitAndLeavesNothingBehind) {
   const test::TempDir dir("vfs");
   Connection writer(dir.File("data.db"), /*sync_full=*/true);
   writer.Exec("CREATE TABLE t(i INTEGER PRIMARY KEY, v TEXT); CREATE INDEX t_v ON t(v)");
   writer.Exec(InsertRows(1, 10));
 
-  sqlite3_vfs* unix_vfs = sqlite3_vfs_find("unix");
-  ASSERT_NE(unix_vfs, nullptr);
-  g_real_pwrite = unix_vfs->xGetSystemCall(unix_vfs, "pwrite");
-  g_real_pwrite64 = unix_vfs->xGetSystemCall(unix_vfs, "pwrite64");
-  ASSERT_TRUE(g_real_pwrite || g_real_pwrite64);
-  if (g_real_pwrite)
-    unix_vfs->xSetSystemCall(unix_vfs, "pwrite", reinterpret_cast<sqlite3_syscall_ptr>(FailingPwrite));
-  if (g_real_pwrite64)
-    unix_vfs->xSetSystemCall(unix_vfs, "pwrite64", reinterpret_cast<sqlite3_syscall_ptr>(FailingPwrite64));
-  g_failing_fd = OpenFd(dir.File("data.db-wal"));
-  ASSERT_GE(g_failing_fd, 0);
-
-  // Small enough to be buffered whole: the write is tried, and fails, at the commit's sync.
-  writer.Exec("BEGIN");
-  writer.Exec(InsertRows(11, 60));
-  EXPECT_THROW(writer.Exec("COMMIT"), StorageError);
-  g_failing_fd = -1;
-  if (g_real_pwrite) unix_vfs->xSetSystemCall(unix_vfs, "pwrite", nullptr);
-  if (g_real_pwrite64) unix_vfs->xSetSystemCall(unix_vfs, "pwrite64", nullptr);
+  {
+    const FailingLogWrites failing(dir.File("data.db-wal"), EIO);
+    // Small enough to be buffered whole: the write is tried, and fails, at the commit's sync.
+    writer.Exec("BEGIN");
+    writer.Exec(InsertRows(11, 60));
+    EXPECT_THROW(writer.Exec("COMMIT"), StorageError);
+  }
   if (writer.InTransaction()) writer.Exec("ROLLBACK");
 
   Connection reader(dir.File("data.db"), /*sync_full=*/true);
@@ -160,6 +176,57 @@ TEST(CoalescingVfsTest, ALogWriteThatFailsFailsTheCommitAndLeavesNothingBehind) 
   // The writer goes on: the next commit writes over what the failed one left in the log.
   writer.Exec(InsertRows(11, 20));
   EXPECT_EQ(Int(reader, kChecksum), Expected(1, 20));
+  EXPECT_EQ(Text(reader, "PRAGMA integrity_check"), "ok");
+}
+
+// Starts a transaction on `c` (cache of ten pages) whose inserts outgrow the cache: pages of rows
+// 11..60 are written to the log early, into the log file's buffer (from an empty log).
+void BeginWithFramesInTheBuffer(Connection& c) {
+  c.Exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  c.Exec("PRAGMA cache_size=10");
+  c.Exec("BEGIN");
+  c.Exec(InsertRows(11, 60));
+}
+
+// A full disk met while writing out buffered frames in the middle of a transaction (here, when a
+// statement reads back a page the transaction wrote early) ends the whole transaction: on "disk
+// full" SQLite rolls back only the statement, and a later COMMIT would publish a log without them.
+TEST(CoalescingVfsTest, AFailedWriteOfBufferedFramesRollsTheWholeTransactionBack) {
+  const test::TempDir dir("vfs");
+  Connection writer(dir.File("data.db"), /*sync_full=*/true);
+  writer.Exec("CREATE TABLE t(i INTEGER PRIMARY KEY, v TEXT); CREATE INDEX t_v ON t(v)");
+  writer.Exec(InsertRows(1, 10));
+  BeginWithFramesInTheBuffer(writer);
+  {
+    const FailingLogWrites failing(dir.File("data.db-wal"), ENOSPC);
+    EXPECT_THROW(writer.Exec("INSERT INTO t SELECT i + 1000, v FROM t WHERE i BETWEEN 11 AND 20"), StorageError);
+  }
+  EXPECT_FALSE(writer.InTransaction());
+  if (writer.InTransaction()) writer.Exec("ROLLBACK");
+  EXPECT_EQ(Int(writer, kChecksum), Expected(1, 10));
+  writer.Exec(InsertRows(11, 20));
+  Connection reader(dir.File("data.db"), /*sync_full=*/true);
+  EXPECT_EQ(Int(reader, kChecksum), Expected(1, 20));
+  EXPECT_EQ(Text(reader, "PRAGMA integrity_check"), "ok");
+}
+
+// Frames a transaction wrote early and then rolled back are dropped at the rollback: another
+// connection appends its commit at the same place, and the first connection's next read of the log
+// must not write them over it.
+TEST(CoalescingVfsTest, FramesOfARolledBackTransactionNeverOverwriteAnotherConnectionsCommit) {
+  const test::TempDir dir("vfs");
+  Connection first(dir.File("data.db"), /*sync_full=*/true);
+  Connection second(dir.File("data.db"), /*sync_full=*/true);
+  // No index: rows are appended, so the pages written early are full leaves never read again, and
+  // the last of them are still in the buffer at the rollback.
+  first.Exec("CREATE TABLE t(i INTEGER PRIMARY KEY, v TEXT)");
+  first.Exec(InsertRows(1, 10));
+  BeginWithFramesInTheBuffer(first);
+  first.Exec("ROLLBACK");
+  second.Exec(InsertRows(2001, 2060));
+  EXPECT_EQ(Int(first, kChecksum), Expected(1, 10) + Expected(2001, 2060));
+  Connection reader(dir.File("data.db"), /*sync_full=*/true);
+  EXPECT_EQ(Int(reader, kChecksum), Expected(1, 10) + Expected(2001, 2060));
   EXPECT_EQ(Text(reader, "PRAGMA integrity_check"), "ok");
 }
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 
 #include "storage/database.hpp"
 
@@ -24,35 +25,66 @@ sqlite3_vfs* g_base = nullptr;  // the default VFS, which does all the work
 sqlite3_vfs g_vfs;
 std::atomic<std::uint64_t> g_log_writes{0};
 
+struct DbFile;
+
 // A log file: the default VFS's file lives in the same allocation, right after this.
 struct LogFile {
   sqlite3_file base;  // first: SQLite uses a LogFile as a sqlite3_file
   sqlite3_file* real;
+  DbFile* db;           // the database file of the same connection; guarded by g_files_mutex
+  bool buffered;        // false: every write goes straight through
   char* buffer;         // kBufferBytes, allocated at the first append
   int used;             // bytes waiting in `buffer`
   sqlite3_int64 start;  // the file offset they go to
 };
 
-constexpr std::size_t kRealOffset =
-    (sizeof(LogFile) + alignof(std::max_align_t) - 1) / alignof(std::max_align_t) * alignof(std::max_align_t);
+// A database file: the default VFS's, with one call watched (ShmLock).
+struct DbFile {
+  sqlite3_file base;
+  sqlite3_file* real;
+  const char* name;  // as SQLite opened it: the key in g_db_files
+  LogFile* log;      // guarded by g_files_mutex
+};
+
+constexpr std::size_t Aligned(std::size_t n) {
+  return (n + alignof(std::max_align_t) - 1) / alignof(std::max_align_t) * alignof(std::max_align_t);
+}
+constexpr std::size_t kRealOffset = Aligned(sizeof(LogFile) > sizeof(DbFile) ? sizeof(LogFile) : sizeof(DbFile));
+
+// Open database files by the name pointer SQLite gave their xOpen: for a log file,
+// sqlite3_filename_database() returns that same pointer, which ties the two files of a connection.
+std::mutex g_files_mutex;
+std::unordered_map<const char*, DbFile*> g_db_files;
 
 LogFile* Log(sqlite3_file* file) { return reinterpret_cast<LogFile*>(file); }
-const sqlite3_io_methods* Real(const LogFile* f) { return f->real->pMethods; }
+DbFile* Db(sqlite3_file* file) { return reinterpret_cast<DbFile*>(file); }
+template <typename File>
+const sqlite3_io_methods* Real(const File* f) {
+  return f->real->pMethods;
+}
 
 int WriteThrough(LogFile* f, const void* data, int amount, sqlite3_int64 offset) {
   g_log_writes.fetch_add(1, std::memory_order_relaxed);
   return Real(f)->xWrite(f->real, data, amount, offset);
 }
 
+// A failed write of buffered frames is reported as an I/O error whatever its cause: for SQLITE_FULL
+// met in a read, SQLite would roll back only the statement, and a later COMMIT could then publish a
+// log missing frames of earlier statements; an I/O error rolls back the whole transaction.
 int Flush(LogFile* f) {
   if (f->used == 0) return SQLITE_OK;
   const int amount = f->used;
   f->used = 0;
-  return WriteThrough(f, f->buffer, amount, f->start);
+  return WriteThrough(f, f->buffer, amount, f->start) == SQLITE_OK ? SQLITE_OK : SQLITE_IOERR_WRITE;
 }
 
 int Close(sqlite3_file* file) {
   LogFile* f = Log(file);
+  {
+    std::lock_guard lock(g_files_mutex);
+    if (f->db) f->db->log = nullptr;
+    f->db = nullptr;
+  }
   const int flushed = Flush(f);
   const int closed = Real(f)->xClose(f->real);
   std::free(f->buffer);
@@ -68,6 +100,7 @@ int Read(sqlite3_file* file, void* out, int amount, sqlite3_int64 offset) {
 
 int Write(sqlite3_file* file, const void* data, int amount, sqlite3_int64 offset) {
   LogFile* f = Log(file);
+  if (!f->buffered) return WriteThrough(f, data, amount, offset);
   if (f->used > 0 && offset == f->start + f->used && f->used + amount <= kBufferBytes) {
     std::memcpy(f->buffer + f->used, data, static_cast<std::size_t>(amount));
     f->used += amount;
@@ -142,19 +175,116 @@ const sqlite3_io_methods kLogMethods = {
     Unfetch,
 };
 
+// A database file passes every call on; releasing the log's write lock (SQLite's WAL_WRITE_LOCK, slot
+// 0) also empties its connection's log buffer first. A commit's frames left the buffer at its sync;
+// frames still in it belong to a transaction rolled back after they spilled, and written later they
+// would land on whatever another connection appends there meanwhile.
+int DbShmLock(sqlite3_file* file, int offset, int n, int flags) {
+  DbFile* f = Db(file);
+  if (offset == 0 && n == 1 && flags == (SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE)) {
+    std::lock_guard lock(g_files_mutex);
+    if (f->log) f->log->used = 0;
+  }
+  return Real(f)->xShmLock(f->real, offset, n, flags);
+}
+
+int DbClose(sqlite3_file* file) {
+  DbFile* f = Db(file);
+  {
+    std::lock_guard lock(g_files_mutex);
+    if (f->log) f->log->db = nullptr;
+    g_db_files.erase(f->name);
+  }
+  return Real(f)->xClose(f->real);
+}
+int DbRead(sqlite3_file* file, void* out, int amount, sqlite3_int64 offset) {
+  return Real(Db(file))->xRead(Db(file)->real, out, amount, offset);
+}
+int DbWrite(sqlite3_file* file, const void* data, int amount, sqlite3_int64 offset) {
+  return Real(Db(file))->xWrite(Db(file)->real, data, amount, offset);
+}
+int DbTruncate(sqlite3_file* file, sqlite3_int64 size) { return Real(Db(file))->xTruncate(Db(file)->real, size); }
+int DbSync(sqlite3_file* file, int flags) { return Real(Db(file))->xSync(Db(file)->real, flags); }
+int DbFileSize(sqlite3_file* file, sqlite3_int64* size) { return Real(Db(file))->xFileSize(Db(file)->real, size); }
+int DbLock(sqlite3_file* file, int level) { return Real(Db(file))->xLock(Db(file)->real, level); }
+int DbUnlock(sqlite3_file* file, int level) { return Real(Db(file))->xUnlock(Db(file)->real, level); }
+int DbCheckReservedLock(sqlite3_file* file, int* out) {
+  return Real(Db(file))->xCheckReservedLock(Db(file)->real, out);
+}
+int DbFileControl(sqlite3_file* file, int op, void* arg) {
+  return Real(Db(file))->xFileControl(Db(file)->real, op, arg);
+}
+int DbSectorSize(sqlite3_file* file) { return Real(Db(file))->xSectorSize(Db(file)->real); }
+int DbDeviceCharacteristics(sqlite3_file* file) { return Real(Db(file))->xDeviceCharacteristics(Db(file)->real); }
+int DbShmMap(sqlite3_file* file, int region, int size, int extend, void volatile** out) {
+  return Real(Db(file))->xShmMap(Db(file)->real, region, size, extend, out);
+}
+void DbShmBarrier(sqlite3_file* file) { Real(Db(file))->xShmBarrier(Db(file)->real); }
+int DbShmUnmap(sqlite3_file* file, int remove) { return Real(Db(file))->xShmUnmap(Db(file)->real, remove); }
+int DbFetch(sqlite3_file* file, sqlite3_int64 offset, int amount, void** out) {
+  return Real(Db(file))->xFetch(Db(file)->real, offset, amount, out);
+}
+int DbUnfetch(sqlite3_file* file, sqlite3_int64 offset, void* page) {
+  return Real(Db(file))->xUnfetch(Db(file)->real, offset, page);
+}
+
+const sqlite3_io_methods kDbMethods = {
+    3,         DbClose,      DbRead,   DbWrite,    DbTruncate,         DbSync,
+    DbFileSize, DbLock,      DbUnlock, DbCheckReservedLock, DbFileControl, DbSectorSize,
+    DbDeviceCharacteristics, DbShmMap, DbShmLock,  DbShmBarrier,       DbShmUnmap,    DbFetch,
+    DbUnfetch,
+};
+
+// Opens the default VFS's file after `header` bytes of `file`; false (and nothing left open) when
+// it fails or lacks the version-3 methods the wrappers call.
+bool OpenReal(const char* name, sqlite3_file* file, sqlite3_file* real, int flags, int* out_flags, int& rc) {
+  rc = g_base->xOpen(g_base, name, real, flags, out_flags);
+  // SQLite closes only a file whose methods are set; a failed open leaves the real one's unset.
+  const bool usable = rc == SQLITE_OK && real->pMethods && real->pMethods->iVersion >= 3;
+  if (rc == SQLITE_OK && !usable && real->pMethods) real->pMethods->xClose(real);
+  if (!usable) {
+    file->pMethods = nullptr;
+    if (rc == SQLITE_OK) rc = SQLITE_CANTOPEN;
+  }
+  return usable;
+}
+
 int Open(sqlite3_vfs*, const char* name, sqlite3_file* file, int flags, int* out_flags) {
+  auto* real = reinterpret_cast<sqlite3_file*>(reinterpret_cast<char*>(file) + kRealOffset);
+  int rc = SQLITE_OK;
+  if (flags & SQLITE_OPEN_MAIN_DB) {
+    DbFile* f = Db(file);
+    f->real = real;
+    f->name = name;
+    f->log = nullptr;
+    if (!OpenReal(name, file, real, flags, out_flags, rc)) return rc;
+    {
+      std::lock_guard lock(g_files_mutex);
+      g_db_files[name] = f;
+    }
+    f->base.pMethods = &kDbMethods;
+    return SQLITE_OK;
+  }
   if (!(flags & SQLITE_OPEN_WAL)) return g_base->xOpen(g_base, name, file, flags, out_flags);
   LogFile* f = Log(file);
-  f->real = reinterpret_cast<sqlite3_file*>(reinterpret_cast<char*>(file) + kRealOffset);
+  f->real = real;
+  f->db = nullptr;
   f->buffer = nullptr;
   f->used = 0;
   f->start = 0;
-  const int rc = g_base->xOpen(g_base, name, f->real, flags, out_flags);
-  // SQLite closes only a file whose methods are set; a failed open leaves the real one's unset.
-  const bool usable = rc == SQLITE_OK && f->real->pMethods && f->real->pMethods->iVersion >= 3;
-  if (rc == SQLITE_OK && !usable && f->real->pMethods) f->real->pMethods->xClose(f->real);
-  f->base.pMethods = usable ? &kLogMethods : nullptr;
-  return usable ? SQLITE_OK : (rc != SQLITE_OK ? rc : SQLITE_CANTOPEN);
+  if (!OpenReal(name, file, real, flags, out_flags, rc)) return rc;
+  // Without power-safe overwrite SQLite pads a commit to a sector after its sync, and would publish
+  // frames still in the buffer: such a file is written straight through.
+  f->buffered = (Real(f)->xDeviceCharacteristics(real) & SQLITE_IOCAP_POWERSAFE_OVERWRITE) != 0;
+  {
+    std::lock_guard lock(g_files_mutex);
+    if (auto db = g_db_files.find(sqlite3_filename_database(name)); db != g_db_files.end()) {
+      f->db = db->second;
+      db->second->log = f;
+    }
+  }
+  f->base.pMethods = &kLogMethods;
+  return SQLITE_OK;
 }
 
 // Everything else is the default VFS's.
