@@ -63,7 +63,10 @@ bool IsOwnRecordBatch(const json::value& body, const std::string& prefix) {
 // handler answers that.
 std::shared_ptr<const json::value> ParseAhead(const std::string& body) {
   if (body.empty()) return nullptr;
-  auto parsed = ParseJson(body);
+  // The tree in blocks of one arena, released together with it: no allocation per string, object
+  // and array in the parse, no free per node when the tree goes (those were a third of a bulk
+  // load's instructions). Values copied out of the body share the arena and keep it alive.
+  auto parsed = ParseJson(body, json::make_shared_resource<json::monotonic_resource>(2 * body.size()));
   if (!parsed.ok()) return nullptr;
   return std::make_shared<const json::value>(std::move(parsed).value());
 }

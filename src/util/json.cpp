@@ -10,17 +10,27 @@
 
 namespace crmd {
 
-Result<json::value> ParseJson(std::string_view text, bool* too_deep) {
+namespace {
+
+Result<json::value> Parse(std::string_view text, json::storage_ptr storage, bool* too_deep) {
   json::parse_options options;
   options.max_depth = kMaxJsonDepth;
   options.allow_invalid_utf8 = false;
   options.allow_comments = false;
   options.allow_trailing_commas = false;
   boost::system::error_code ec;
-  json::value v = json::parse(text, ec, json::storage_ptr(), options);
+  json::value v = json::parse(text, ec, std::move(storage), options);
   if (too_deep) *too_deep = ec == json::error::too_deep;
   if (ec) return errors::InvalidJson(ec.message());
   return v;
+}
+
+}  // namespace
+
+Result<json::value> ParseJson(std::string_view text, bool* too_deep) { return Parse(text, {}, too_deep); }
+
+Result<json::value> ParseJson(std::string_view text, json::storage_ptr storage) {
+  return Parse(text, std::move(storage), nullptr);
 }
 
 std::string FormatNumber(double d) {
@@ -45,11 +55,17 @@ std::string FormatNumber(double d) {
   } else if (0 < n && n <= 21) {
     out += digits.substr(0, static_cast<std::size_t>(n)) + "." + digits.substr(static_cast<std::size_t>(n));
   } else if (-6 < n && n <= 0) {
-    out += "0." + std::string(static_cast<std::size_t>(-n), '0') + digits;
+    out += "0.";
+    out.append(static_cast<std::size_t>(-n), '0');
+    out += digits;
   } else {
-    out += digits.substr(0, 1);
-    if (k > 1) out += "." + digits.substr(1);
-    out += (n - 1 >= 0 ? "e+" : "e-") + std::to_string(std::abs(n - 1));
+    out += digits.front();
+    if (k > 1) {
+      out += '.';
+      out.append(digits, 1);
+    }
+    out += n - 1 >= 0 ? "e+" : "e-";
+    out += std::to_string(std::abs(n - 1));
   }
   return out;
 }

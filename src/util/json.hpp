@@ -20,6 +20,8 @@ inline constexpr std::size_t kMaxJsonDepth = 64;
 // The error is the spec's 107 with the parser's reason.
 // `too_deep`, when given, is set when the only fault was nesting beyond kMaxJsonDepth.
 Result<json::value> ParseJson(std::string_view text, bool* too_deep = nullptr);
+// The same, the tree's memory from `storage` (which copies of its values share, as Boost.JSON's do).
+Result<json::value> ParseJson(std::string_view text, json::storage_ptr storage);
 
 // Appends the serialisation of `v` to `out`.
 void WriteJson(const json::value& v, std::string& out);
