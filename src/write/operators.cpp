@@ -18,16 +18,24 @@ bool IsOperator(const json::value& value) {
   return value.is_object() && value.get_object().contains("__op");
 }
 
+namespace {
+
+// A copy of part of a request body in the default memory: a body may live in an arena of its own
+// (api/message.hpp), which a plain copy would share.
+json::value Copy(const json::value& v) { return json::value(v, json::storage_ptr()); }
+
+}  // namespace
+
 Result<Operator> ParseOperator(const json::object& value) {
   const auto* op = value.if_contains("__op");
   if (!op || !op->is_string()) return errors::UnsupportedOperator("__op");
   std::string_view name = op->get_string();
-  if (name == "Delete") return Operator{OperatorKind::kDelete, nullptr};
+  if (name == "Delete") return Operator{OperatorKind::kDelete, nullptr, {}, {}};
   if (name == "Increment") {
     const auto* amount = value.if_contains("amount");
     if (!amount || !amount->is_number())
       return errors::InvalidOperatorArgument("incrementing must provide a number");
-    return Operator{OperatorKind::kIncrement, *amount};
+    return Operator{OperatorKind::kIncrement, Copy(*amount), {}, {}};
   }
   const bool add = name == "Add", unique = name == "AddUnique", remove = name == "Remove";
   if (add || unique || remove) {
@@ -36,7 +44,7 @@ Result<Operator> ParseOperator(const json::object& value) {
       return errors::InvalidOperatorArgument(remove ? "objects to remove must be an array"
                                                     : "objects to add must be an array");
     auto kind = add ? OperatorKind::kAdd : unique ? OperatorKind::kAddUnique : OperatorKind::kRemove;
-    return Operator{kind, *objects};
+    return Operator{kind, Copy(*objects), {}, {}};
   }
   if (name == "AddRelation" || name == "RemoveRelation") {
     const bool adding = name == "AddRelation";
@@ -44,7 +52,7 @@ Result<Operator> ParseOperator(const json::object& value) {
     if (!objects || !objects->is_array())
       return errors::InvalidOperatorArgument(adding ? "objects to add must be an array"
                                                     : "objects to remove must be an array");
-    Operator out{adding ? OperatorKind::kAddRelation : OperatorKind::kRemoveRelation, *objects, {}, {}};
+    Operator out{adding ? OperatorKind::kAddRelation : OperatorKind::kRemoveRelation, Copy(*objects), {}, {}};
     for (const auto& item : objects->get_array()) {
       const auto* o = item.is_object() ? &item.get_object() : nullptr;
       const auto* type = o ? o->if_contains("__type") : nullptr;

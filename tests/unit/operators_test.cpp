@@ -21,6 +21,19 @@ json::value Apply(const char* op, const char* current, FieldType type) {
   return r.value().value_or(nullptr);
 }
 
+// A queued write's body lives in an arena of its own (api/message.hpp), which is not thread-safe:
+// an operator's argument, kept apart from the body, must not be allocated in it.
+TEST(OperatorsTest, AnArgumentIsCopiedOutOfTheBodysArena) {
+  for (const char* text : {R"({"__op":"Add","objects":[{"a":[1,2]},"x"]})", R"({"__op":"Increment","amount":2})",
+                           R"({"__op":"AddRelation","objects":[{"__type":"Pointer","className":"C","objectId":"a1"}]})"}) {
+    auto body = ParseJson(text, json::make_shared_resource<json::monotonic_resource>());
+    ASSERT_TRUE(body.ok()) << text;
+    auto op = ParseOperator(body.value().as_object());
+    ASSERT_TRUE(op.ok()) << text;
+    EXPECT_EQ(op.value().argument.storage().get(), json::storage_ptr().get()) << text;
+  }
+}
+
 TEST(OperatorsTest, IncrementAddsIncludingNegativeAmountsAndStartsAtZero) {
   EXPECT_EQ(Apply(R"({"__op":"Increment","amount":3})", "4", FieldType::kNumber), json::value(7));
   EXPECT_EQ(Apply(R"({"__op":"Increment","amount":-5})", "4", FieldType::kNumber), json::value(-1));

@@ -31,7 +31,7 @@ struct DbFile;
 struct LogFile {
   sqlite3_file base;  // first: SQLite uses a LogFile as a sqlite3_file
   sqlite3_file* real;
-  DbFile* db;           // the database file of the same connection; guarded by g_files_mutex
+  DbFile* db;           // the database file of the same connection; guarded by Files().mutex
   bool buffered;        // false: every write goes straight through
   char* buffer;         // kBufferBytes, allocated at the first append
   int used;             // bytes waiting in `buffer`
@@ -42,8 +42,8 @@ struct LogFile {
 struct DbFile {
   sqlite3_file base;
   sqlite3_file* real;
-  const char* name;  // as SQLite opened it: the key in g_db_files
-  LogFile* log;      // guarded by g_files_mutex
+  const char* name;  // as SQLite opened it: the key in Files().by_name
+  LogFile* log;      // guarded by Files().mutex
 };
 
 constexpr std::size_t Aligned(std::size_t n) {
@@ -53,8 +53,16 @@ constexpr std::size_t kRealOffset = Aligned(sizeof(LogFile) > sizeof(DbFile) ? s
 
 // Open database files by the name pointer SQLite gave their xOpen: for a log file,
 // sqlite3_filename_database() returns that same pointer, which ties the two files of a connection.
-std::mutex g_files_mutex;
-std::unordered_map<const char*, DbFile*> g_db_files;
+// Never destroyed: a connection may close during static destruction.
+struct OpenFiles {
+  std::mutex mutex;
+  std::unordered_map<const char*, DbFile*> by_name;
+};
+OpenFiles& Files() {
+  static auto* files = new OpenFiles;
+  return *files;
+}
+std::atomic<std::uint64_t> g_bytes_dropped{0};
 
 LogFile* Log(sqlite3_file* file) { return reinterpret_cast<LogFile*>(file); }
 DbFile* Db(sqlite3_file* file) { return reinterpret_cast<DbFile*>(file); }
@@ -81,7 +89,7 @@ int Flush(LogFile* f) {
 int Close(sqlite3_file* file) {
   LogFile* f = Log(file);
   {
-    std::lock_guard lock(g_files_mutex);
+    std::lock_guard lock(Files().mutex);
     if (f->db) f->db->log = nullptr;
     f->db = nullptr;
   }
@@ -182,8 +190,11 @@ const sqlite3_io_methods kLogMethods = {
 int DbShmLock(sqlite3_file* file, int offset, int n, int flags) {
   DbFile* f = Db(file);
   if (offset == 0 && n == 1 && flags == (SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE)) {
-    std::lock_guard lock(g_files_mutex);
-    if (f->log) f->log->used = 0;
+    std::lock_guard lock(Files().mutex);
+    if (f->log) {
+      g_bytes_dropped.fetch_add(static_cast<std::uint64_t>(f->log->used), std::memory_order_relaxed);
+      f->log->used = 0;
+    }
   }
   return Real(f)->xShmLock(f->real, offset, n, flags);
 }
@@ -191,9 +202,9 @@ int DbShmLock(sqlite3_file* file, int offset, int n, int flags) {
 int DbClose(sqlite3_file* file) {
   DbFile* f = Db(file);
   {
-    std::lock_guard lock(g_files_mutex);
+    std::lock_guard lock(Files().mutex);
     if (f->log) f->log->db = nullptr;
-    g_db_files.erase(f->name);
+    Files().by_name.erase(f->name);
   }
   return Real(f)->xClose(f->real);
 }
@@ -258,9 +269,13 @@ int Open(sqlite3_vfs*, const char* name, sqlite3_file* file, int flags, int* out
     f->name = name;
     f->log = nullptr;
     if (!OpenReal(name, file, real, flags, out_flags, rc)) return rc;
-    {
-      std::lock_guard lock(g_files_mutex);
-      g_db_files[name] = f;
+    try {
+      std::lock_guard lock(Files().mutex);
+      Files().by_name[name] = f;
+    } catch (const std::exception&) {  // no memory: SQLite's own code for it, nothing left open
+      real->pMethods->xClose(real);
+      file->pMethods = nullptr;
+      return SQLITE_NOMEM;
     }
     f->base.pMethods = &kDbMethods;
     return SQLITE_OK;
@@ -277,12 +292,14 @@ int Open(sqlite3_vfs*, const char* name, sqlite3_file* file, int flags, int* out
   // frames still in the buffer: such a file is written straight through.
   f->buffered = (Real(f)->xDeviceCharacteristics(real) & SQLITE_IOCAP_POWERSAFE_OVERWRITE) != 0;
   {
-    std::lock_guard lock(g_files_mutex);
-    if (auto db = g_db_files.find(sqlite3_filename_database(name)); db != g_db_files.end()) {
+    std::lock_guard lock(Files().mutex);
+    if (auto db = Files().by_name.find(sqlite3_filename_database(name)); db != Files().by_name.end()) {
       f->db = db->second;
       db->second->log = f;
     }
   }
+  // A log whose database file is not known here could not drop a rolled-back transaction's frames.
+  if (!f->db) f->buffered = false;
   f->base.pMethods = &kLogMethods;
   return SQLITE_OK;
 }
@@ -345,5 +362,7 @@ const char* CoalescingVfsName() {
 }
 
 std::uint64_t CoalescedLogWrites() { return g_log_writes.load(std::memory_order_relaxed); }
+
+std::uint64_t DroppedLogBytes() { return g_bytes_dropped.load(std::memory_order_relaxed); }
 
 }  // namespace crmd::storage::sqlite

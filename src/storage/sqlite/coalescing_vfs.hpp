@@ -32,5 +32,7 @@ const char* CoalescingVfsName();
 
 // Writes this process has made to log files through the VFS: for tests of the coalescing.
 std::uint64_t CoalescedLogWrites();
+// Buffered log bytes dropped with a rolled-back transaction: for tests.
+std::uint64_t DroppedLogBytes();
 
 }  // namespace crmd::storage::sqlite
