@@ -71,6 +71,49 @@ const sqlite3_io_methods* Real(const File* f) {
   return f->real->pMethods;
 }
 
+// Calls passed on as they are to the default VFS's file, for either wrapper.
+template <typename File>
+struct Pass {
+  static File* F(sqlite3_file* file) { return reinterpret_cast<File*>(file); }
+  static int Read(sqlite3_file* file, void* out, int amount, sqlite3_int64 offset) {
+    return Real(F(file))->xRead(F(file)->real, out, amount, offset);
+  }
+  static int Write(sqlite3_file* file, const void* data, int amount, sqlite3_int64 offset) {
+    return Real(F(file))->xWrite(F(file)->real, data, amount, offset);
+  }
+  static int Truncate(sqlite3_file* file, sqlite3_int64 size) { return Real(F(file))->xTruncate(F(file)->real, size); }
+  static int Sync(sqlite3_file* file, int flags) { return Real(F(file))->xSync(F(file)->real, flags); }
+  static int FileSize(sqlite3_file* file, sqlite3_int64* size) {
+    return Real(F(file))->xFileSize(F(file)->real, size);
+  }
+  static int Lock(sqlite3_file* file, int level) { return Real(F(file))->xLock(F(file)->real, level); }
+  static int Unlock(sqlite3_file* file, int level) { return Real(F(file))->xUnlock(F(file)->real, level); }
+  static int CheckReservedLock(sqlite3_file* file, int* out) {
+    return Real(F(file))->xCheckReservedLock(F(file)->real, out);
+  }
+  static int FileControl(sqlite3_file* file, int op, void* arg) {
+    return Real(F(file))->xFileControl(F(file)->real, op, arg);
+  }
+  static int SectorSize(sqlite3_file* file) { return Real(F(file))->xSectorSize(F(file)->real); }
+  static int DeviceCharacteristics(sqlite3_file* file) {
+    return Real(F(file))->xDeviceCharacteristics(F(file)->real);
+  }
+  static int ShmMap(sqlite3_file* file, int region, int size, int extend, void volatile** out) {
+    return Real(F(file))->xShmMap(F(file)->real, region, size, extend, out);
+  }
+  static int ShmLock(sqlite3_file* file, int offset, int n, int flags) {
+    return Real(F(file))->xShmLock(F(file)->real, offset, n, flags);
+  }
+  static void ShmBarrier(sqlite3_file* file) { Real(F(file))->xShmBarrier(F(file)->real); }
+  static int ShmUnmap(sqlite3_file* file, int remove) { return Real(F(file))->xShmUnmap(F(file)->real, remove); }
+  static int Fetch(sqlite3_file* file, sqlite3_int64 offset, int amount, void** out) {
+    return Real(F(file))->xFetch(F(file)->real, offset, amount, out);
+  }
+  static int Unfetch(sqlite3_file* file, sqlite3_int64 offset, void* page) {
+    return Real(F(file))->xUnfetch(F(file)->real, offset, page);
+  }
+};
+
 int WriteThrough(LogFile* f, const void* data, int amount, sqlite3_int64 offset) {
   g_log_writes.fetch_add(1, std::memory_order_relaxed);
   return Real(f)->xWrite(f->real, data, amount, offset);
@@ -141,46 +184,41 @@ int FileSize(sqlite3_file* file, sqlite3_int64* size) {
   return Real(f)->xFileSize(f->real, size);
 }
 
-int Lock(sqlite3_file* file, int level) { return Real(Log(file))->xLock(Log(file)->real, level); }
-int Unlock(sqlite3_file* file, int level) { return Real(Log(file))->xUnlock(Log(file)->real, level); }
-int CheckReservedLock(sqlite3_file* file, int* out) {
-  return Real(Log(file))->xCheckReservedLock(Log(file)->real, out);
-}
-
 int FileControl(sqlite3_file* file, int op, void* arg) {
   LogFile* f = Log(file);
   if (const int rc = Flush(f); rc != SQLITE_OK) return rc;
   return Real(f)->xFileControl(f->real, op, arg);
 }
 
-int SectorSize(sqlite3_file* file) { return Real(Log(file))->xSectorSize(Log(file)->real); }
-int DeviceCharacteristics(sqlite3_file* file) {
-  return Real(Log(file))->xDeviceCharacteristics(Log(file)->real);
-}
-
-// A log file has no shared memory and is not memory-mapped; these only pass the calls on.
-int ShmMap(sqlite3_file* file, int region, int size, int extend, void volatile** out) {
-  return Real(Log(file))->xShmMap(Log(file)->real, region, size, extend, out);
-}
-int ShmLock(sqlite3_file* file, int offset, int n, int flags) {
-  return Real(Log(file))->xShmLock(Log(file)->real, offset, n, flags);
-}
-void ShmBarrier(sqlite3_file* file) { Real(Log(file))->xShmBarrier(Log(file)->real); }
-int ShmUnmap(sqlite3_file* file, int remove) { return Real(Log(file))->xShmUnmap(Log(file)->real, remove); }
 int Fetch(sqlite3_file* file, sqlite3_int64 offset, int amount, void** out) {
   LogFile* f = Log(file);
   if (const int rc = Flush(f); rc != SQLITE_OK) return rc;
   return Real(f)->xFetch(f->real, offset, amount, out);
 }
-int Unfetch(sqlite3_file* file, sqlite3_int64 offset, void* page) {
-  return Real(Log(file))->xUnfetch(Log(file)->real, offset, page);
-}
 
+// The calls that touch the log's bytes write the buffer out first; a log file has no shared
+// memory, and the other calls change nothing in it.
+using PassLog = Pass<LogFile>;
 const sqlite3_io_methods kLogMethods = {
-    3,           Close,      Read,     Write,    Truncate,          Sync,
-    FileSize,    Lock,       Unlock,   CheckReservedLock, FileControl, SectorSize,
-    DeviceCharacteristics,   ShmMap,   ShmLock,  ShmBarrier,        ShmUnmap,    Fetch,
-    Unfetch,
+    3,
+    Close,
+    Read,
+    Write,
+    Truncate,
+    Sync,
+    FileSize,
+    PassLog::Lock,
+    PassLog::Unlock,
+    PassLog::CheckReservedLock,
+    FileControl,
+    PassLog::SectorSize,
+    PassLog::DeviceCharacteristics,
+    PassLog::ShmMap,
+    PassLog::ShmLock,
+    PassLog::ShmBarrier,
+    PassLog::ShmUnmap,
+    Fetch,
+    PassLog::Unfetch,
 };
 
 // A database file passes every call on; releasing the log's write lock (SQLite's WAL_WRITE_LOCK, slot
@@ -208,42 +246,27 @@ int DbClose(sqlite3_file* file) {
   }
   return Real(f)->xClose(f->real);
 }
-int DbRead(sqlite3_file* file, void* out, int amount, sqlite3_int64 offset) {
-  return Real(Db(file))->xRead(Db(file)->real, out, amount, offset);
-}
-int DbWrite(sqlite3_file* file, const void* data, int amount, sqlite3_int64 offset) {
-  return Real(Db(file))->xWrite(Db(file)->real, data, amount, offset);
-}
-int DbTruncate(sqlite3_file* file, sqlite3_int64 size) { return Real(Db(file))->xTruncate(Db(file)->real, size); }
-int DbSync(sqlite3_file* file, int flags) { return Real(Db(file))->xSync(Db(file)->real, flags); }
-int DbFileSize(sqlite3_file* file, sqlite3_int64* size) { return Real(Db(file))->xFileSize(Db(file)->real, size); }
-int DbLock(sqlite3_file* file, int level) { return Real(Db(file))->xLock(Db(file)->real, level); }
-int DbUnlock(sqlite3_file* file, int level) { return Real(Db(file))->xUnlock(Db(file)->real, level); }
-int DbCheckReservedLock(sqlite3_file* file, int* out) {
-  return Real(Db(file))->xCheckReservedLock(Db(file)->real, out);
-}
-int DbFileControl(sqlite3_file* file, int op, void* arg) {
-  return Real(Db(file))->xFileControl(Db(file)->real, op, arg);
-}
-int DbSectorSize(sqlite3_file* file) { return Real(Db(file))->xSectorSize(Db(file)->real); }
-int DbDeviceCharacteristics(sqlite3_file* file) { return Real(Db(file))->xDeviceCharacteristics(Db(file)->real); }
-int DbShmMap(sqlite3_file* file, int region, int size, int extend, void volatile** out) {
-  return Real(Db(file))->xShmMap(Db(file)->real, region, size, extend, out);
-}
-void DbShmBarrier(sqlite3_file* file) { Real(Db(file))->xShmBarrier(Db(file)->real); }
-int DbShmUnmap(sqlite3_file* file, int remove) { return Real(Db(file))->xShmUnmap(Db(file)->real, remove); }
-int DbFetch(sqlite3_file* file, sqlite3_int64 offset, int amount, void** out) {
-  return Real(Db(file))->xFetch(Db(file)->real, offset, amount, out);
-}
-int DbUnfetch(sqlite3_file* file, sqlite3_int64 offset, void* page) {
-  return Real(Db(file))->xUnfetch(Db(file)->real, offset, page);
-}
-
+using PassDb = Pass<DbFile>;
 const sqlite3_io_methods kDbMethods = {
-    3,         DbClose,      DbRead,   DbWrite,    DbTruncate,         DbSync,
-    DbFileSize, DbLock,      DbUnlock, DbCheckReservedLock, DbFileControl, DbSectorSize,
-    DbDeviceCharacteristics, DbShmMap, DbShmLock,  DbShmBarrier,       DbShmUnmap,    DbFetch,
-    DbUnfetch,
+    3,
+    DbClose,
+    PassDb::Read,
+    PassDb::Write,
+    PassDb::Truncate,
+    PassDb::Sync,
+    PassDb::FileSize,
+    PassDb::Lock,
+    PassDb::Unlock,
+    PassDb::CheckReservedLock,
+    PassDb::FileControl,
+    PassDb::SectorSize,
+    PassDb::DeviceCharacteristics,
+    PassDb::ShmMap,
+    DbShmLock,
+    PassDb::ShmBarrier,
+    PassDb::ShmUnmap,
+    PassDb::Fetch,
+    PassDb::Unfetch,
 };
 
 // Opens the default VFS's file after `header` bytes of `file`; false (and nothing left open) when
