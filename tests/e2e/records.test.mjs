@@ -371,6 +371,12 @@ test('§2.2 null: a new field first written with null is not created; a declared
   const g2 = await get('Nulls', c.body.objectId);
   assert.ok('Name' in g2.body, g2.text);
   assert.equal(g2.body.Name, null);
+  // A value written over the null, then deleted: the field is absent, no longer an explicit null.
+  assert.equal((await put('Nulls', c.body.objectId, { Name: 'y' })).status, 200);
+  assert.equal((await get('Nulls', c.body.objectId)).body.Name, 'y');
+  assert.equal((await put('Nulls', c.body.objectId, { Name: { __op: 'Delete' } })).status, 200);
+  const g3 = await get('Nulls', c.body.objectId);
+  assert.equal('Name' in g3.body, false, g3.text);
 });
 
 // ---------------------------------------------------------------------------------------------

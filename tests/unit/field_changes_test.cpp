@@ -64,5 +64,28 @@ TEST_F(CollectChangesTest, NewFieldsGoToACopyAndLaterFieldsAreCheckedAgainstIt) 
   EXPECT_EQ(collision.error().message, "Invalid field name: region. It differs only in case from the field Region.");
 }
 
+// The keys the server owns are handled before any field check, whatever else shares their first
+// letter (a field named `city` or `phone` is a field).
+TEST_F(CollectChangesTest, ServerKeysAreHandledAndFieldsSharingTheirFirstLetterAreFields) {
+  std::optional<schema::ClassSchema> grown;
+  auto changes = CollectChanges(
+      Body(R"({"createdAt":{"__type":"Date","iso":"2020-01-01T00:00:00.000Z"},"createdBy":"x","updatedBy":"y",)"
+           R"("ACL":{"*":{"read":true}},"objectId":"abc123","city":"x","phone":"1","Name":"a"})"),
+      cls_, grown, master_, WriteKind::kCreate, {}, {});
+  ASSERT_TRUE(changes.ok());
+  EXPECT_EQ(changes.value().columns, (std::vector<std::string>{"city", "phone", "Name"}));
+  EXPECT_EQ(changes.value().object_id, std::optional<std::string>("abc123"));
+  ASSERT_TRUE(changes.value().acl.has_value());
+  EXPECT_TRUE(changes.value().acl->has_value());
+
+  const auth::Identity anonymous;
+  auto refused = CollectChanges(Body(R"({"objectId":"abc123"})"), cls_, grown, anonymous, WriteKind::kCreate, {}, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, errors::ObjectIdNotWritable().message);
+  auto not_a_date =
+      CollectChanges(Body(R"({"updatedAt":"yesterday"})"), cls_, grown, master_, WriteKind::kCreate, {}, {});
+  EXPECT_FALSE(not_a_date.ok());
+}
+
 }  // namespace
 }  // namespace crmd::write
