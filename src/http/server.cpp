@@ -33,8 +33,8 @@ constexpr std::size_t kLingerChunk = 64 * 1024;
 // Beast reads max(512, free capacity) bytes at a time into the connection's buffer: without room
 // made first, a ~1 KB request took two reads with a trip through epoll between them, and a 40 KB
 // batch a dozen reads and as many reallocations. Every connection keeps kReadBuffer; a body with
-// a Content-Length gets room for all of it before it is read, and a buffer grown past
-// kKeptReadBuffer is given back after its request.
+// a Content-Length gets room for up to kKeptReadBuffer of it before it is read, and a buffer grown
+// past that is given back after its request.
 constexpr std::size_t kReadBuffer = 4096;
 constexpr std::size_t kKeptReadBuffer = 64 * 1024;
 
@@ -266,7 +266,10 @@ struct Server::Impl {
         co_return;
       }
       parser.body_limit(body_limit);
-      if (parser.content_length()) buffer.reserve(buffer.size() + *parser.content_length());
+      // At most kKeptReadBuffer ahead: a Content-Length alone, with no body sent, must not
+      // make the server allocate up to the upload limit per connection.
+      if (parser.content_length())
+        buffer.reserve(buffer.size() + std::min<std::uint64_t>(*parser.content_length(), kKeptReadBuffer));
       if (beast::iequals(header[bhttp::field::expect], "100-continue")) {
         bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, header.version()};
         co_await bhttp::async_write(stream, cont, kNoThrow);
