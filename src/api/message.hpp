@@ -25,9 +25,10 @@ struct Request {
   // The body already parsed, when something before the handler had to parse it anyway (a queued
   // write, on the network thread; a batch item, as part of its batch): JSON handlers read this
   // instead of parsing `body` again. Batch items carry only this, with `body` empty.
-  // Its memory may be an arena of its own, which is not thread-safe and which a copy-constructed
-  // value shares: copy out of it only into default storage (json::value(v, json::storage_ptr())),
-  // or into a container, whose elements take the container's storage.
+  // Its memory may be an arena of its own, which is not thread-safe, which a copy-constructed
+  // value shares, and which ends with this pointer's last owner: copy out of it only into default
+  // storage (json::value(v, json::storage_ptr())), or into a container, whose elements take the
+  // container's storage.
   std::shared_ptr<const boost::json::value> json_body;
   std::string remote_ip;
 

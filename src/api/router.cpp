@@ -67,15 +67,27 @@ constexpr std::size_t kArenaBodyBytes = 1 << 20;
 // handler answers that.
 std::shared_ptr<const json::value> ParseAhead(const std::string& body) {
   if (body.empty()) return nullptr;
+  if (body.size() > kArenaBodyBytes) {
+    auto parsed = ParseJson(body);
+    if (!parsed.ok()) return nullptr;
+    return std::make_shared<const json::value>(std::move(parsed).value());
+  }
   // Up to kArenaBodyBytes, the tree in blocks of one arena, released together with it: no
   // allocation per string, object and array in the parse, no free per node when the tree goes
   // (those were a third of a bulk load's instructions). Blocks start at the body's size rounded up
   // to a power of two and double, so the arena holds at most ~4 times the body until the answer.
-  auto parsed = body.size() <= kArenaBodyBytes
-                    ? ParseJson(body, json::make_shared_resource<json::monotonic_resource>(body.size()))
-                    : ParseJson(body);
+  // The nodes point at the arena without owning it (no reference count per node, and no walk of
+  // the tree to destroy it): the returned pointer shares ownership of the arena with the tree.
+  struct ArenaTree {
+    explicit ArenaTree(std::size_t bytes) : arena(bytes) {}
+    json::monotonic_resource arena;
+    std::optional<json::value> tree;  // destroyed before its arena
+  };
+  auto owner = std::make_shared<ArenaTree>(body.size());
+  auto parsed = ParseJson(body, json::storage_ptr(&owner->arena));
   if (!parsed.ok()) return nullptr;
-  return std::make_shared<const json::value>(std::move(parsed).value());
+  owner->tree.emplace(std::move(parsed).value());  // a move keeps the tree's storage
+  return std::shared_ptr<const json::value>(owner, &*owner->tree);
 }
 
 }  // namespace

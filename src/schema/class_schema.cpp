@@ -13,6 +13,17 @@ const FieldDef* ClassSchema::FindField(std::string_view field) const {
   return nullptr;
 }
 
+const FieldDef* ClassSchema::FindField(std::string_view field, std::size_t& next) const {
+  if (next < fields.size() && fields[next].first == field) return &fields[next++].second;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].first == field) {
+      next = i + 1;
+      return &fields[i].second;
+    }
+  }
+  return nullptr;
+}
+
 json::object ClassSchema::ToJson() const {
   json::object field_map;
   field_map["objectId"] = {{"type", "String"}};

@@ -27,6 +27,10 @@ struct ClassSchema {
   std::optional<boost::json::object> timeline;  // only on timeline-enabled classes
 
   const FieldDef* FindField(std::string_view field) const;
+  // The same, trying the field at `next` first and leaving `next` just past the one found: a body
+  // whose keys come in the class's order (a client writing the same shape again) finds each at
+  // the first look instead of scanning the fields for every key.
+  const FieldDef* FindField(std::string_view field, std::size_t& next) const;
 
   // The schema object of spec §2.5, builtin fields included.
   boost::json::object ToJson() const;

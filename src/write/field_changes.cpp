@@ -68,6 +68,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
     grown->fields.emplace_back(name, std::move(def));
     out.schema_changed = true;
   };
+  std::size_t next_field = 0;  // where the next key is looked for first (FindField)
   for (const auto& kv : body) {
     const schema::ClassSchema& cls = grown ? *grown : base;  // with the fields added so far
     std::string key(kv.key());
@@ -100,9 +101,10 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
       if (key == "createdBy" || key == "updatedBy") continue;  // server-owned (COMPATIBILITY.md)
       if (cls.name == "_User" && (key == "password" || key == schema::kHashedPassword)) continue;  // user_rules
     }
+    // Declared or not: the system classes declare fields (_perishable_token, ...) no body may write.
     if (!schema::IsValidFieldName(key)) return errors::InvalidFieldName(key);
 
-    const schema::FieldDef* def = cls.FindField(key);
+    const schema::FieldDef* def = cls.FindField(key, next_field);
     // The value to store: the body's own, or an operator's result (kept in `applied`).
     const json::value* effective = &value;
     json::value applied;

@@ -87,5 +87,33 @@ TEST_F(CollectChangesTest, ServerKeysAreHandledAndFieldsSharingTheirFirstLetterA
   EXPECT_FALSE(not_a_date.ok());
 }
 
+TEST_F(CollectChangesTest, KeysInAnyOrderFindTheirOwnFields) {
+  cls_.fields.emplace_back("Score", schema::FieldDef{schema::FieldType::kNumber, {}});
+  cls_.fields.emplace_back("IsVip", schema::FieldDef{schema::FieldType::kBoolean, {}});
+  // In the class's order, out of it, and with an undeclared key between: each key finds its own
+  // field wherever the previous one was found (a wrong field would refuse the value's type).
+  for (const char* text : {R"({"Name":"a","Score":2,"IsVip":true})", R"({"IsVip":true,"Name":"a","Score":2})",
+                           R"({"Score":2,"City":"x","Name":"a","IsVip":true})"}) {
+    std::optional<schema::ClassSchema> grown;
+    auto changes = CollectChanges(Body(text), cls_, grown, master_, WriteKind::kCreate, {}, {});
+    ASSERT_TRUE(changes.ok()) << text << ": " << changes.error().message;
+    const auto& c = changes.value();
+    for (std::size_t i = 0; i < c.columns.size(); ++i) {
+      if (c.columns[i] == "Name") EXPECT_EQ(c.cells[i], storage::Cell(std::string("a"))) << text;
+      if (c.columns[i] == "Score") EXPECT_EQ(c.cells[i], storage::Cell(std::int64_t{2})) << text;
+      if (c.columns[i] == "IsVip") EXPECT_EQ(c.cells[i], storage::Cell(std::int64_t{1})) << text;
+    }
+  }
+
+  const std::size_t last = cls_.fields.size() - 1;  // IsVip; Score and Name before it
+  std::size_t next = 0;
+  EXPECT_EQ(cls_.FindField("IsVip", next), &cls_.fields[last].second);
+  EXPECT_EQ(next, last + 1);
+  EXPECT_EQ(cls_.FindField("Name", next), &cls_.fields[last - 2].second);
+  EXPECT_EQ(next, last - 1);
+  EXPECT_EQ(cls_.FindField("Score", next), &cls_.fields[last - 1].second);
+  EXPECT_EQ(cls_.FindField("Missing", next), nullptr);
+}
+
 }  // namespace
 }  // namespace crmd::write

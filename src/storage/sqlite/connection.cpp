@@ -30,16 +30,24 @@ Statement::~Statement() {
   sqlite3_clear_bindings(stmt_);
 }
 
+namespace {
+
+int BindCellAs(sqlite3_stmt* stmt, int index, const Cell& cell, sqlite3_destructor_type text) {
+  if (std::holds_alternative<std::monostate>(cell)) return sqlite3_bind_null(stmt, index);
+  if (const auto* i = std::get_if<std::int64_t>(&cell)) return sqlite3_bind_int64(stmt, index, *i);
+  if (const auto* d = std::get_if<double>(&cell)) return sqlite3_bind_double(stmt, index, *d);
+  const auto& s = std::get<std::string>(cell);
+  return sqlite3_bind_text(stmt, index, s.data(), static_cast<int>(s.size()), text);
+}
+
+}  // namespace
+
 void Statement::BindCell(int index, const Cell& cell) {
-  int rc = SQLITE_OK;
-  if (std::holds_alternative<std::monostate>(cell)) rc = sqlite3_bind_null(stmt_, index);
-  else if (const auto* i = std::get_if<std::int64_t>(&cell)) rc = sqlite3_bind_int64(stmt_, index, *i);
-  else if (const auto* d = std::get_if<double>(&cell)) rc = sqlite3_bind_double(stmt_, index, *d);
-  else {
-    const auto& s = std::get<std::string>(cell);
-    rc = sqlite3_bind_text(stmt_, index, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
-  }
-  if (rc != SQLITE_OK) Fail(sqlite3_db_handle(stmt_), "bind");
+  if (BindCellAs(stmt_, index, cell, SQLITE_TRANSIENT) != SQLITE_OK) Fail(sqlite3_db_handle(stmt_), "bind");
+}
+
+void Statement::BindCellInPlace(int index, const Cell& cell) {
+  if (BindCellAs(stmt_, index, cell, SQLITE_STATIC) != SQLITE_OK) Fail(sqlite3_db_handle(stmt_), "bind");
 }
 
 void Statement::BindAll(const std::vector<Cell>& cells) {
@@ -49,6 +57,11 @@ void Statement::BindAll(const std::vector<Cell>& cells) {
 void Statement::Bind(int index, std::string_view text) {
   if (sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT) !=
       SQLITE_OK)
+    Fail(sqlite3_db_handle(stmt_), "bind");
+}
+
+void Statement::BindInPlace(int index, std::string_view text) {
+  if (sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_STATIC) != SQLITE_OK)
     Fail(sqlite3_db_handle(stmt_), "bind");
 }
 

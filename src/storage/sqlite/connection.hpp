@@ -34,6 +34,10 @@ class Statement {
   // Binds `cells` to placeholders 1, 2, ...: the parameters of a compiled where, in order.
   void BindAll(const std::vector<Cell>& cells);
   void Bind(int index, std::string_view text);
+  // As BindCell and Bind, but SQLite reads the text in place instead of copying it: it must
+  // outlive this Statement (which unbinds it), not just the call.
+  void BindCellInPlace(int index, const Cell& cell);
+  void BindInPlace(int index, std::string_view text);
   void BindNull(int index);
   // True while a row is available; throws StorageError on failure.
   bool Step();

@@ -291,11 +291,11 @@ class SqliteWriteTransaction final : public WriteTransaction {
     sql += ") VALUES (?, ?, ?, ?, ?, ?, ?";
     for (std::size_t i = 0; i < columns.size(); ++i) sql += ", ?";
     sql += ')';
-    auto st = c_.Prepare(sql);
+    auto st = c_.Prepare(sql);  // bound in place: `row` outlives `st`
     BindCommon(st, row, 1);
-    st.Bind(2, row.created_at);
+    st.BindInPlace(2, row.created_at);
     for (std::size_t i = 0; i < columns.size(); ++i)
-      st.BindCell(kFirstBoundCell + static_cast<int>(i), row.cells[i]);
+      st.BindCellInPlace(kFirstBoundCell + static_cast<int>(i), row.cells[i]);
     st.Step();
   }
 
@@ -308,10 +308,10 @@ class SqliteWriteTransaction final : public WriteTransaction {
     for (std::size_t i = 0; i < columns.size(); ++i)
       sql += fmt::format(", {} = ?{}", Quote(columns[i]), kFirstBoundCell + static_cast<int>(i));
     sql += " WHERE objectId = ?1";
-    auto st = c_.Prepare(sql);
+    auto st = c_.Prepare(sql);  // bound in place: `row` outlives `st`
     BindCommon(st, row, 1);
     for (std::size_t i = 0; i < columns.size(); ++i)
-      st.BindCell(kFirstBoundCell + static_cast<int>(i), row.cells[i]);
+      st.BindCellInPlace(kFirstBoundCell + static_cast<int>(i), row.cells[i]);
     st.Step();
   }
 
@@ -400,10 +400,11 @@ class SqliteWriteTransaction final : public WriteTransaction {
  private:
   static constexpr int kFirstBoundCell = 8;
 
+  // `row`'s own text is bound in place: it must outlive `st`.
   static void BindCommon(Statement& st, const Row& row, int first) {
-    st.Bind(first, row.object_id);
-    st.Bind(first + 2, row.updated_at);
-    if (row.acl) st.Bind(first + 3, *row.acl);
+    st.BindInPlace(first, row.object_id);
+    st.BindInPlace(first + 2, row.updated_at);
+    if (row.acl) st.BindInPlace(first + 3, *row.acl);
     else st.BindNull(first + 3);
     st.BindCell(first + 4, Permissions(row.acl, "read"));
     st.BindCell(first + 5, Permissions(row.acl, "write"));
