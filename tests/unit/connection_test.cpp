@@ -1,5 +1,6 @@
 // storage/sqlite/connection: the statement cache starts over when full, but never finalizes a
-// statement that is still lent out (a sorted read steps one while others are prepared).
+// statement that is still lent out (a sorted read steps one while others are prepared); an
+// identifier is quoted with its quotes doubled, and SQLite reads it back as the same name.
 #include <gtest/gtest.h>
 
 #include "storage/sqlite/connection.hpp"
@@ -37,6 +38,24 @@ TEST(ConnectionTest, AFullStatementCacheNeverFinalizesAStatementInUse) {
       ASSERT_EQ(std::get<std::int64_t>(st.Column(0)), i + 1);
     }
   }
+}
+
+TEST(ConnectionTest, QuotedIdentifiersDoubleTheirQuotes) {
+  EXPECT_EQ(Quote("City"), "\"City\"");
+  EXPECT_EQ(Quote(""), "\"\"");
+  EXPECT_EQ(Quote("a\"b"), "\"a\"\"b\"");
+  EXPECT_EQ(Quote("\"\""), "\"\"\"\"\"\"");
+  std::string out = "x ";
+  AppendQuoted("end\"", out);
+  EXPECT_EQ(out, "x \"end\"\"\"");
+
+  const test::TempDir dir("quote");
+  Connection c(dir.File("q.db"), /*sync_full=*/false);
+  const std::string odd = "we\"ird \"\" name\"";
+  c.Exec("CREATE TABLE " + Quote(odd) + " (" + Quote(odd) + " TEXT)");
+  auto st = c.Prepare("SELECT name FROM sqlite_schema WHERE type = 'table'");
+  ASSERT_TRUE(st.Step());
+  EXPECT_EQ(st.ColumnText(0), odd);
 }
 
 }  // namespace

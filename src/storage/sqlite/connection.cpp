@@ -244,11 +244,14 @@ void Connection::Exec(const std::string& sql) {
 }
 
 void AppendQuoted(std::string_view identifier, std::string& out) {
+  // Whole runs at a time, not a character at a time: every insert quotes each of its columns.
   out.push_back('"');
-  for (char c : identifier) {
-    if (c == '"') out.push_back('"');
-    out.push_back(c);
+  for (auto quote = identifier.find('"'); quote != std::string_view::npos; quote = identifier.find('"')) {
+    out.append(identifier.substr(0, quote + 1));
+    out.push_back('"');  // doubled
+    identifier.remove_prefix(quote + 1);
   }
+  out.append(identifier);
   out.push_back('"');
 }
 
