@@ -32,11 +32,11 @@ constexpr std::chrono::seconds kLingerTime{2};
 constexpr std::size_t kLingerChunk = 64 * 1024;
 // Beast reads max(512, free capacity) bytes at a time into the connection's buffer: without room
 // made first, a ~1 KB request took two reads with a trip through epoll between them, and a 40 KB
-// batch a dozen reads and as many reallocations. Every connection keeps kReadBuffer; a body with
-// a Content-Length gets room for up to kKeptReadBuffer of it before it is read, and a buffer grown
-// past that is given back after its request.
+// batch a dozen reads and as many reallocations. Every connection keeps kReadBuffer between
+// requests (an idle connection holds no more); a body with a Content-Length gets room for up to
+// kBodyReadAhead of it before it is read.
 constexpr std::size_t kReadBuffer = 4096;
-constexpr std::size_t kKeptReadBuffer = 64 * 1024;
+constexpr std::size_t kBodyReadAhead = 64 * 1024;
 
 api::Method ToMethod(bhttp::verb verb) {
   switch (verb) {
@@ -266,10 +266,11 @@ struct Server::Impl {
         co_return;
       }
       parser.body_limit(body_limit);
-      // At most kKeptReadBuffer ahead: a Content-Length alone, with no body sent, must not
-      // make the server allocate up to the upload limit per connection.
+      // The body itself is reserved whole by Beast's string body; this buffer only passes it on,
+      // and kBodyReadAhead at a time is enough for reads of a useful size.
       if (parser.content_length())
-        buffer.reserve(buffer.size() + std::min<std::uint64_t>(*parser.content_length(), kKeptReadBuffer));
+        buffer.reserve(std::min<std::uint64_t>(buffer.size() + *parser.content_length(),
+                                               std::max(buffer.size(), kBodyReadAhead)));
       if (beast::iequals(header[bhttp::field::expect], "100-continue")) {
         bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, header.version()};
         co_await bhttp::async_write(stream, cont, kNoThrow);
@@ -318,7 +319,7 @@ struct Server::Impl {
       stream.expires_after(options.request_timeout);
       auto [write_ec, written] = co_await asio::async_write(stream, response, kNoThrow);
       LogRequest(facts, status, bytes, start);
-      if (buffer.capacity() > kKeptReadBuffer) {
+      if (buffer.capacity() > kReadBuffer) {  // keeps a pipelined request's bytes
         buffer.shrink_to_fit();
         buffer.reserve(kReadBuffer);
       }

@@ -81,6 +81,10 @@ class WriteTransaction {
 
   // The row with every declared column, read inside this transaction.
   virtual std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) = 0;
+  // The same row with only the cells of `fields` filled; every other field reads as absent. For a
+  // write that needs a row's ACL and a few of its values (an update's operators), not all of them.
+  virtual std::optional<Row> GetFields(const schema::ClassSchema& cls, std::string_view object_id,
+                                       const std::vector<std::string_view>& fields) = 0;
   virtual bool Exists(const schema::ClassSchema& cls, std::string_view object_id) = 0;
   // Find inside this transaction (uniqueness checks, single-use tokens).
   virtual void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) = 0;

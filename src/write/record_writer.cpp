@@ -68,6 +68,13 @@ Result<UserWrite> PrepareIfUser(std::string_view class_name, const json::object&
   return PrepareUserWrite(body, kind, identity);
 }
 
+std::vector<std::string_view> KeysOf(const json::object& body) {
+  std::vector<std::string_view> keys;
+  keys.reserve(body.size());
+  for (const auto& kv : body) keys.push_back(kv.key());
+  return keys;
+}
+
 }  // namespace
 
 Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_name, const json::object& body,
@@ -142,7 +149,10 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     auto snapshot = app.schema();
     const schema::ClassSchema* existing = snapshot->Find(class_name);
     if (!existing) return errors::ObjectNotFound();
-    auto current = txn->Get(*existing, object_id);
+    // The row's ACL and the current values of the fields the body names (an operator's base),
+    // not the whole row; the rules of a system class may read more of it.
+    auto current = class_name.starts_with('_') ? txn->Get(*existing, object_id)
+                                               : txn->GetFields(*existing, object_id, KeysOf(body));
     if (!current) return errors::ObjectNotFound();
     // Without write permission on the record, it answers as if it did not exist (Parse).
     if (!ctx.identity.IsMaster() && !auth::AclGrants(current->acl, ctx.identity.Principals(), true))

@@ -56,6 +56,8 @@ TEST(ConnectionTest, QuotedIdentifiersDoubleTheirQuotes) {
   auto st = c.Prepare("SELECT name FROM sqlite_schema WHERE type = 'table'");
   ASSERT_TRUE(st.Step());
   EXPECT_EQ(st.ColumnText(0), odd);
+  auto column = c.Prepare("SELECT * FROM " + Quote(odd));
+  EXPECT_EQ(column.ColumnName(0), odd);
 }
 
 }  // namespace

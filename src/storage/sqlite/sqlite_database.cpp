@@ -122,6 +122,38 @@ void ReadRowInto(const Statement& st, std::size_t cell_count, Row& row) {
   }
 }
 
+// ReadRowInto for the cells of `fields` only (the others absent), after checking that their
+// columns, and only theirs, are where the schema puts them: an update reads a row's ACL and the
+// few values its operators change, and spends nothing on the rest.
+void ReadFieldsInto(const Statement& st, const schema::ClassSchema& cls,
+                    const std::vector<std::string_view>& fields, Row& row) {
+  row.object_id.assign(st.ColumnView(0));
+  row.created_at.assign(st.ColumnView(1));
+  row.updated_at.assign(st.ColumnView(2));
+  if (st.ColumnIsNull(kAclColumn)) row.acl.reset();
+  else row.acl.emplace(st.ColumnView(kAclColumn));
+  row.nulls.clear();
+  if (!st.ColumnIsNull(kNullsColumn)) row.nulls = ParseNulls(st.ColumnText(kNullsColumn));
+  row.cells.assign(CellCount(cls), std::monostate{});
+  const int columns = st.ColumnCount();
+  if (columns > kFixedColumns + static_cast<int>(row.cells.size()))
+    throw StorageError("sqlite: the columns of " + cls.name + " do not match its schema");
+  for (const auto field : fields) {
+    std::size_t i = 0;
+    for (const auto& [name, def] : cls.fields) {
+      if (def.type == schema::FieldType::kRelation) continue;
+      if (name == field) break;
+      ++i;
+    }
+    const int column = kFixedColumns + static_cast<int>(i);
+    if (i == row.cells.size() || column >= columns) continue;  // no such column (yet): absent
+    if (st.ColumnName(column) != field)
+      throw StorageError("sqlite: the columns of " + cls.name + " do not match its schema");
+    if (st.ColumnType(column) == SQLITE_NULL) continue;
+    row.cells[i] = st.Column(column);
+  }
+}
+
 Row ReadRow(const Statement& st, std::size_t cell_count) {
   Row row;
   ReadRowInto(st, cell_count, row);
@@ -216,12 +248,26 @@ void RunFind(Connection& c, const schema::ClassSchema& cls, const query::Query& 
   }
 }
 
+Statement PrepareGetRow(Connection& c, const schema::ClassSchema& cls) {
+  return c.Prepare(fmt::format("SELECT {} FROM {} AS t0 WHERE t0.objectId = ?", kSelectAll, Quote(cls.name)));
+}
+
 std::optional<Row> GetRow(Connection& c, const schema::ClassSchema& cls, std::string_view id) {
-  auto st = c.Prepare(fmt::format("SELECT {} FROM {} AS t0 WHERE t0.objectId = ?", kSelectAll, Quote(cls.name)));
+  auto st = PrepareGetRow(c, cls);
   st.Bind(1, id);
   if (!st.Step()) return std::nullopt;
   CheckLayout(st, cls);
   return ReadRow(st, CellCount(cls));
+}
+
+std::optional<Row> GetRowFields(Connection& c, const schema::ClassSchema& cls, std::string_view id,
+                                const std::vector<std::string_view>& fields) {
+  auto st = PrepareGetRow(c, cls);
+  st.Bind(1, id);
+  if (!st.Step()) return std::nullopt;
+  Row row;
+  ReadFieldsInto(st, cls, fields, row);
+  return row;
 }
 
 // A write: a member of the current commit group (group_commit.hpp), or, inside a batch scope, a
@@ -359,6 +405,11 @@ class SqliteWriteTransaction final : public WriteTransaction {
 
   std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
     return GetRow(c_, cls, object_id);
+  }
+
+  std::optional<Row> GetFields(const schema::ClassSchema& cls, std::string_view object_id,
+                               const std::vector<std::string_view>& fields) override {
+    return GetRowFields(c_, cls, object_id, fields);
   }
 
   bool Exists(const schema::ClassSchema& cls, std::string_view object_id) override {
