@@ -267,9 +267,10 @@ struct Server::Impl {
       }
       parser.body_limit(body_limit);
       // The body itself is reserved whole by Beast's string body; this buffer only passes it on,
-      // and kBodyReadAhead at a time is enough for reads of a useful size.
+      // and kBodyReadAhead at a time is enough for reads of a useful size. What the buffer holds
+      // now is the body's first bytes: room for the whole body is the Content-Length.
       if (parser.content_length())
-        buffer.reserve(std::min<std::uint64_t>(buffer.size() + *parser.content_length(),
+        buffer.reserve(std::min<std::uint64_t>(std::max<std::uint64_t>(buffer.size(), *parser.content_length()),
                                                std::max(buffer.size(), kBodyReadAhead)));
       if (beast::iequals(header[bhttp::field::expect], "100-continue")) {
         bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, header.version()};

@@ -12,6 +12,7 @@
 #include "util/ids.hpp"
 #include "util/time.hpp"
 #include "write/field_changes.hpp"
+#include "write/operators.hpp"
 #include "write/user_rules.hpp"
 
 namespace crmd::write {
@@ -68,10 +69,13 @@ Result<UserWrite> PrepareIfUser(std::string_view class_name, const json::object&
   return PrepareUserWrite(body, kind, identity);
 }
 
-std::vector<std::string_view> KeysOf(const json::object& body) {
+// The fields whose current value an update needs: those its operators start from (an Increment
+// adds to the stored number, an Add appends to the stored array). A plain value replaces the
+// stored one unread.
+std::vector<std::string_view> OperatorKeysOf(const json::object& body) {
   std::vector<std::string_view> keys;
-  keys.reserve(body.size());
-  for (const auto& kv : body) keys.push_back(kv.key());
+  for (const auto& kv : body)
+    if (IsOperator(kv.value())) keys.push_back(kv.key());
   return keys;
 }
 
@@ -149,10 +153,11 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     auto snapshot = app.schema();
     const schema::ClassSchema* existing = snapshot->Find(class_name);
     if (!existing) return errors::ObjectNotFound();
-    // The row's ACL and the current values of the fields the body names (an operator's base),
-    // not the whole row; the rules of a system class may read more of it.
+    // The row's ACL and the current values its operators start from, not the whole row; the rules
+    // of a system class may read more of it. Whatever comes to read more of the row here (a
+    // trigger, a timeline entry) needs Get.
     auto current = class_name.starts_with('_') ? txn->Get(*existing, object_id)
-                                               : txn->GetFields(*existing, object_id, KeysOf(body));
+                                               : txn->GetFields(*existing, object_id, OperatorKeysOf(body));
     if (!current) return errors::ObjectNotFound();
     // Without write permission on the record, it answers as if it did not exist (Parse).
     if (!ctx.identity.IsMaster() && !auth::AclGrants(current->acl, ctx.identity.Principals(), true))

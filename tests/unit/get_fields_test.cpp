@@ -1,6 +1,7 @@
 // WriteTransaction::GetFields (an update's read of the row it changes): the row's own columns and
 // the named fields' cells, whatever their order, every other field absent; a field the table does
-// not have yet reads as absent; a column out of its schema place is refused, as Get refuses it.
+// not have yet (the last ones) reads as absent; a column out of its schema place, or missing from
+// the middle, is refused, as Get refuses it.
 #include <gtest/gtest.h>
 
 #include "storage/database.hpp"
@@ -73,6 +74,11 @@ TEST_F(GetFieldsTest, AFieldTheTableDoesNotHaveYetIsAbsentAndAMisplacedColumnIsR
   ASSERT_TRUE(read.has_value());
   EXPECT_EQ(read->cells, (std::vector<Cell>{std::string("a text"), std::monostate{}, std::monostate{},
                                             std::monostate{}}));
+
+  schema::ClassSchema gap = ahead;  // a field missing from the middle, not the end: refused
+  gap.fields.insert(gap.fields.begin() + 1, {"Between", {schema::FieldType::kString, {}}});
+  EXPECT_THROW(Read(gap, {"Between"}), StorageError);
+  EXPECT_THROW(Read(gap, {"B"}), StorageError);
 
   schema::ClassSchema swapped = cls_;  // the schema's order no longer the table's
   std::swap(swapped.fields[0], swapped.fields[2]);

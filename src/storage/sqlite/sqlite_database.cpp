@@ -10,6 +10,7 @@
 #include <atomic>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 
 #include "storage/database.hpp"
 #include "storage/sqlite/checkpointer.hpp"
@@ -122,9 +123,10 @@ void ReadRowInto(const Statement& st, std::size_t cell_count, Row& row) {
   }
 }
 
-// ReadRowInto for the cells of `fields` only (the others absent), after checking that their
-// columns, and only theirs, are where the schema puts them: an update reads a row's ACL and the
-// few values its operators change, and spends nothing on the rest.
+// ReadRowInto for the cells of `fields` only (the others absent; names that are no stored field
+// are ignored), after checking that their columns, and only theirs, are where the schema puts them:
+// an update reads a row's ACL and the few values its operators start from, and spends nothing on
+// the rest.
 void ReadFieldsInto(const Statement& st, const schema::ClassSchema& cls,
                     const std::vector<std::string_view>& fields, Row& row) {
   row.object_id.assign(st.ColumnView(0));
@@ -138,19 +140,27 @@ void ReadFieldsInto(const Statement& st, const schema::ClassSchema& cls,
   const int columns = st.ColumnCount();
   if (columns > kFixedColumns + static_cast<int>(row.cells.size()))
     throw StorageError("sqlite: the columns of " + cls.name + " do not match its schema");
-  for (const auto field : fields) {
-    std::size_t i = 0;
-    for (const auto& [name, def] : cls.fields) {
-      if (def.type == schema::FieldType::kRelation) continue;
-      if (name == field) break;
-      ++i;
+  // One pass over the class: a long body is not matched against a wide class key by key.
+  const bool hashed = fields.size() > 8;
+  const std::unordered_set<std::string_view> wanted =
+      hashed ? std::unordered_set<std::string_view>(fields.begin(), fields.end())
+             : std::unordered_set<std::string_view>();
+  std::size_t i = 0;
+  for (const auto& [name, def] : cls.fields) {
+    if (def.type == schema::FieldType::kRelation) continue;
+    const std::size_t cell = i++;
+    if (hashed ? !wanted.contains(name) : std::find(fields.begin(), fields.end(), name) == fields.end()) continue;
+    const int column = kFixedColumns + static_cast<int>(cell);
+    if (column >= columns) {
+      // Absent only if the table lags the schema by its last fields (a batch's, not yet
+      // committed); any other gap is a broken layout.
+      CheckLayout(st, cls);
+      continue;
     }
-    const int column = kFixedColumns + static_cast<int>(i);
-    if (i == row.cells.size() || column >= columns) continue;  // no such column (yet): absent
-    if (st.ColumnName(column) != field)
+    if (st.ColumnName(column) != name)
       throw StorageError("sqlite: the columns of " + cls.name + " do not match its schema");
     if (st.ColumnType(column) == SQLITE_NULL) continue;
-    row.cells[i] = st.Column(column);
+    row.cells[cell] = st.Column(column);
   }
 }
 
