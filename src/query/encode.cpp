@@ -113,6 +113,23 @@ void WriteCell(const storage::Cell& cell, const schema::FieldDef& def, std::stri
   WriteJson(schema::DecodeCell(cell, def), out);  // a cell of another SQL type: as DecodeCell shows it
 }
 
+// `,"name":`. Field names are identifiers, which need no escape: checked per byte here instead of
+// through AppendJsonString's general path (a row writes thirty of them).
+void AppendMemberKey(std::string_view name, std::string& out) {
+  const bool plain = std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+  if (!plain) {
+    out += ',';
+    AppendJsonString(name, out);
+    out += ':';
+    return;
+  }
+  out += ",\"";
+  out += name;
+  out += "\":";
+}
+
 // The members of the row's object, without the braces.
 void WriteMembers(const schema::ClassSchema& cls, const storage::Row& row, const std::vector<std::string>* included,
                   std::vector<PointerSpan>* spans, std::string& out) {
@@ -123,9 +140,7 @@ void WriteMembers(const schema::ClassSchema& cls, const storage::Row& row, const
   out += ",\"updatedAt\":";
   AppendJsonString(row.updated_at, out);
   ForEachShownField(cls, row, [&](const std::string& name, const schema::FieldDef& def, const storage::Cell* cell) {
-    out += ",";
-    AppendJsonString(name, out);
-    out += ":";
+    AppendMemberKey(name, out);
     if (!cell) {
       out += "null";
       return;
@@ -144,9 +159,8 @@ void WriteMembers(const schema::ClassSchema& cls, const storage::Row& row, const
   // Relations after the stored fields, as EncodeRow orders them.
   for (const auto& [name, def] : cls.fields) {
     if (def.type != schema::FieldType::kRelation) continue;
-    out += ",";
-    AppendJsonString(name, out);
-    out += ":{\"__type\":\"Relation\",\"className\":";
+    AppendMemberKey(name, out);
+    out += "{\"__type\":\"Relation\",\"className\":";
     AppendJsonString(def.target_class, out);
     out += "}";
   }

@@ -27,6 +27,8 @@ TEST(EncodeTest, WriteRowMatchesEncodeRowForEveryType) {
   cls.fields.emplace_back("N", FieldDef{FieldType::kString, {}});
   cls.fields.emplace_back("Missing", FieldDef{FieldType::kString, {}});
   cls.fields.emplace_back("_hidden", FieldDef{FieldType::kString, {}});
+  // Not an identifier (a stored schema's name is not re-checked on load): written escaped.
+  cls.fields.emplace_back("W\u00e9ird \"key\"", FieldDef{FieldType::kString, {}});
 
   storage::Row row;
   row.object_id = "Ab3dEf6hIj";
@@ -39,10 +41,11 @@ TEST(EncodeTest, WriteRowMatchesEncodeRowForEveryType) {
                std::string("2026-11-21T10:00:00.000Z"), std::string("Acc0000001"),
                std::string(R"([1,"a",{"x":null}])"), std::string(R"({"k":[true,false]})"),
                std::string(R"({"__type":"File","name":"a.png","url":"u"})"), std::monostate{},
-               std::monostate{}, std::string("secret")};
+               std::monostate{}, std::string("secret"), std::string("v")};
   std::string fast;
   WriteRow(cls, row, fast);
   EXPECT_EQ(fast, ToJson(EncodeRow(cls, row)));
+  EXPECT_NE(fast.find("\"W\u00e9ird \\\"key\\\"\":\"v\""), std::string::npos) << fast;
   EXPECT_EQ(fast.find("secret"), std::string::npos);
   EXPECT_NE(fast.find(R"("N":null)"), std::string::npos);
   EXPECT_EQ(fast.find("Missing"), std::string::npos);
