@@ -42,7 +42,9 @@ TEST(IdsTest, ObjectIdsSortByTheirMillisecondWithinACycleAndEndRandom) {
     const std::string id = NewObjectId(ms);
     ASSERT_EQ(id.size(), kObjectIdLength);
     ASSERT_TRUE(IsAlnumId(id, kObjectIdLength)) << id;
-    if (!previous.empty()) EXPECT_LT(previous.substr(0, 4), id.substr(0, 4)) << ms;  // no wrap in between
+    if (!previous.empty()) {
+      EXPECT_LT(previous.substr(0, 4), id.substr(0, 4)) << ms;  // no wrap in between
+    }
     previous = id;
   }
   EXPECT_EQ(NewObjectId(t).substr(0, 4), NewObjectId(t + kCycle).substr(0, 4));  // the clock part wraps
