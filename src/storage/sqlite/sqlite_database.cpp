@@ -94,7 +94,8 @@ Cell Permissions(const std::optional<std::string>& acl, const char* right) {
 
 // Fills `row` from the current result row, reusing the strings it already holds: a find reads
 // every row into the same Row, so its text cells are copied without an allocation each.
-void ReadRowInto(const Statement& st, std::size_t cell_count, Row& row) {
+// The columns every class's table starts with (kFixedColumns), into `row`'s own members.
+void ReadOwnColumns(const Statement& st, Row& row) {
   row.object_id.assign(st.ColumnView(0));
   row.created_at.assign(st.ColumnView(1));
   row.updated_at.assign(st.ColumnView(2));
@@ -103,6 +104,10 @@ void ReadRowInto(const Statement& st, std::size_t cell_count, Row& row) {
   else row.acl.emplace(st.ColumnView(kAclColumn));
   row.nulls.clear();
   if (!st.ColumnIsNull(kNullsColumn)) row.nulls = ParseNulls(st.ColumnText(kNullsColumn));
+}
+
+void ReadRowInto(const Statement& st, std::size_t cell_count, Row& row) {
+  ReadOwnColumns(st, row);
   row.cells.resize(cell_count);
   const std::size_t present = static_cast<std::size_t>(st.ColumnCount() - kFixedColumns);
   for (std::size_t i = 0; i < cell_count; ++i) {
@@ -129,13 +134,7 @@ void ReadRowInto(const Statement& st, std::size_t cell_count, Row& row) {
 // the rest.
 void ReadFieldsInto(const Statement& st, const schema::ClassSchema& cls,
                     const std::vector<std::string_view>& fields, Row& row) {
-  row.object_id.assign(st.ColumnView(0));
-  row.created_at.assign(st.ColumnView(1));
-  row.updated_at.assign(st.ColumnView(2));
-  if (st.ColumnIsNull(kAclColumn)) row.acl.reset();
-  else row.acl.emplace(st.ColumnView(kAclColumn));
-  row.nulls.clear();
-  if (!st.ColumnIsNull(kNullsColumn)) row.nulls = ParseNulls(st.ColumnText(kNullsColumn));
+  ReadOwnColumns(st, row);
   row.cells.assign(CellCount(cls), std::monostate{});
   const int columns = st.ColumnCount();
   if (columns > kFixedColumns + static_cast<int>(row.cells.size()))
