@@ -2,9 +2,10 @@
 // crmd binary. One server and one application for the file; each test uses its own classes.
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import {
   setup, stopAll, request, masterHeaders, apiKeyHeaders, createRecord, listAll,
-  ISO_MS, OBJECT_ID,
+  ISO_MS, OBJECT_ID, HOST,
 } from './lib/harness.mjs';
 
 let server;
@@ -589,4 +590,50 @@ test('§2.1 ACL round-trips; an invalid ACL answers 400 123 (COMPATIBILITY)', as
     assert.deepEqual(r.body, { code: 123, error: 'Invalid ACL.' }, JSON.stringify(bad));
   }
   assert.equal((await listAll(server, app, 'AclRecords')).length, 1);
+});
+
+// HTTP/1.1 pipelining over one connection: a create whose body is larger than the connection's
+// read buffer, with the next two requests sent in the same write. The server reads ahead into its
+// buffer and shrinks it after a large request; the bytes of the requests behind must survive that.
+test('§4.1 pipelined requests behind a large create are all answered, in order', async () => {
+  const big = JSON.stringify({ Name: 'large', Blob: 'b'.repeat(20_000) });
+  const small = JSON.stringify({ Name: 'small' });
+  const head = (method, p, body) => `${method} ${p} HTTP/1.1\r\nHost: ${HOST}:${server.port}\r\n` +
+    `X-Core-Application-Id: ${app.appId}\r\nX-Core-Master-Key: ${app.masterKey}\r\n` +
+    (body ? `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` : '') + '\r\n' +
+    (body ?? '');
+  const sock = net.createConnection({ host: HOST, port: server.port });
+  await new Promise((resolve, reject) => { sock.once('connect', resolve); sock.once('error', reject); });
+  let received = Buffer.alloc(0);
+  // Complete responses parsed off `received` so far: [status, body text].
+  const responses = () => {
+    const out = [];
+    let at = 0;
+    for (;;) {
+      const end = received.indexOf('\r\n\r\n', at);
+      if (end < 0) return out;
+      const headText = received.subarray(at, end).toString('latin1');
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(headText)?.[1] ?? 0);
+      if (received.length < end + 4 + length) return out;
+      out.push([Number(headText.split(' ')[1]), received.subarray(end + 4, end + 4 + length).toString('utf8')]);
+      at = end + 4 + length;
+    }
+  };
+  const three = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`only ${responses().length} answers`)), 10_000);
+    sock.on('data', (d) => {
+      received = Buffer.concat([received, d]);
+      if (responses().length >= 3) { clearTimeout(timer); resolve(responses()); }
+    });
+    sock.on('error', reject);
+  });
+  sock.write(head('POST', '/core/classes/Pipelined', big) + head('POST', '/core/classes/Pipelined', small) +
+    head('GET', '/core/classes/Pipelined?order=createdAt'));
+  const [created, second, listed] = await three;
+  sock.destroy();
+  assert.equal(created[0], 201, created[1]);
+  assert.equal(second[0], 201, second[1]);
+  assert.equal(listed[0], 200, listed[1]);
+  const names = JSON.parse(listed[1]).results.map((r) => [r.Name, r.Blob?.length]);
+  assert.deepEqual(names, [['large', 20_000], ['small', undefined]]);
 });
