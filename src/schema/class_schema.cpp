@@ -8,9 +8,8 @@ namespace crmd::schema {
 namespace json = boost::json;
 
 const FieldDef* ClassSchema::FindField(std::string_view field) const {
-  for (const auto& [name, def] : fields)
-    if (name == field) return &def;
-  return nullptr;
+  std::size_t next = fields.size();  // no field to try first: the plain scan
+  return FindField(field, next);
 }
 
 const FieldDef* ClassSchema::FindField(std::string_view field, std::size_t& next) const {
