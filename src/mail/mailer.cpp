@@ -1,6 +1,7 @@
 #include "mail/mailer.hpp"
 
 #include <curl/curl.h>
+#include <fmt/format.h>
 
 #include <condition_variable>
 #include <ctime>
@@ -58,9 +59,10 @@ bool Deliver(const std::string& url, const std::string& from, const Mail& mail) 
   if (!curl) return false;
   const std::string message = FormatMessage(mail, from);
   Payload payload{&message};
-  curl_slist* rcpt = curl_slist_append(nullptr, ("<" + HeaderSafe(mail.to) + ">").c_str());
+  const std::string recipient = fmt::format("<{}>", HeaderSafe(mail.to)), sender = fmt::format("<{}>", from);
+  curl_slist* rcpt = curl_slist_append(nullptr, recipient.c_str());
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_MAIL_FROM, ("<" + from + ">").c_str());
+  curl_easy_setopt(curl, CURLOPT_MAIL_FROM, sender.c_str());
   curl_easy_setopt(curl, CURLOPT_MAIL_RCPT, rcpt);
   curl_easy_setopt(curl, CURLOPT_READFUNCTION, ReadPayload);
   curl_easy_setopt(curl, CURLOPT_READDATA, &payload);

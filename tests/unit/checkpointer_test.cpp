@@ -2,6 +2,7 @@
 // only the short tail the pass left, after which the log starts over; a log past the `whole` limit
 // is copied by the writer; a reader's snapshot keeps the log from starting over until it ends;
 // nothing written is lost.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -141,7 +142,7 @@ TEST(StoreCheckpointTest, UnderSteadyWritesTheLogStaysNearItsStartSize) {
     auto txn = db->BeginWrite();
     for (int r = 0; r < kRowsPerCommit; ++r) {
       Row row;
-      row.object_id = "p" + std::to_string(c * kRowsPerCommit + r);
+      row.object_id = fmt::format("p{}", c * kRowsPerCommit + r);
       row.created_at = row.updated_at = "2026-01-01T00:00:00.000Z";
       row.cells = {std::monostate{}, std::monostate{}, text};
       txn->Insert(cls, columns, row);

@@ -1,6 +1,7 @@
 // storage/sqlite/count_cache through the Database interface: a cached count is served only until
 // the next commit of any kind (group member, batch, exclusive), so a count asked after a write was
 // acknowledged always includes it, also while writers and counters run concurrently.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -15,8 +16,8 @@ namespace {
 class CountCacheTest : public ::testing::Test {
  protected:
   void SetUp() override { all_.limit = -1; }
-  static Row NewRow(int n) { return test::RowsStore::NewRow("r" + std::to_string(n), n); }
-  void Insert(int n, bool exclusive = false) { store_.Insert("r" + std::to_string(n), n, exclusive); }
+  static Row NewRow(int n) { return test::RowsStore::NewRow(fmt::format("r{}", n), n); }
+  void Insert(int n, bool exclusive = false) { store_.Insert(fmt::format("r{}", n), n, exclusive); }
 
   test::RowsStore store_{"count"};
   std::unique_ptr<Database>& db_ = store_.db;

@@ -1,6 +1,7 @@
 // storage/sqlite/group_commit through the Database interface: concurrent writers share commits,
 // a rolled-back writer undoes only its own work, and every Commit() that returned is durable and
 // visible to readers.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -23,7 +24,7 @@ TEST(GroupCommitTest, ConcurrentWritersKeepExactlyTheirCommittedRows) {
       threads.emplace_back([&, t] {
         for (int i = 0; i < kPerThread; ++i) {
           const int n = t * kPerThread + i;
-          const Row row = test::RowsStore::NewRow("r" + std::to_string(n), n);
+          const Row row = test::RowsStore::NewRow(fmt::format("r{}", n), n);
           auto txn = db->BeginWrite();
           txn->Insert(cls, StoredColumns(cls), row);
           if (n % 3 == 0) continue;  // destroyed without Commit: rolled back alone

@@ -1,6 +1,7 @@
 // app::WriteQueue: jobs submitted from many threads all run and finish exactly once, each after
 // its write is committed; Stop() drains what was queued and refuses what comes later; a job whose
 // group's COMMIT failed is finished as not durable.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -45,7 +46,7 @@ TEST_F(WriteQueueTest, EveryJobFinishesOnceAfterItsWriteIsCommitted) {
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t)
       threads.emplace_back([&, t] {
-        for (int i = 0; i < kPerThread; ++i) queue.Submit(InsertJob("r" + std::to_string(t * kPerThread + i)));
+        for (int i = 0; i < kPerThread; ++i) queue.Submit(InsertJob(fmt::format("r{}", t * kPerThread + i)));
       });
     for (auto& th : threads) th.join();
   }  // the destructor stops the queue after every job submitted
@@ -67,7 +68,7 @@ TEST_F(WriteQueueTest, AnIdleQueueEndsItsThreadAndStartsAnotherForTheNextJob) {
 
 TEST_F(WriteQueueTest, StopDrainsTheQueueAndRefusesLaterJobs) {
   WriteQueue queue(*db_);
-  for (int i = 0; i < 20; ++i) queue.Submit(InsertJob("q" + std::to_string(i)));
+  for (int i = 0; i < 20; ++i) queue.Submit(InsertJob(fmt::format("q{}", i)));
   queue.Stop();
   EXPECT_EQ(visible_at_finish_.size(), 20u);
 
