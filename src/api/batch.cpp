@@ -1,6 +1,7 @@
 #include "api/batch.hpp"
 
 #include "app/application.hpp"
+#include "app/write_unit.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
 #include "util/log.hpp"
@@ -55,48 +56,55 @@ Response HandleBatch(const Request& request, auth::Context& ctx, const std::stri
       return ErrorResponse(BatchError("cannot route batch path " + item.path));
     if (item.method != "POST" && item.method != "PUT" && item.method != "DELETE" && item.method != "GET")
       return ErrorResponse(BatchError("cannot route " + item.method + " " + item.path.substr(mount.size())));
-    // A batch inside a batch would wait on the write lock its own scope holds.
-    if (item.path.substr(mount.size()).starts_with("/batch"))
+    // Parse routes no batch inside a batch; the password page (`/apps/...`) is a page for a
+    // browser, of whichever application its path names, not an API route.
+    const std::string_view route = std::string_view(item.path).substr(mount.size());
+    if (route.starts_with("/batch") || route.starts_with("/apps/"))
       return ErrorResponse(BatchError("cannot route batch path " + item.path));
     items.push_back(std::move(item));
   }
 
-  // The answer is written as text: each item's answer is JSON text already, and parsing it back
-  // to serialise it again cost as much as the item's own parse.
-  std::string results = "[";
-  auto batch = ctx.app->db().BeginBatch();
-  for (const auto& item : items) {
-    if (results.size() > 1) results.push_back(',');
-    if (item.method == "GET" || (item.method != "DELETE" && !item.body)) {
-      WriteJson(UndefinedItem(), results);
-      continue;
+  // One write unit for the whole batch: every item joins it in a savepoint of its own, so each
+  // fails alone (spec §4.4: no rollback of the others), and all of them are durable with one
+  // commit before the answer. An item that grows the schema runs the batch again, exclusively.
+  auto answered = app::RunWrite(ctx, [&](app::WriteUnit&) -> Result<std::string> {
+    // The answer is written as text: each item's answer is JSON text already, and parsing it back
+    // to serialise it again cost as much as the item's own parse.
+    std::string results = "[";
+    for (const auto& item : items) {
+      if (results.size() > 1) results.push_back(',');
+      if (item.method == "GET" || (item.method != "DELETE" && !item.body)) {
+        WriteJson(UndefinedItem(), results);
+        continue;
+      }
+      Request sub;
+      sub.method = item.method == "POST" ? Method::kPost : item.method == "PUT" ? Method::kPut : Method::kDelete;
+      sub.method_name = item.method;
+      sub.target = item.path;
+      sub.headers = request.headers;  // credentials are sent once for the whole batch (spec §4.4)
+      sub.remote_ip = request.remote_ip;
+      if (item.body) sub.json_body = std::shared_ptr<const json::value>(whole, item.body);
+      Response answer;
+      try {
+        answer = dispatch(sub);
+      } catch (const std::exception& e) {
+        // The item's savepoint was rolled back when its write unwound; the others stand.
+        log::Error("batch item failed", {{"method", item.method}, {"error", e.what()}});
+        answer = ErrorResponse(errors::Internal());
+      }
+      results += answer.status >= 200 && answer.status < 300 ? "{\"success\":" : "{\"error\":";
+      // Handlers write their JSON answers with WriteJson; a body that is not JSON stands as {}.
+      if (answer.body.empty() || (answer.body.front() != '{' && answer.body.front() != '['))
+        results += "{}";
+      else
+        results += answer.body;
+      results.push_back('}');
     }
-    Request sub;
-    sub.method = item.method == "POST" ? Method::kPost : item.method == "PUT" ? Method::kPut : Method::kDelete;
-    sub.method_name = item.method;
-    sub.target = item.path;
-    sub.headers = request.headers;  // credentials are sent once for the whole batch (spec §4.4)
-    sub.remote_ip = request.remote_ip;
-    if (item.body) sub.json_body = std::shared_ptr<const json::value>(whole, item.body);
-    Response answer;
-    try {
-      answer = dispatch(sub);
-    } catch (const std::exception& e) {
-      // The item's savepoint was rolled back when its transaction unwound; the others stand.
-      log::Error("batch item failed", {{"method", item.method}, {"error", e.what()}});
-      answer = ErrorResponse(errors::Internal());
-    }
-    results += answer.status >= 200 && answer.status < 300 ? "{\"success\":" : "{\"error\":";
-    // Handlers write their JSON answers with WriteJson; a body that is not JSON (the HTML of the
-    // reset-password page) stands as {}, as it did when answers were parsed back.
-    if (answer.body.empty() || (answer.body.front() != '{' && answer.body.front() != '['))
-      results += "{}";
-    else
-      results += answer.body;
-    results.push_back('}');
-  }
-  results.push_back(']');
-  batch->Commit();  // successes are durable before the answer (one fsync for the whole batch)
+    results.push_back(']');
+    return results;
+  });
+  if (!answered.ok()) return ErrorResponse(answered.error());
+  std::string results = std::move(answered).value();
   Response response;
   response.body = std::move(results);
   return response;

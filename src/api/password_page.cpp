@@ -54,15 +54,15 @@ std::string Param(const Target& target, std::string_view name) {
 
 }  // namespace
 
-Response HandlePasswordPage(const Request& request, const Target& target, app::Application* app) {
-  if (!app) return Page(404, "Not found", "<p>This link is not valid.</p>");
+Response HandlePasswordPage(const Request& request, const Target& target, auth::Context& ctx) {
+  if (!ctx.app) return Page(404, "Not found", "<p>This link is not valid.</p>");
   if (request.method == Method::kGet) return Form(Param(target, "token"), {}, 200);
   if (request.method != Method::kPost) return Page(404, "Not found", "<p>This link is not valid.</p>");
   // The form posts application/x-www-form-urlencoded: the same grammar as a query string.
   auto form = ParseTarget("/?" + request.body);
   if (!form) return Page(400, "Password not changed", "<p>The form could not be read.</p>");
   const std::string token = Param(*form, "token");
-  switch (auth::ResetPassword(*app, token, Param(*form, "new_password"))) {
+  switch (auth::ResetPassword(ctx, token, Param(*form, "new_password"))) {
     case auth::ResetOutcome::kDone:
       return Page(200, "Password changed", "<p>Your password was changed. You can sign in with it now.</p>");
     case auth::ResetOutcome::kWeakPassword:

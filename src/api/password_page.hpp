@@ -5,10 +5,11 @@
 #include "api/message.hpp"
 #include "api/target.hpp"
 #include "app/application.hpp"
+#include "auth/context.hpp"
 
 namespace crmd::api {
 
-// `app` is null when the application does not exist.
-Response HandlePasswordPage(const Request& request, const Target& target, app::Application* app);
+// `ctx.app` is null when the application does not exist; the reset is a write of `ctx`.
+Response HandlePasswordPage(const Request& request, const Target& target, auth::Context& ctx);
 
 }  // namespace crmd::api

@@ -102,10 +102,11 @@ Router::Router(RouterOptions options, auth::Registry& registry, app::Application
   session_token_header_ = lower + "session-token";
 }
 
-Response Router::Handle(const Request& request, const std::shared_ptr<app::Application>& opened) {
+Response Router::Handle(const Request& request, const std::shared_ptr<app::Application>& opened,
+                        app::QueuedGroup* queued) {
   Response response;
   try {
-    response = Route(request, opened);
+    response = Route(request, opened, queued);
   } catch (const std::exception& e) {
     log::Error("request failed", {{"method", request.method_name}, {"error", e.what()}});
     response = ErrorResponse(errors::Internal());
@@ -146,7 +147,7 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   request.json_body = std::move(body);
   // The job keeps the application alive while queued; applications are never closed before their
   // queues stopped (Applications::StopWrites), so the job never holds the last reference.
-  queue->Submit({[this, pending, app] { pending->response = Handle(pending->request, app); },
+  queue->Submit({[this, pending, app](app::QueuedGroup& group) { pending->response = Handle(pending->request, app, &group); },
                [pending](bool durable) {
                  pending->request.json_body.reset();
                  if (!durable) {  // the group's COMMIT failed (logged by the store)
@@ -158,7 +159,8 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   return true;
 }
 
-Response Router::Route(const Request& request, const std::shared_ptr<app::Application>& opened) {
+Response Router::Route(const Request& request, const std::shared_ptr<app::Application>& opened,
+                       app::QueuedGroup* queued) {
   if (request.method == Method::kOptions) return Preflight(request, header_prefix_);
 
   auto target = ParseTarget(request.target);
@@ -175,9 +177,10 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
   // The reset page is opened from a mail, in a browser: no application-id header.
   if (segments.size() == 4 && segments[1] == "apps" && segments[3] == "reset-password") {
     auto credentials = registry_.Find(segments[2]);
-    auto app = credentials ? apps_.Open(credentials->app_id) : nullptr;
-    Target page = *target;
-    return HandlePasswordPage(request, page, app.get());
+    auth::Context page_ctx;  // whoever holds the link: no credential
+    page_ctx.app = credentials ? apps_.Open(credentials->app_id) : nullptr;
+    page_ctx.remote_ip = request.remote_ip;
+    return HandlePasswordPage(request, *target, page_ctx);
   }
 
   auto app_id = request.Header(app_id_header_);
@@ -190,6 +193,8 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
                                    request.Header(api_key_header_));
   ctx.remote_ip = request.remote_ip;
   ctx.app = opened && opened->id() == credentials->app_id ? opened : apps_.Open(credentials->app_id);
+  if (ctx.app == opened) ctx.queued = queued;
+  if (auto referer = request.Header("referer")) ctx.referer = std::string(*referer);
   // A session token counts when no key is sent (a key decides alone). Tokens live in the
   // application's own store, so another application's token is simply unknown: 209.
   auto token = request.Header(session_token_header_);
@@ -224,11 +229,11 @@ Response Router::RouteFamily(const Request& request, Target target, auth::Contex
     return ErrorResponse(errors::FunctionNotFound());
   if (family == "batch" && target.segments.size() == 1 && request.method == Method::kPost)
     return HandleBatch(request, ctx, options_.prefix, [this, &ctx, token](const Request& item) {
-      // The batch checked the prefix; the reset page (no caller) is routed as a request of its own.
+      // The batch checked the prefix and refused the reset page (no API route).
       auto item_target = ParseTarget(item.target);
-      if (!item_target || item_target->segments.size() < 2 || item_target->segments[1] == "apps")
-        return Route(item, ctx.app);
-      auth::Context item_ctx = ctx;  // each item its own, as if resolved again
+      if (!item_target) return ErrorResponse(errors::BadRequest("Invalid request target."));
+      // Each item its own context, as if resolved again; it joins the batch's write unit.
+      auth::Context item_ctx = ctx;
       return RouteFamily(item, std::move(*item_target), item_ctx, token);
     });
 

@@ -29,8 +29,10 @@ class Router {
 
   // `opened`, when given, is the request's application already opened: a queued write's job has
   // it, and must not look applications up while its queue holds the store (that lookup waits for
-  // a store being opened, which waits for its store's write lock).
-  Response Handle(const Request& request, const std::shared_ptr<app::Application>& opened = nullptr);
+  // a store being opened, which waits for its store's write lock). `queued` is that job's write
+  // group, in which the request's writes begin.
+  Response Handle(const Request& request, const std::shared_ptr<app::Application>& opened = nullptr,
+                  app::QueuedGroup* queued = nullptr);
 
   // Record writes (create, update, delete in a class of the application's own, and batches of
   // nothing else) go to their application's write queue (app/write_queue.hpp) instead of a writer
@@ -41,7 +43,7 @@ class Router {
   const std::string& header_prefix() const { return header_prefix_; }
 
  private:
-  Response Route(const Request& request, const std::shared_ptr<app::Application>& opened = nullptr);
+  Response Route(const Request& request, const std::shared_ptr<app::Application>& opened, app::QueuedGroup* queued);
   // A request below the prefix for a caller already known (its own, or its batch's: the items of a
   // batch are the batch's caller, resolved once, as in Parse).
   // `target` is consumed: its first segment (the prefix) is dropped for the family's handler.

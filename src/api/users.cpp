@@ -64,14 +64,14 @@ Response HandleUsers(const Request& request, const Target& target, auth::Context
   }
   if (route == "logout" && s.size() == 1 && request.method == Method::kPost) {
     if (ctx.identity.principal != auth::Principal::kUser) return ErrorResponse(errors::InvalidSessionToken());
-    auth::DeleteSession(*ctx.app, ctx.identity.session_id);
+    auth::DeleteSession(ctx, ctx.identity.session_id);
     return JsonResponse(200, json::object{});
   }
   if (route == "requestPasswordReset" && s.size() == 1 && request.method == Method::kPost) {
     json::value storage;
     auto body = BodyObject(request, storage);
     if (!body.ok()) return ErrorResponse(body.error());
-    auth::RequestPasswordReset(*ctx.app, StringMember(*body.value(), "email"));
+    auth::RequestPasswordReset(ctx, StringMember(*body.value(), "email"));
     return JsonResponse(200, json::object{{"message", "Your request will be processed shortly"}});
   }
   if (route == "users") {

@@ -9,13 +9,15 @@
 namespace crmd::app {
 
 Application::Application(std::string id, std::unique_ptr<storage::Database> db, std::string dir,
-                         const Settings& settings, mail::Mailer* smtp)
+                         const Settings& settings, mail::Mailer* smtp, AfterCommitRunner* after_commit)
     : id_(std::move(id)),
       db_(std::move(db)),
       dir_(std::move(dir)),
       settings_(settings),
       smtp_(smtp),
-      outbox_((std::filesystem::path(dir_) / "outbox").string()) {
+      outbox_((std::filesystem::path(dir_) / "outbox").string()),
+      own_after_commit_(after_commit ? nullptr : std::make_unique<AfterCommitRunner>()),
+      after_commit_(after_commit ? after_commit : own_after_commit_.get()) {
   schema::Snapshot::ClassMap classes;
   for (auto& cls : db_->LoadSchema()) {
     std::string name = cls.name;
@@ -81,7 +83,7 @@ std::shared_ptr<Application> Applications::Open(const std::string& app_id) {
   auto dir = std::filesystem::path(data_dir_) / "apps" / app_id;
   std::filesystem::create_directories(dir);
   auto db = storage::OpenSqlite((dir / "data.db").string(), options_.durability, options_.readers);
-  auto app = std::make_shared<Application>(app_id, std::move(db), dir.string(), settings_, smtp_.get());
+  auto app = std::make_shared<Application>(app_id, std::move(db), dir.string(), settings_, smtp_.get(), &after_commit_);
   open_.emplace(app_id, app);
   return app;
 }
@@ -93,6 +95,7 @@ void Applications::StopWrites() {
     for (auto& [id, app] : open_) apps.push_back(app);
   }
   for (auto& app : apps) app->StopWrites();
+  after_commit_.Stop();  // runs what the last writes left to do
 }
 
 bool IsValidAppId(std::string_view app_id) {

@@ -1,8 +1,8 @@
 // One application (tenant) at run time: its store and its current schema snapshot.
 //
-// Thread-safe. Schema changes are published by writes that hold an exclusive write transaction
-// (storage::Database::BeginWrite(true)), after their commit and before the transaction ends, so no
-// other write starts on a stale schema and readers never see a schema before its columns exist.
+// Thread-safe. Schema changes are published by exclusive write units (app/write_unit.hpp), after
+// their commit and before their transaction ends, so no other write starts on a stale schema and
+// readers never see a schema before its columns exist.
 #pragma once
 
 #include <chrono>
@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "app/after_commit.hpp"
 #include "app/write_queue.hpp"
 #include "mail/mailer.hpp"
 #include "schema/class_schema.hpp"
@@ -32,9 +33,11 @@ struct Settings {
 
 class Application {
  public:
-  // `smtp` (owned by Applications, may be null) delivers mail when configured.
+  // `smtp` (owned by Applications, may be null) delivers mail when configured. `after_commit`
+  // (owned by Applications) runs what committed writes leave to do; null: the application runs
+  // its own.
   Application(std::string id, std::unique_ptr<storage::Database> db, std::string dir,
-              const Settings& settings, mail::Mailer* smtp);
+              const Settings& settings, mail::Mailer* smtp, AfterCommitRunner* after_commit = nullptr);
 
   const std::string& id() const { return id_; }
   storage::Database& db() { return *db_; }
@@ -46,6 +49,10 @@ class Application {
 
   std::shared_ptr<const schema::Snapshot> schema() const;
   void Publish(std::shared_ptr<const schema::Snapshot> next);
+
+  // Hands the after-commit actions of a durable write unit to the runner's thread.
+  void RunAfterCommit(std::vector<AfterCommitRunner::Action> actions) { after_commit_->Post(std::move(actions)); }
+  AfterCommitRunner& after_commit() { return *after_commit_; }
 
   // The queue of this application's record writes, made on first use; its thread runs only while
   // there are writes (an application nobody writes to costs no thread).
@@ -60,6 +67,8 @@ class Application {
   const Settings& settings_;
   mail::Mailer* smtp_;
   mail::OutboxMailer outbox_;
+  std::unique_ptr<AfterCommitRunner> own_after_commit_;  // when none was given
+  AfterCommitRunner* after_commit_;
   mutable std::mutex mutex_;
   std::shared_ptr<const schema::Snapshot> schema_;
   bool writes_stopped_ = false;         // guarded by mutex_
@@ -93,6 +102,9 @@ class Applications {
   std::unique_ptr<mail::Mailer> smtp_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<Application>, std::less<>> open_;
+  // Last: destroyed (drained) first, while the applications its actions use are still open. A
+  // write queue stopped after it runs its last actions itself.
+  AfterCommitRunner after_commit_;
 };
 
 // [A-Za-z0-9_-]{1,64}: application ids become directory names.

@@ -7,6 +7,21 @@
 
 namespace crmd::app {
 
+void QueuedGroup::AfterFlush(std::function<void()> action) { waiting_.emplace_back(group_.Epoch(), std::move(action)); }
+
+void QueuedGroup::Settle() {
+  auto waiting = std::move(waiting_);
+  waiting_.clear();
+  for (auto& [epoch, action] : waiting) {
+    if (group_.Failed(epoch)) continue;
+    try {
+      action();
+    } catch (const std::exception& e) {
+      log::Error("after-flush action failed", {{"error", e.what()}});
+    }
+  }
+}
+
 WriteQueue::WriteQueue(storage::Database& db, std::chrono::milliseconds idle) : db_(db), idle_(idle) {}
 
 WriteQueue::~WriteQueue() { Stop(); }
@@ -65,11 +80,12 @@ void WriteQueue::Loop() {
     }
     {
       auto writes = db_.BeginWriteGroup();
+      QueuedGroup queued(*writes);
       for (auto& job : group) {
         writes->FlushIfLost();  // so that this job's writes are not counted in a lost group
         const std::uint64_t first = writes->Epoch();
         try {
-          job.run();
+          job.run(queued);
         } catch (const std::exception& e) {
           // run() answers its own faults; this is a last line, so one job cannot end the queue.
           log::Error("queued write failed", {{"error", e.what()}});
@@ -79,6 +95,7 @@ void WriteQueue::Loop() {
         epochs.emplace_back(first, writes->Epoch());
       }
       writes->Flush();
+      queued.Settle();
       for (std::size_t i = 0; i < group.size(); ++i) {
         bool durable = true;
         for (auto e = epochs[i].first; e <= epochs[i].second; ++e) durable = durable && !writes->Failed(e);

@@ -44,7 +44,8 @@ Status Authorize(const Identity& identity, Operation op, std::string_view class_
   const std::string_view name = OperationName(op);
   switch (identity.principal) {
     case Principal::kMaster:
-    case Principal::kApiKey: return {};
+    case Principal::kApiKey:
+    case Principal::kSystem: return {};
     case Principal::kRejected: return errors::PermissionDenied(name, class_name);
     case Principal::kAnonymous:
       // Spec §4.1: the CAPTCHA gate runs before any permission check, even on open classes.

@@ -1,5 +1,6 @@
-// The request context every service function receives: the application, who is calling, and
-// request facts for logs. Transport-agnostic: batch items and (later) MCP tools build one too.
+// The request context every service function receives: the application, who is calling, request
+// facts for logs, and where its writes go. Transport-agnostic: batch items and (later) MCP tools
+// build one too.
 #pragma once
 
 #include <memory>
@@ -9,6 +10,8 @@
 
 namespace crmd::app {
 class Application;
+class QueuedGroup;
+class WriteUnit;
 }
 
 namespace crmd::auth {
@@ -17,6 +20,13 @@ struct Context {
   std::shared_ptr<app::Application> app;
   Identity identity;
   std::string remote_ip;
+  // The request's Referer header: a session user's writes name it in their _Timeline rows.
+  std::string referer;
+  // The write unit the next write joins (a batch's items join the batch's), or null: the next
+  // write begins one. app::RunWrite sets it for as long as the outermost write runs.
+  app::WriteUnit* unit = nullptr;
+  // The write queue's group when the request runs as a queued job: outermost units begin in it.
+  app::QueuedGroup* queued = nullptr;
 };
 
 }  // namespace crmd::auth

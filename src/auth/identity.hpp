@@ -16,6 +16,8 @@ enum class Principal {
   kUser,       // a session token (users and sessions arrive with the permissions issue)
   kAnonymous,  // the application id alone
   kRejected,   // a credential header that matched nothing: every operation answers 119
+  kSystem,     // crmd's own writes (product base, functions, triggers): master rights, named
+               // `Master` in the change history (spec §2.6)
 };
 
 struct Identity {
@@ -25,7 +27,15 @@ struct Identity {
   std::vector<std::string> roles;  // kUser: role names, inherited ones included
   std::string session_id;          // kUser: the _Session row of the token
 
-  bool IsMaster() const { return principal == Principal::kMaster || principal == Principal::kApiKey; }
+  bool IsMaster() const {
+    return principal == Principal::kMaster || principal == Principal::kApiKey || principal == Principal::kSystem;
+  }
+  // The identity crmd writes as on its own behalf.
+  static Identity System() {
+    Identity id;
+    id.principal = Principal::kSystem;
+    return id;
+  }
   // Who an ACL or CLP entry may name for this caller: `*`, the user's id, `role:<name>` per role.
   std::vector<std::string> Principals() const;
 };

@@ -1,6 +1,7 @@
 #include "auth/login.hpp"
 
 #include "app/application.hpp"
+#include "app/write_unit.hpp"
 #include "auth/password.hpp"
 #include "auth/sessions.hpp"
 #include "query/encode.hpp"
@@ -62,57 +63,66 @@ Result<json::object> LogIn(Context& ctx, std::string_view username, std::string_
   const std::optional<std::string> rehash =
       ok && NeedsRehash(hash) ? std::optional<std::string>(HashPassword(password)) : std::nullopt;
 
-  auto txn = app.db().BeginWrite();
-  // Re-read inside the transaction: concurrent failures must all count.
-  auto fresh = FindByUsername(*txn, cls, username);
-  if (!fresh || fresh->row.object_id != user->row.object_id) return errors::InvalidLogin();
-  // The password changed (reset, admin) while this login verified the old one: it must neither
-  // open a session nor write the old password back as a rehash.
-  if (fresh->Text(schema::kHashedPassword) != hash) return errors::InvalidLogin();
-  const std::string now_iso = timeutil::NowIso();
-  if (Locked(*fresh, now_iso)) return errors::AccountLocked(lock_minutes);
-  // A lock that ran out starts the count again.
-  const std::int64_t failures = fresh->Text(schema::kLockoutUntil).empty() ? fresh->Number(schema::kFailedLogins) : 0;
+  // A failed attempt is a write too (the count, the lock): the unit commits it, and the refusal is
+  // answered after, so its outcome is a value here, not an error that would roll it back.
+  struct Attempt {
+    std::optional<json::object> user;
+    ApiError refusal;
+  };
+  auto refused = [](ApiError e) { return Attempt{std::nullopt, std::move(e)}; };
+  auto attempt = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<Attempt> {
+    storage::WriteTransaction& txn = unit.txn();
+    // Re-read inside the transaction: concurrent failures must all count.
+    auto fresh = FindByUsername(txn, cls, username);
+    if (!fresh || fresh->row.object_id != user->row.object_id) return refused(errors::InvalidLogin());
+    // The password changed (reset, admin) while this login verified the old one: it must neither
+    // open a session nor write the old password back as a rehash.
+    if (fresh->Text(schema::kHashedPassword) != hash) return refused(errors::InvalidLogin());
+    const std::string now_iso = timeutil::NowIso();
+    if (Locked(*fresh, now_iso)) return refused(errors::AccountLocked(lock_minutes));
+    // A lock that ran out starts the count again.
+    const std::int64_t failures = fresh->Text(schema::kLockoutUntil).empty() ? fresh->Number(schema::kFailedLogins) : 0;
 
-  storage::Row update;
-  update.object_id = fresh->row.object_id;
-  update.updated_at = fresh->row.updated_at;
-  update.acl = fresh->row.acl;
-  update.nulls = fresh->row.nulls;
-  std::vector<std::string> columns;
-  if (!ok) {
-    const std::int64_t count = failures + 1;
-    if (count >= kMaxFailedLogins) {
-      const auto until = timeutil::NowMillis() + std::chrono::duration_cast<std::chrono::milliseconds>(app.settings().lockout).count();
-      columns = {schema::kFailedLogins, schema::kLockoutUntil};
-      update.cells = {std::int64_t{0}, timeutil::FormatIso(until)};
-    } else {
-      columns = {schema::kFailedLogins, schema::kLockoutUntil};
-      update.cells = {count, std::monostate{}};
+    storage::Row update;
+    update.object_id = fresh->row.object_id;
+    update.updated_at = fresh->row.updated_at;
+    update.acl = fresh->row.acl;
+    update.nulls = fresh->row.nulls;
+    std::vector<std::string> columns;
+    if (!ok) {
+      const std::int64_t count = failures + 1;
+      if (count >= kMaxFailedLogins) {
+        const auto until = timeutil::NowMillis() + std::chrono::duration_cast<std::chrono::milliseconds>(app.settings().lockout).count();
+        columns = {schema::kFailedLogins, schema::kLockoutUntil};
+        update.cells = {std::int64_t{0}, timeutil::FormatIso(until)};
+      } else {
+        columns = {schema::kFailedLogins, schema::kLockoutUntil};
+        update.cells = {count, std::monostate{}};
+      }
+      txn.Update(cls, columns, update);
+      return refused(count >= kMaxFailedLogins ? errors::AccountLocked(lock_minutes) : errors::InvalidLogin());
     }
-    txn->Update(cls, columns, update);
-    txn->Commit();
-    return count >= kMaxFailedLogins ? errors::AccountLocked(lock_minutes) : errors::InvalidLogin();
-  }
-  if (const auto* active = cls.FindField("active"); active) {
-    auto cell = fresh->Get("active");
-    if (const auto* flag = std::get_if<std::int64_t>(&cell); flag && *flag == 0) return errors::UserInactive();
-  }
-  columns = {schema::kFailedLogins, schema::kLockoutUntil, "last_success_login"};
-  update.cells = {std::int64_t{0}, std::monostate{}, now_iso};
-  if (rehash) {
-    columns.emplace_back(schema::kHashedPassword);
-    update.cells.emplace_back(*rehash);
-  }
-  txn->Update(cls, columns, update);
-  const std::string token = CreateSession(app, *txn, fresh->row.object_id, "login");
-  auto stored = txn->Get(cls, fresh->row.object_id);
-  txn->Commit();
-
-  json::object out = query::EncodeRow(cls, *stored);
-  out[schema::kFailedLogins] = failures;
-  out["sessionToken"] = token;
-  return out;
+    if (const auto* active = cls.FindField("active"); active) {
+      auto cell = fresh->Get("active");
+      if (const auto* flag = std::get_if<std::int64_t>(&cell); flag && *flag == 0) return refused(errors::UserInactive());
+    }
+    columns = {schema::kFailedLogins, schema::kLockoutUntil, "last_success_login"};
+    update.cells = {std::int64_t{0}, std::monostate{}, now_iso};
+    if (rehash) {
+      columns.emplace_back(schema::kHashedPassword);
+      update.cells.emplace_back(*rehash);
+    }
+    txn.Update(cls, columns, update);
+    const std::string token = CreateSession(app, txn, fresh->row.object_id, "login");
+    auto stored = txn.Get(cls, fresh->row.object_id);
+    json::object out = query::EncodeRow(cls, *stored);
+    out[schema::kFailedLogins] = failures;
+    out["sessionToken"] = token;
+    return Attempt{std::move(out), {}};
+  });
+  if (!attempt.ok()) return std::move(attempt).error();
+  if (!attempt.value().user) return std::move(attempt.value().refusal);
+  return std::move(*attempt.value().user);
 }
 
 Result<json::object> CurrentUser(Context& ctx, std::string_view token) {

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "app/application.hpp"
+#include "auth/context.hpp"
 
 namespace crmd::auth {
 
@@ -12,13 +13,14 @@ namespace crmd::auth {
 inline constexpr std::chrono::hours kResetTokenLifetime{1};
 
 // Mails a reset link when `email` belongs to a user; does nothing otherwise. Callers answer the
-// same either way (no address disclosure).
-void RequestPasswordReset(app::Application& app, std::string_view email);
+// same either way (no address disclosure). The token is stored as a write of `ctx`; the mail goes
+// once that write is durable.
+void RequestPasswordReset(Context& ctx, std::string_view email);
 
 enum class ResetOutcome { kDone, kWeakPassword, kInvalidToken };
 
-// Sets the password of the token's user. The token is consumed inside one write transaction, so
-// of concurrent uses exactly one succeeds. Ends every session of the user.
-ResetOutcome ResetPassword(app::Application& app, std::string_view token, std::string_view new_password);
+// Sets the password of the token's user. The token is consumed inside one write unit, so of
+// concurrent uses exactly one succeeds. Ends every session of the user.
+ResetOutcome ResetPassword(Context& ctx, std::string_view token, std::string_view new_password);
 
 }  // namespace crmd::auth

@@ -4,6 +4,7 @@
 #include <sodium.h>
 
 #include "app/application.hpp"
+#include "app/write_unit.hpp"
 #include "schema/codec.hpp"
 #include "schema/system_classes.hpp"
 #include "util/errors.hpp"
@@ -79,12 +80,11 @@ Result<Identity> ResolveSession(app::Application& app, std::string_view token) {
   return identity;
 }
 
-bool DeleteSession(app::Application& app, const std::string& session_id) {
-  auto snapshot = app.schema();
-  auto txn = app.db().BeginWrite();
-  const bool deleted = txn->Delete(SessionClass(*snapshot), session_id);
-  txn->Commit();
-  return deleted;
+bool DeleteSession(Context& ctx, const std::string& session_id) {
+  auto deleted = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<bool> {
+    return unit.txn().Delete(SessionClass(*unit.schema()), session_id);
+  });
+  return deleted.ok() && deleted.value();
 }
 
 void DeleteUserSessions(app::Application& app, storage::WriteTransaction& txn, const std::string& user_id) {

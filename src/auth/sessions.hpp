@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "auth/context.hpp"
 #include "auth/identity.hpp"
 #include "storage/database.hpp"
 #include "util/result.hpp"
@@ -24,8 +25,8 @@ std::string CreateSession(app::Application& app, storage::WriteTransaction& txn,
 // or expired token.
 Result<Identity> ResolveSession(app::Application& app, std::string_view token);
 
-// Deletes one session (logout). False when there was none.
-bool DeleteSession(app::Application& app, const std::string& session_id);
+// Deletes one session (logout), as a write of `ctx`. False when there was none.
+bool DeleteSession(Context& ctx, const std::string& session_id);
 
 // Deletes every session of `user_id` inside `txn` (password change or reset, user deletion).
 void DeleteUserSessions(app::Application& app, storage::WriteTransaction& txn, const std::string& user_id);

@@ -4,6 +4,8 @@
 // Thread-safety: a Database is shared by all request threads. Reads may run concurrently.
 // BeginWrite() returns a transaction that holds the store's write lock until it commits or is
 // destroyed (rolled back), so writes to one application are serialised here, not by callers.
+// Nothing here depends on which thread calls: a transaction, a write group and their savepoints
+// are handles, passed to whoever writes in them (app::WriteUnit).
 // Faults (I/O errors, a corrupt file) throw StorageError; expected outcomes are return values.
 #pragma once
 
@@ -94,9 +96,18 @@ class WriteTransaction {
                                                  std::string_view target_class,
                                                  std::string_view object_id) = 0;
 
+  // A savepoint inside this transaction, for a nested write that must fail alone: opened, then
+  // either released (its work stays in the transaction) or rolled back (undone). They nest; each
+  // call ends the innermost open one. Rolling back one that SQLite already undid (an error rolled
+  // back the whole transaction) is not an error.
+  virtual void OpenSavepoint() = 0;
+  virtual void ReleaseSavepoint() = 0;
+  virtual void RollbackSavepoint() = 0;
+
+  // Durable when it returns, except for a write of a write group (durable at the group's Flush).
   virtual void Commit() = 0;
-  // Whether schema changes made in this transaction may be published at Commit() (exclusive, or
-  // nested in a batch scope that holds the store).
+  // Whether the transaction runs alone and keeps the store until destroyed, so that a schema
+  // change it made can be published after Commit() and before any other write starts.
   virtual bool Exclusive() const = 0;
 };
 
@@ -105,35 +116,24 @@ class Database {
   virtual ~Database() = default;
 
   virtual std::vector<schema::ClassSchema> LoadSchema() = 0;
-  // A write. Grouped (default): it may share its commit with concurrent writes (one fsync); its
-  // Commit() returns once durable and releases the store. Exclusive: it waits for the open group,
-  // runs alone and keeps the store until destroyed, so a schema change it made can be published
-  // before any other write starts (schema-changing writes must be exclusive). Inside a batch scope
-  // on this thread, either is a savepoint of the batch's own.
+  // A write of its own. Grouped (default): it may share its commit with concurrent writes (one
+  // fsync); its Commit() returns once durable and releases the store. Exclusive: it waits for the
+  // open group, runs alone and keeps the store until destroyed, so a schema change it made can be
+  // published before any other write starts (schema-changing writes must be exclusive).
   virtual std::unique_ptr<WriteTransaction> BeginWrite(bool exclusive = false) = 0;
 
-  // A batch scope (spec §4.4): the writes this thread begins until the scope ends share one
-  // transaction and one commit (one fsync), each isolated by its own savepoint. Commit() makes
-  // them durable; destroying the scope without it rolls all of them back.
-  class BatchScope {
-   public:
-    virtual ~BatchScope() = default;
-    virtual void Commit() = 0;
-  };
-  virtual std::unique_ptr<BatchScope> BeginBatch() = 0;
-
-  // A write group (an application's write queue): independent writes begun by this thread until
-  // the scope ends share one transaction, each in its own savepoint, and are made durable together
-  // by Flush() instead of each by its own Commit() (which returns at once inside the group). An
-  // exclusive write is never nested: the group is flushed first and the write then runs alone as
-  // usual, so a schema change is still published only after its own commit. A batch scope begun
-  // in the group is no scope of its own: its items are members of the group, each kept or rolled
-  // back by its own transaction, and its Commit() returns at once. Writes begun since
-  // the last flush belong to the flush Epoch() names; Failed(epoch) tells whether its COMMIT
-  // failed, in which case they were all lost. The destructor flushes. One group per store at a time.
+  // A write group (an application's write queue): the writes begun through it until it ends share
+  // one transaction, each in its own savepoint, and are made durable together by Flush() instead of
+  // each by its own Commit() (which returns at once). An exclusive write begun through it is never
+  // nested: the group is flushed first and the write then runs alone as usual, so a schema change
+  // is still published only after its own commit. Writes begun since the last flush belong to the
+  // flush Epoch() names; Failed(epoch) tells whether its COMMIT failed, in which case they were
+  // all lost. The destructor flushes. One group per store at a time; a group is used by one thread
+  // at a time (the queue's), and writes of other threads wait for its flush.
   class WriteGroup {
    public:
     virtual ~WriteGroup() = default;
+    virtual std::unique_ptr<WriteTransaction> BeginWrite(bool exclusive) = 0;
     virtual std::uint64_t Epoch() const = 0;
     virtual void Flush() = 0;  // never throws: a failure is what Failed() reports
     virtual bool Failed(std::uint64_t epoch) const = 0;

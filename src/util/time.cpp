@@ -1,5 +1,6 @@
 #include "util/time.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 
@@ -55,9 +56,25 @@ int DaysInMonth(int y, int m) {
 
 }  // namespace
 
+namespace {
+// The settable clock: the system's time plus an offset, or a fixed time while one is set.
+std::atomic<std::int64_t> clock_offset{0};
+std::atomic<bool> clock_fixed{false};
+std::atomic<std::int64_t> clock_fixed_at{0};
+}  // namespace
+
 std::int64_t NowMillis() {
   using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+  if (clock_fixed.load(std::memory_order_relaxed)) return clock_fixed_at.load(std::memory_order_relaxed);
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count() +
+         clock_offset.load(std::memory_order_relaxed);
+}
+
+void SetClockOffset(std::int64_t millis) { clock_offset.store(millis, std::memory_order_relaxed); }
+
+void SetClock(std::optional<std::int64_t> millis) {
+  if (millis) clock_fixed_at.store(*millis, std::memory_order_relaxed);
+  clock_fixed.store(millis.has_value(), std::memory_order_relaxed);
 }
 
 std::string FormatIso(std::int64_t millis) {

@@ -9,8 +9,14 @@
 
 namespace crmd::timeutil {
 
-// Milliseconds since the Unix epoch.
+// Milliseconds since the Unix epoch, by crmd's one clock: every "now" of the service reads it.
 std::int64_t NowMillis();
+// The clock's seams, for tests (thread-safe; the service never calls them but at start):
+// SetClockOffset shifts the system's time (`crmd serve` takes it from CRMD_TEST_CLOCK_OFFSET_MS,
+// so end-to-end tests can start a server days later); SetClock fixes the time until it is given
+// nullopt.
+void SetClockOffset(std::int64_t millis);
+void SetClock(std::optional<std::int64_t> millis);
 std::string FormatIso(std::int64_t millis);
 inline std::string NowIso() { return FormatIso(NowMillis()); }
 

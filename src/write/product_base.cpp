@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "app/write_unit.hpp"
 #include "auth/context.hpp"
 #include "schema/product_base_files.hpp"
 #include "storage/database.hpp"
@@ -39,9 +40,12 @@ std::string ProductBaseVersion() {
 
 void LoadProductBase(app::Application& app) {
   constexpr std::string_view kClasses = "classes/", kRows = "rows/";
-  {
-    auto txn = app.db().BeginWrite(/*exclusive=*/true);
-    auto snapshot = app.schema();
+  auth::Context ctx;
+  ctx.app = std::shared_ptr<app::Application>(&app, [](app::Application*) {});  // borrowed
+  ctx.identity = auth::Identity::System();
+  // One unit: the classes and their rows commit together, or the application has none of them.
+  auto loaded = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Status {
+    auto snapshot = unit.schema();
     for (const auto& file : schema::ProductBaseFiles()) {
       if (!file.path.starts_with(kClasses)) continue;
       auto definition = Parse(file);
@@ -57,29 +61,25 @@ void LoadProductBase(app::Application& app) {
       cls.timeline = std::move(parsed.value().timeline);
       if (cls.name != ClassOf(file.path, kClasses) || snapshot->Find(cls.name))
         throw std::runtime_error("product base: " + std::string(file.path) + " names another or an existing class");
-      txn->SaveClass(nullptr, cls);
+      unit.txn().SaveClass(nullptr, cls);
       snapshot = snapshot->With(std::move(cls));
     }
-    txn->Commit();
-    app.Publish(snapshot);
-  }
-  auth::Context ctx;
-  ctx.app = std::shared_ptr<app::Application>(&app, [](app::Application*) {});  // borrowed
-  ctx.identity.principal = auth::Principal::kMaster;
-  auto batch = app.db().BeginBatch();
-  for (const auto& file : schema::ProductBaseFiles()) {
-    if (!file.path.starts_with(kRows)) continue;
-    const std::string cls = ClassOf(file.path, kRows);
-    auto rows = Parse(file);
-    if (!rows.is_array()) throw std::runtime_error("product base: " + std::string(file.path) + " is not an array");
-    for (const auto& row : rows.get_array()) {
-      if (!row.is_object()) throw std::runtime_error("product base: a row of " + std::string(file.path) + " is not an object");
-      auto created = CreateRecord(ctx, cls, row.get_object());
-      if (!created.ok())
-        throw std::runtime_error("product base: " + std::string(file.path) + ": " + created.error().message);
+    unit.ChangeSchema(snapshot);
+    for (const auto& file : schema::ProductBaseFiles()) {
+      if (!file.path.starts_with(kRows)) continue;
+      const std::string cls = ClassOf(file.path, kRows);
+      auto rows = Parse(file);
+      if (!rows.is_array()) throw std::runtime_error("product base: " + std::string(file.path) + " is not an array");
+      for (const auto& row : rows.get_array()) {
+        if (!row.is_object()) throw std::runtime_error("product base: a row of " + std::string(file.path) + " is not an object");
+        auto created = CreateRecord(ctx, cls, row.get_object());
+        if (!created.ok())
+          throw std::runtime_error("product base: " + std::string(file.path) + ": " + created.error().message);
+      }
     }
-  }
-  batch->Commit();
+    return {};
+  }, app::WriteStart::kExclusive);
+  if (!loaded.ok()) throw std::runtime_error("product base: " + loaded.error().message);
 }
 
 }  // namespace crmd::write

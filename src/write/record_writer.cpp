@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "app/application.hpp"
+#include "app/write_unit.hpp"
 #include "auth/acl.hpp"
 #include "auth/authorize.hpp"
 #include "auth/sessions.hpp"
@@ -38,10 +39,10 @@ void UpdateNulls(std::vector<std::string>& nulls, const FieldChanges& changes) {
   }
 }
 
-// Authorisation against the schema as it is now, before taking the write lock, so refused
-// requests never queue behind writers.
+// Authorisation before the write begins, so refused requests never queue behind writers.
 Status Precheck(const auth::Context& ctx, auth::Operation op, std::string_view class_name) {
-  auto snapshot = ctx.app->schema();
+  // A nested write checks against its unit's schema, which may hold classes the unit made.
+  auto snapshot = ctx.unit ? ctx.unit->schema() : ctx.app->schema();
   return auth::Authorize(ctx.identity, op, class_name, snapshot->Find(class_name));
 }
 
@@ -85,12 +86,9 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
                                   std::string* session_token) {
   CRMD_TRY(Precheck(ctx, auth::Operation::kCreate, class_name));
   CRMD_ASSIGN(auto user, PrepareIfUser(class_name, body, WriteKind::kCreate, ctx.identity));
-  app::Application& app = *ctx.app;
-  // Grouped first; a write that turns out to change the schema runs again, exclusively, so the
-  // new schema is published before any other write starts.
-  for (bool exclusive : {false, true}) {
-    auto txn = app.db().BeginWrite(exclusive);
-    auto snapshot = app.schema();
+  return app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<json::object> {
+    storage::WriteTransaction& txn = unit.txn();
+    const auto snapshot = unit.schema();  // a copy: ChangeSchema() replaces the unit's
     const schema::ClassSchema* existing = snapshot->Find(class_name);
     if (!existing) {
       for (const auto& [name, other] : snapshot->classes())
@@ -104,14 +102,15 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
     CRMD_ASSIGN(auto changes, CollectChanges(body, base, grown, ctx.identity, WriteKind::kCreate, {}, {}));
     const schema::ClassSchema& cls = grown ? *grown : base;
     CRMD_TRY(CheckAddField(ctx, existing, changes));
-    if ((!existing || changes.schema_changed) && !txn->Exclusive()) continue;
+    const bool schema_change = !existing || changes.schema_changed;
+    if (schema_change && !unit.MayChangeSchema()) return app::WriteUnit::Restarting();
     bool unused_end_sessions = false;
     if (class_name == kUserClass)
-      CRMD_TRY(ApplyUserRules(*txn, cls, body, WriteKind::kCreate, {}, user, changes, unused_end_sessions));
-    if (class_name == "_Role") CRMD_TRY(ApplyRoleRules(*txn, cls, body, WriteKind::kCreate, {}));
+      CRMD_TRY(ApplyUserRules(txn, cls, body, WriteKind::kCreate, {}, user, changes, unused_end_sessions));
+    if (class_name == "_Role") CRMD_TRY(ApplyRoleRules(txn, cls, body, WriteKind::kCreate, {}));
     SetWriter(ctx, cls, true, changes);
 
-    if (changes.object_id && existing && txn->Exists(*existing, *changes.object_id))
+    if (changes.object_id && existing && txn.Exists(*existing, *changes.object_id))
       return errors::DuplicateObjectId();
     storage::Row row;
     row.created_at = row.updated_at = timeutil::NowIso();
@@ -123,22 +122,20 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
       if (!changes.acl && class_name == kUserClass) r.acl = DefaultUserAcl(r.object_id);
     };
 
-    if (!existing || changes.schema_changed) txn->SaveClass(existing, cls);
+    if (schema_change) txn.SaveClass(existing, cls);
     if (changes.object_id) {
       row.object_id = *changes.object_id;
       id_decides(row);
-      txn->Insert(cls, changes.columns, row);
+      txn.Insert(cls, changes.columns, row);
     } else {
-      storage::InsertWithNewId(*txn, cls, changes.columns, row, id_decides);
+      storage::InsertWithNewId(txn, cls, changes.columns, row, id_decides);
     }
     for (const auto& rel : changes.relations)
-      txn->ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
-    if (session_token) *session_token = auth::CreateSession(app, *txn, row.object_id, "signup");
-    txn->Commit();
-    if (!existing || changes.schema_changed) app.Publish(snapshot->With(grown ? std::move(*grown) : std::move(*implicit)));
+      txn.ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
+    if (session_token) *session_token = auth::CreateSession(*ctx.app, txn, row.object_id, "signup");
+    if (schema_change) unit.ChangeSchema(snapshot->With(grown ? std::move(*grown) : std::move(*implicit)));
     return json::object{{"objectId", row.object_id}, {"createdAt", row.created_at}};
-  }
-  return errors::Internal();  // unreachable: the exclusive attempt never continues
+  });
 }
 
 Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_name, std::string_view object_id,
@@ -147,17 +144,16 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
   if (class_name == kUserClass) CRMD_TRY(CheckUserWriter(ctx.identity, body, std::string(object_id)));
   CRMD_TRY(Precheck(ctx, auth::Operation::kUpdate, class_name));
   CRMD_ASSIGN(auto user, PrepareIfUser(class_name, body, WriteKind::kUpdate, ctx.identity));
-  app::Application& app = *ctx.app;
-  for (bool exclusive : {false, true}) {  // as in CreateRecord
-    auto txn = app.db().BeginWrite(exclusive);
-    auto snapshot = app.schema();
+  return app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<json::object> {
+    storage::WriteTransaction& txn = unit.txn();
+    const auto snapshot = unit.schema();  // a copy: ChangeSchema() replaces the unit's
     const schema::ClassSchema* existing = snapshot->Find(class_name);
     if (!existing) return errors::ObjectNotFound();
     // The row's ACL and the current values its operators start from, not the whole row; the rules
     // of a system class may read more of it. Whatever comes to read more of the row here (a
     // trigger, a timeline entry) needs Get.
-    auto current = class_name.starts_with('_') ? txn->Get(*existing, object_id)
-                                               : txn->GetFields(*existing, object_id, OperatorKeysOf(body));
+    auto current = class_name.starts_with('_') ? txn.Get(*existing, object_id)
+                                               : txn.GetFields(*existing, object_id, OperatorKeysOf(body));
     if (!current) return errors::ObjectNotFound();
     // Without write permission on the record, it answers as if it did not exist (Parse).
     if (!ctx.identity.IsMaster() && !auth::AclGrants(current->acl, ctx.identity.Principals(), true))
@@ -168,16 +164,16 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
                                              CurrentValues(*existing, *current)));
     const schema::ClassSchema& cls = grown ? *grown : *existing;
     CRMD_TRY(CheckAddField(ctx, existing, changes));
-    if (changes.schema_changed && !txn->Exclusive()) continue;
+    if (changes.schema_changed && !unit.MayChangeSchema()) return app::WriteUnit::Restarting();
     if (class_name == kUserClass) {
       bool end_sessions = false;
-      CRMD_TRY(ApplyUserRules(*txn, cls, body, WriteKind::kUpdate, current->object_id, user, changes,
+      CRMD_TRY(ApplyUserRules(txn, cls, body, WriteKind::kUpdate, current->object_id, user, changes,
                               end_sessions));
       // A new password or a deactivation ends every session of the user (SECURITY.md).
-      if (end_sessions) auth::DeleteUserSessions(app, *txn, current->object_id);
+      if (end_sessions) auth::DeleteUserSessions(*ctx.app, txn, current->object_id);
     }
     if (class_name == "_Role")
-      CRMD_TRY(ApplyRoleRules(*txn, cls, body, WriteKind::kUpdate, current->object_id));
+      CRMD_TRY(ApplyRoleRules(txn, cls, body, WriteKind::kUpdate, current->object_id));
     SetWriter(ctx, cls, false, changes);
 
     storage::Row row;
@@ -188,40 +184,38 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     UpdateNulls(row.nulls, changes);
     row.cells = std::move(changes.cells);
 
-    if (changes.schema_changed) txn->SaveClass(existing, cls);
-    txn->Update(cls, changes.columns, row);
+    if (changes.schema_changed) txn.SaveClass(existing, cls);
+    txn.Update(cls, changes.columns, row);
     for (const auto& rel : changes.relations)
-      txn->ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
-    txn->Commit();
-    if (changes.schema_changed) app.Publish(snapshot->With(std::move(*grown)));
+      txn.ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
+    if (changes.schema_changed) unit.ChangeSchema(snapshot->With(std::move(*grown)));
 
     json::object out{{"updatedAt", row.updated_at}, {"objectId", row.object_id}};
     for (auto& kv : changes.echoed) out[kv.key()] = std::move(kv.value());
     return out;
-  }
-  return errors::Internal();  // unreachable: the exclusive attempt never continues
+  });
 }
 
 Result<json::object> DeleteRecord(auth::Context& ctx, std::string_view class_name,
                                   std::string_view object_id) {
   CRMD_TRY(Precheck(ctx, auth::Operation::kDelete, class_name));
   if (class_name == kUserClass) CRMD_TRY(CheckUserWriter(ctx.identity, {}, std::string(object_id)));
-  app::Application& app = *ctx.app;
-  auto txn = app.db().BeginWrite();
-  auto snapshot = app.schema();
-  const schema::ClassSchema* cls = snapshot->Find(class_name);
-  if (!cls) return errors::ObjectNotFound();
-  auto current = txn->Get(*cls, object_id);
-  if (!current) return errors::ObjectNotFound();
-  if (!ctx.identity.IsMaster() && !auth::AclGrants(current->acl, ctx.identity.Principals(), true))
-    return errors::ObjectNotFound();
-  // A user's sessions go with the user; they are not references that block the delete.
-  if (class_name == kUserClass) auth::DeleteUserSessions(app, *txn, current->object_id);
-  if (auto ref = txn->FindReference(*snapshot, class_name, object_id))
-    return errors::PointerExists(object_id, ref->table, ref->field);
-  txn->Delete(*cls, object_id);
-  txn->Commit();
-  return json::object{};
+  return app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<json::object> {
+    storage::WriteTransaction& txn = unit.txn();
+    const auto snapshot = unit.schema();  // a copy: ChangeSchema() replaces the unit's
+    const schema::ClassSchema* cls = snapshot->Find(class_name);
+    if (!cls) return errors::ObjectNotFound();
+    auto current = txn.Get(*cls, object_id);
+    if (!current) return errors::ObjectNotFound();
+    if (!ctx.identity.IsMaster() && !auth::AclGrants(current->acl, ctx.identity.Principals(), true))
+      return errors::ObjectNotFound();
+    // A user's sessions go with the user; they are not references that block the delete.
+    if (class_name == kUserClass) auth::DeleteUserSessions(*ctx.app, txn, current->object_id);
+    if (auto ref = txn.FindReference(*snapshot, class_name, object_id))
+      return errors::PointerExists(object_id, ref->table, ref->field);
+    txn.Delete(*cls, object_id);
+    return json::object{};
+  });
 }
 
 }  // namespace crmd::write

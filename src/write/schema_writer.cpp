@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "app/application.hpp"
+#include "app/write_unit.hpp"
 #include "schema/names.hpp"
 #include "storage/database.hpp"
 #include "util/ids.hpp"
@@ -185,54 +186,51 @@ ApiError NoSuchClass(std::string_view class_name) {
 }  // namespace
 
 Result<json::object> CreateSchema(auth::Context& ctx, std::string_view class_name, const json::object& body) {
-  app::Application& app = *ctx.app;
-  auto txn = app.db().BeginWrite(/*exclusive=*/true);
-  auto snapshot = app.schema();
-  if (snapshot->Find(class_name))
-    return ApiError{400, errors::kInvalidClassName, fmt::format("Class {} already exists.", class_name)};
-  for (const auto& [name, other] : snapshot->classes())
-    if (schema::EqualsIgnoringCase(name, class_name)) return errors::ClassNameCaseCollision(class_name, name);
-  // Spec §2.5: a class created through the schema endpoint starts closed to everyone but keys.
-  schema::ClassSchema cls = schema::ClassSchema::NewImplicit(std::string(class_name));
-  cls.class_level_permissions = schema::ClosedPermissions();
-  CRMD_TRY(ApplyBody(body, class_name, cls));
-  txn->SaveClass(nullptr, cls);
-  txn->Commit();
-  json::object out = cls.ToJson();
-  app.Publish(snapshot->With(std::move(cls)));
-  return out;
+  return app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<json::object> {
+    const auto snapshot = unit.schema();  // a copy: ChangeSchema() replaces the unit's
+    if (snapshot->Find(class_name))
+      return ApiError{400, errors::kInvalidClassName, fmt::format("Class {} already exists.", class_name)};
+    for (const auto& [name, other] : snapshot->classes())
+      if (schema::EqualsIgnoringCase(name, class_name)) return errors::ClassNameCaseCollision(class_name, name);
+    // Spec §2.5: a class created through the schema endpoint starts closed to everyone but keys.
+    schema::ClassSchema cls = schema::ClassSchema::NewImplicit(std::string(class_name));
+    cls.class_level_permissions = schema::ClosedPermissions();
+    CRMD_TRY(ApplyBody(body, class_name, cls));
+    unit.txn().SaveClass(nullptr, cls);
+    json::object out = cls.ToJson();
+    unit.ChangeSchema(snapshot->With(std::move(cls)));
+    return out;
+  }, app::WriteStart::kExclusive);
 }
 
 Result<json::object> UpdateSchema(auth::Context& ctx, std::string_view class_name, const json::object& body) {
-  app::Application& app = *ctx.app;
-  auto txn = app.db().BeginWrite(/*exclusive=*/true);
-  auto snapshot = app.schema();
-  const auto* existing = snapshot->Find(class_name);
-  if (!existing) return NoSuchClass(class_name);
-  schema::ClassSchema cls = *existing;
-  CRMD_TRY(ApplyBody(body, class_name, cls));
-  txn->SaveClass(existing, cls);
-  txn->Commit();
-  json::object out = cls.ToJson();
-  app.Publish(snapshot->With(std::move(cls)));
-  return out;
+  return app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<json::object> {
+    const auto snapshot = unit.schema();  // a copy: ChangeSchema() replaces the unit's
+    const auto* existing = snapshot->Find(class_name);
+    if (!existing) return NoSuchClass(class_name);
+    schema::ClassSchema cls = *existing;
+    CRMD_TRY(ApplyBody(body, class_name, cls));
+    unit.txn().SaveClass(existing, cls);
+    json::object out = cls.ToJson();
+    unit.ChangeSchema(snapshot->With(std::move(cls)));
+    return out;
+  }, app::WriteStart::kExclusive);
 }
 
 Result<json::object> DeleteSchema(auth::Context& ctx, std::string_view class_name) {
-  app::Application& app = *ctx.app;
-  auto txn = app.db().BeginWrite(/*exclusive=*/true);
-  auto snapshot = app.schema();
-  const auto* existing = snapshot->Find(class_name);
-  if (!existing) return NoSuchClass(class_name);
-  if (class_name == "_User" || class_name == "_Session" || class_name == "_Role")
-    return SchemaError(kInvalidSchemaOperation, fmt::format("Class {} is a system class and cannot be dropped.", class_name));
-  if (const auto rows = txn->Count(*existing); rows > 0)
-    return SchemaError(kInvalidSchemaOperation,
-                       fmt::format("Class {} is not empty, contains {} objects, cannot drop schema.", class_name, rows));
-  txn->DropClass(*existing);
-  txn->Commit();
-  app.Publish(snapshot->Without(class_name));
-  return json::object{};
+  return app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<json::object> {
+    const auto snapshot = unit.schema();  // a copy: ChangeSchema() replaces the unit's
+    const auto* existing = snapshot->Find(class_name);
+    if (!existing) return NoSuchClass(class_name);
+    if (class_name == "_User" || class_name == "_Session" || class_name == "_Role")
+      return SchemaError(kInvalidSchemaOperation, fmt::format("Class {} is a system class and cannot be dropped.", class_name));
+    if (const auto rows = unit.txn().Count(*existing); rows > 0)
+      return SchemaError(kInvalidSchemaOperation,
+                         fmt::format("Class {} is not empty, contains {} objects, cannot drop schema.", class_name, rows));
+    unit.txn().DropClass(*existing);
+    unit.ChangeSchema(snapshot->Without(class_name));
+    return json::object{};
+  }, app::WriteStart::kExclusive);
 }
 
 }  // namespace crmd::write

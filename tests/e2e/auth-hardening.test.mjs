@@ -4,7 +4,7 @@ import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setup, stopAll, request, masterHeaders, appHeaders, createRecord } from './lib/harness.mjs';
+import { setup, stopAll, request, masterHeaders, appHeaders, createRecord, pollUntil } from './lib/harness.mjs';
 
 let server;
 let app;
@@ -37,8 +37,15 @@ test('SECURITY session reuse: a password change voids a reset link mailed before
   await signUp('resetvoid', { email: 'resetvoid@example.test' });
   const asked = await request(server, 'POST', '/core/requestPasswordReset', { headers: appHeaders(app), body: { email: 'resetvoid@example.test' } });
   assert.equal(asked.status, 200);
+  // The mail goes once the token's write is durable, from the after-commit thread: poll for it.
   const outbox = path.join(dataDir, 'apps', app.appId, 'outbox');
-  const mail = fs.readdirSync(outbox).map((f) => fs.readFileSync(path.join(outbox, f), 'utf8')).find((m) => m.includes('resetvoid@example.test'));
+  const found = await pollUntil(() => {
+    const mails = fs.existsSync(outbox) ? fs.readdirSync(outbox).map((f) => fs.readFileSync(path.join(outbox, f), 'utf8')) : [];
+    const hit = mails.find((m) => m.includes('resetvoid@example.test'));
+    return { done: Boolean(hit), mail: hit };
+  }, { timeoutMs: 5000, intervalMs: 25 });
+  assert.ok(found.ok, 'the reset mail reached the outbox');
+  const mail = found.last.mail;
   const link = mail.match(/http:\/\/\S+reset-password\?token=([0-9a-f]+)/);
   const me = await request(server, 'GET', `/core/classes/_User?where=${encodeURIComponent(JSON.stringify({ username: 'resetvoid' }))}`, { headers: M });
   const id = me.body.results[0].objectId;

@@ -35,9 +35,13 @@ TEST_F(CountCacheTest, EveryKindOfCommitRetiresTheCachedCount) {
   Insert(4, /*exclusive=*/true);
   EXPECT_EQ(db_->Count(cls_, all_), 4);
   {
-    auto batch = db_->BeginBatch();
-    for (int n = 5; n <= 7; ++n) Insert(n);  // items nested in the batch
-    batch->Commit();
+    auto txn = db_->BeginWrite();
+    for (int n = 5; n <= 7; ++n) {  // nested writes, as a batch's items
+      txn->OpenSavepoint();
+      txn->Insert(cls_, StoredColumns(cls_), NewRow(n));
+      txn->ReleaseSavepoint();
+    }
+    txn->Commit();
   }
   EXPECT_EQ(db_->Count(cls_, all_), 7);
   {

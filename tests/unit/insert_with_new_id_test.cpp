@@ -52,9 +52,9 @@ TEST(InsertWithNewIdTest, InAWriteGroupATakenIdFailsOnlyItsOwnInsert) {
   test::RowsStore store("taken-id-group");
   store.Insert("AAAAAAAAAA");
   auto group = store.db->BeginWriteGroup();  // as the write queue runs writes: each in a savepoint
-  store.Insert("BBBBBBBBBB");
+  store.Insert("BBBBBBBBBB", 0, false, true, group.get());
   {
-    auto txn = store.db->BeginWrite();
+    auto txn = group->BeginWrite(/*exclusive=*/false);
     EXPECT_THROW(txn->Insert(store.cls, StoredColumns(store.cls), test::RowsStore::NewRow("AAAAAAAAAA", 7)),
                  DuplicateKeyError);
     txn->Insert(store.cls, StoredColumns(store.cls), test::RowsStore::NewRow("CCCCCCCCCC"));

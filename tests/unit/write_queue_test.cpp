@@ -23,7 +23,7 @@ namespace {
 class WriteQueueTest : public ::testing::Test {
  protected:
   WriteQueue::Job InsertJob(const std::string& id) {
-    return {[this, id] { store_.Insert(id); },
+    return {[this, id](QueuedGroup& group) { store_.Insert(id, 0, false, true, &group.storage()); },
             [this, id](bool durable) {
               std::lock_guard lock(mutex_);
               finished_.push_back(id);
@@ -73,7 +73,7 @@ TEST_F(WriteQueueTest, StopDrainsTheQueueAndRefusesLaterJobs) {
   EXPECT_EQ(visible_at_finish_.size(), 20u);
 
   bool ran = false, finished = false, durable = true;
-  queue.Submit({[&] { ran = true; }, [&](bool d) { finished = true, durable = d; }});
+  queue.Submit({[&](QueuedGroup&) { ran = true; }, [&](bool d) { finished = true, durable = d; }});
   EXPECT_FALSE(ran);
   EXPECT_TRUE(finished);
   EXPECT_FALSE(durable);
@@ -85,8 +85,8 @@ class FailingFlushes final : public storage::Database {
  public:
   class Group final : public WriteGroup {
    public:
-    explicit Group(FailingFlushes& db) : db_(db), number_(db.groups++) { db_.open = this; }
-    ~Group() override { db_.open = nullptr; }
+    explicit Group(FailingFlushes& db) : db_(db), number_(db.groups++) {}
+    std::unique_ptr<storage::WriteTransaction> BeginWrite(bool) override { throw std::logic_error("unused"); }
     std::uint64_t Epoch() const override { return epoch_; }
     void Flush() override { ++epoch_; }
     bool Failed(std::uint64_t epoch) const override { return db_.failing.contains({number_, epoch}); }
@@ -101,12 +101,10 @@ class FailingFlushes final : public storage::Database {
 
   std::set<std::pair<int, std::uint64_t>> failing;  // (group, epoch)
   int groups = 0;
-  Group* open = nullptr;  // the queue thread's group, while it runs jobs
 
   std::unique_ptr<WriteGroup> BeginWriteGroup() override { return std::make_unique<Group>(*this); }
   std::vector<schema::ClassSchema> LoadSchema() override { throw std::logic_error("unused"); }
   std::unique_ptr<storage::WriteTransaction> BeginWrite(bool) override { throw std::logic_error("unused"); }
-  std::unique_ptr<BatchScope> BeginBatch() override { throw std::logic_error("unused"); }
   std::optional<storage::Row> Get(const schema::ClassSchema&, std::string_view) override {
     throw std::logic_error("unused");
   }
@@ -132,26 +130,35 @@ TEST(WriteQueueFailureTest, AJobIsDurableOnlyIfEveryFlushItsWritesMayBelongToSuc
   db.failing = {{1, 0}};  // the second group's first flush
   std::promise<void> running, submitted;
   std::map<std::string, bool> durable;
+  std::vector<std::string_view> after_flush;
   {
     WriteQueue queue(db);
     auto record = [&](const std::string& name) { return [&, name](bool d) { durable[name] = d; }; };
     // Runs alone in the first group and holds the queue until the next three are queued, so that
     // they run as the second group.
-    queue.Submit({[&, f = submitted.get_future().share()] {
+    queue.Submit({[&, f = submitted.get_future().share()](QueuedGroup&) {
                     running.set_value();
                     f.wait();
                   },
                   record("gate")});
     running.get_future().wait();
-    queue.Submit({[] {}, record("before")});                         // writes before the failed flush
-    queue.Submit({[&] { db.open->Flush(); }, record("exclusive")});  // an exclusive write flushes first
-    queue.Submit({[] {}, record("after")});                          // writes after it
+    queue.Submit({[](QueuedGroup&) {}, record("before")});  // writes before the failed flush
+    // An exclusive write flushes first; the actions its unit left behind wait for their flush.
+    queue.Submit({[&](QueuedGroup& g) {
+                    g.AfterFlush([&] { after_flush.push_back("before the failed flush"); });
+                    g.storage().Flush();
+                    g.AfterFlush([&] { after_flush.push_back("after it"); });
+                  },
+                  record("exclusive")});
+    queue.Submit({[](QueuedGroup&) {}, record("after")});  // writes after it
     submitted.set_value();
   }
   EXPECT_TRUE(durable.at("gate"));
   EXPECT_FALSE(durable.at("before"));     // its flush failed
   EXPECT_FALSE(durable.at("exclusive"));  // it may have written before its own flush
   EXPECT_TRUE(durable.at("after"));
+  // The action of the failed flush's writes was dropped; the other ran, once.
+  EXPECT_EQ(after_flush, std::vector<std::string_view>{"after it"});
 }
 
 }  // namespace

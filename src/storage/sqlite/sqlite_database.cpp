@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
-#include <thread>
 #include <unordered_set>
 
 #include "storage/database.hpp"
@@ -279,20 +278,17 @@ std::optional<Row> GetRowFields(Connection& c, const schema::ClassSchema& cls, s
   return row;
 }
 
-// A write: a member of the current commit group (group_commit.hpp), or, inside a batch scope, a
-// savepoint nested in the batch's own savepoint.
+// A write, in one of three forms: a member of the current commit group (group_commit.hpp), a
+// savepoint of a write group's open transaction, or exclusive.
 class SqliteWriteTransaction final : public WriteTransaction {
  public:
+  // Grouped form: a member of the commit group for as long as it lives.
   SqliteWriteTransaction(GroupCommit& group, Connection& c)
       : group_(&group), lock_(group.Enter(kSavepoint)), c_(c) {}
 
-  // Nested form: a batch scope or a write group holds the connection. Inside a batch a nested
-  // write counts as exclusive (the batch's items see each other's schema changes); inside a write
-  // group it does not, so a schema change is run again exclusively, after the group's flush.
-  SqliteWriteTransaction(Connection& c, bool in_write_group)
-      : c_(c), nested_(true), in_write_group_(in_write_group) {
-    c_.Run("SAVEPOINT item");
-  }
+  // Write-group form: the group holds the connection; this write is a savepoint of its
+  // transaction, kept by Commit() and made durable by the group's flush.
+  explicit SqliteWriteTransaction(Connection& c) : c_(c), in_write_group_(true) { c_.Run("SAVEPOINT item"); }
 
   // Exclusive form: alone on the connection until destroyed.
   SqliteWriteTransaction(GroupCommit& group, std::unique_lock<std::mutex> lock, Connection& c)
@@ -300,7 +296,7 @@ class SqliteWriteTransaction final : public WriteTransaction {
     c_.Exec("BEGIN IMMEDIATE");
   }
 
-  bool Exclusive() const override { return group_ == nullptr && !in_write_group_; }
+  bool Exclusive() const override { return exclusive_of_ != nullptr; }
 
   ~SqliteWriteTransaction() override {
     if (committed_) return;
@@ -308,17 +304,29 @@ class SqliteWriteTransaction final : public WriteTransaction {
       group_->Leave(lock_, kSavepoint, /*keep=*/false);
       return;
     }
-    if (!nested_) {
-      try {
-        c_.Exec("ROLLBACK");
-      } catch (const StorageError&) {
-      }
-      return;
-    }
     try {
-      c_.Exec("ROLLBACK TO item; RELEASE item");
+      c_.Exec(in_write_group_ ? "ROLLBACK TO item; RELEASE item" : "ROLLBACK");
     } catch (const StorageError&) {
-      // The savepoint may already be gone (SQLite rolls back on some errors); nothing to do.
+      // Already undone (SQLite rolls the transaction back on some errors); nothing to do.
+    }
+  }
+
+  void OpenSavepoint() override {
+    c_.Run("SAVEPOINT nested");
+    ++savepoints_;
+  }
+  void ReleaseSavepoint() override {
+    if (savepoints_ == 0) throw StorageError("sqlite: no savepoint to release");
+    --savepoints_;
+    c_.Run("RELEASE nested");
+  }
+  void RollbackSavepoint() override {
+    if (savepoints_ == 0) throw StorageError("sqlite: no savepoint to roll back");
+    --savepoints_;
+    try {
+      c_.Exec("ROLLBACK TO nested; RELEASE nested");
+    } catch (const StorageError&) {
+      // SQLite undid the whole transaction already; its Commit() reports that.
     }
   }
 
@@ -447,11 +455,12 @@ class SqliteWriteTransaction final : public WriteTransaction {
   }
 
   void Commit() override {
+    if (savepoints_ != 0) throw StorageError("sqlite: commit with a savepoint still open");
     if (group_) {
       committed_ = true;
       group_->Leave(lock_, kSavepoint, /*keep=*/true);  // returns when durable
     } else {
-      c_.Run(nested_ ? "RELEASE item" : "COMMIT");
+      c_.Run(in_write_group_ ? "RELEASE item" : "COMMIT");
       committed_ = true;
       if (exclusive_of_) exclusive_of_->NoteCommit();
     }
@@ -477,9 +486,9 @@ class SqliteWriteTransaction final : public WriteTransaction {
   GroupCommit* exclusive_of_ = nullptr;  // the exclusive form: whose commits it counts
   std::unique_lock<std::mutex> lock_;
   Connection& c_;
-  bool nested_ = false;
   bool in_write_group_ = false;
   bool committed_ = false;
+  int savepoints_ = 0;  // nested savepoints open
 };
 
 class SqliteDatabase final : public Database {
@@ -492,6 +501,11 @@ class SqliteDatabase final : public Database {
     // A log that grew long (passes behind, a long reader) is cut back to this when it starts over,
     // rather than keep its longest size on disk; the log of steady writes stays well under it.
     writer_->Exec("PRAGMA journal_size_limit=67108864");
+    // A write that nests others (a batch and its items, a write and a function's writes) keeps its
+    // savepoint open across them, and SQLite keeps the original of every page they change in the
+    // sub-journal until it ends: in memory, rather than in a temporary file once it passes 64 KiB
+    // (a 50-row batch does: created, written page by page and deleted per batch).
+    writer_->Exec("PRAGMA temp_store=MEMORY");
     group_ = std::make_unique<GroupCommit>(*writer_);
     writer_->Exec(
         "CREATE TABLE IF NOT EXISTS _crmd_schema (className TEXT PRIMARY KEY NOT NULL, "
@@ -514,23 +528,8 @@ class SqliteDatabase final : public Database {
   }
 
   std::unique_ptr<WriteTransaction> BeginWrite(bool exclusive) override {
-    if (batch_owner_.load() == std::this_thread::get_id())
-      return std::make_unique<SqliteWriteTransaction>(*writer_, /*in_write_group=*/false);
-    if (write_group_owner_.load() == std::this_thread::get_id()) {
-      write_group_->FlushIfLost();  // within a job: its later writes start a group of their own
-      if (!exclusive) {
-        write_group_->Open();
-        return std::make_unique<SqliteWriteTransaction>(*writer_, /*in_write_group=*/true);
-      }
-      write_group_->Flush();  // what came before is durable before the exclusive write starts
-    }
     if (exclusive) return std::make_unique<SqliteWriteTransaction>(*group_, group_->Exclusive(), *writer_);
     return std::make_unique<SqliteWriteTransaction>(*group_, *writer_);
-  }
-
-  std::unique_ptr<BatchScope> BeginBatch() override {
-    if (write_group_owner_.load() == std::this_thread::get_id()) return std::make_unique<GroupBatch>();
-    return std::make_unique<Batch>(this);
   }
 
   std::unique_ptr<WriteGroup> BeginWriteGroup() override { return std::make_unique<QueueGroup>(this); }
@@ -688,38 +687,6 @@ class SqliteDatabase final : public Database {
     return Lease(reader.release(), Return{this});
   }
 
-  // The batch scope: one member of a commit group holding the connection for all its items;
-  // this thread's BeginWrite() calls become savepoints nested in it meanwhile.
-  class Batch final : public BatchScope {
-   public:
-    explicit Batch(SqliteDatabase* db) : db_(db), lock_(db->group_->Enter(kSavepoint)) {
-      db_->batch_owner_ = std::this_thread::get_id();
-    }
-    ~Batch() override {
-      if (committed_) return;
-      db_->batch_owner_ = std::thread::id();
-      db_->group_->Leave(lock_, kSavepoint, /*keep=*/false);
-    }
-    void Commit() override {
-      committed_ = true;
-      db_->batch_owner_ = std::thread::id();
-      db_->group_->Leave(lock_, kSavepoint, /*keep=*/true);  // returns when durable
-    }
-
-   private:
-    static constexpr const char* kSavepoint = "batch";
-    SqliteDatabase* db_;
-    std::unique_lock<std::mutex> lock_;
-    bool committed_ = false;
-  };
-
-  // A batch on a write group's thread: its items are writes of the group like any other, each
-  // ended (kept or rolled back) by its own transaction, and made durable by the group's flush.
-  class GroupBatch final : public BatchScope {
-   public:
-    void Commit() override {}
-  };
-
   // The write group: one member of a commit group, opened by the first write after each flush
   // and holding the connection until the next. It has no savepoint of its own (it is never rolled
   // back as a whole), so each write's savepoint is the outermost one: SQLite empties the
@@ -729,18 +696,16 @@ class SqliteDatabase final : public Database {
   // 22 pwrite()s per create.
   class QueueGroup final : public WriteGroup {
    public:
-    explicit QueueGroup(SqliteDatabase* db) : db_(db) {
-      db_->write_group_ = this;
-      db_->write_group_owner_ = std::this_thread::get_id();
-    }
-    ~QueueGroup() override {
-      Flush();
-      db_->write_group_owner_ = std::thread::id();
-      db_->write_group_ = nullptr;
-    }
-    void Open() {
-      if (lock_.owns_lock()) return;
-      lock_ = db_->group_->Enter(/*savepoint=*/nullptr);
+    explicit QueueGroup(SqliteDatabase* db) : db_(db) {}
+    ~QueueGroup() override { Flush(); }
+    std::unique_ptr<WriteTransaction> BeginWrite(bool exclusive) override {
+      FlushIfLost();  // a write begun in a lost group would commit on its own, outside the group
+      if (exclusive) {
+        Flush();  // what came before is durable before the exclusive write starts
+        return db_->BeginWrite(/*exclusive=*/true);
+      }
+      if (!lock_.owns_lock()) lock_ = db_->group_->Enter(/*savepoint=*/nullptr);
+      return std::make_unique<SqliteWriteTransaction>(*db_->writer_);
     }
     // When an error made SQLite roll the group's transaction back, a write begun now would commit
     // on its own, outside the group, and the group's COMMIT would then fail and report it lost:
@@ -776,10 +741,6 @@ class SqliteDatabase final : public Database {
   std::string path_;
   bool sync_full_;
   int max_readers_;
-  std::atomic<std::thread::id> batch_owner_{};
-  // The open write group, used by its owner thread only; other threads only compare the owner.
-  std::atomic<std::thread::id> write_group_owner_{};
-  QueueGroup* write_group_ = nullptr;
   // Before writer_, so it outlives the writer's commits, which report to it.
   Checkpointer checkpointer_{path_, sync_full_, Checkpointer::Limits{}};
   std::unique_ptr<Connection> writer_;
