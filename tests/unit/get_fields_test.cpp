@@ -1,7 +1,8 @@
 // WriteTransaction::GetFields (an update's read of the row it changes): the row's own columns and
 // the named fields' cells, whatever their order, every other field absent; a field the table does
-// not have yet (the last ones) reads as absent; a column out of its schema place, or missing from
-// the middle, is refused, as Get refuses it.
+// not have yet (the last ones) reads as absent, a column the snapshot does not have yet (the table
+// is ahead) is not read; a column out of its schema place, or missing from the middle, is refused,
+// as Get refuses it.
 #include <gtest/gtest.h>
 
 #include "storage/database.hpp"
@@ -84,6 +85,31 @@ TEST_F(GetFieldsTest, AFieldTheTableDoesNotHaveYetIsAbsentAndAMisplacedColumnIsR
   std::swap(swapped.fields[0], swapped.fields[2]);
   EXPECT_THROW(Read(swapped, {"N"}), StorageError);
   EXPECT_THROW(Read(swapped, {"A"}), StorageError);
+}
+
+TEST_F(GetFieldsTest, ASnapshotTakenJustBeforeNewFieldsCommittedReadsTheTableWithoutThem) {
+  // A reader that took the schema before a write unit committed new fields meets their columns.
+  schema::ClassSchema grown = cls_;
+  grown.fields.push_back({"Later", {schema::FieldType::kString, {}}});
+  {
+    auto txn = db_->BeginWrite(/*exclusive=*/true);
+    txn->SaveClass(&cls_, grown);
+    txn->Commit();
+  }
+  const auto behind = db_->Get(cls_, "t1");  // cls_: the older snapshot
+  ASSERT_TRUE(behind.has_value());
+  EXPECT_EQ(behind->cells, (std::vector<Cell>{std::string("a text"), std::int64_t{7}, std::monostate{}}));
+  auto read = Read(cls_, {"N"});
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->cells, (std::vector<Cell>{std::monostate{}, std::int64_t{7}, std::monostate{}}));
+  query::Query all;
+  all.limit = -1;
+  std::size_t rows = 0;
+  db_->Find(cls_, all, [&](Row& row) {
+    EXPECT_EQ(row.cells.size(), 3u);
+    return ++rows, true;
+  });
+  EXPECT_EQ(rows, 1u);
 }
 
 }  // namespace

@@ -44,12 +44,13 @@ std::size_t CellCount(const schema::ClassSchema& cls) {
 // Refuses to read rows whose columns do not line up with the schema: a wrong answer is worse
 // than a 500. Call after a Step() that returned a row: a statement cached before an ALTER TABLE
 // reports its old columns until SQLite re-prepares it at that step.
-// The table may lag the snapshot by columns a batch added but has not committed yet: those are
-// appended last, so the table's columns must be a prefix of the schema's; the missing ones read
-// as absent.
+// New columns are appended last, so the table and the snapshot may differ by trailing columns
+// only: a read that took the schema just before a write unit committed new fields sees a table
+// ahead of it (the new columns are not read), and a table behind its snapshot reads the missing
+// fields as absent.
 void CheckLayout(const Statement& st, const schema::ClassSchema& cls) {
   const int columns = st.ColumnCount();
-  bool ok = columns <= kFixedColumns + static_cast<int>(CellCount(cls));
+  bool ok = true;
   int i = kFixedColumns;
   for (const auto& [name, def] : cls.fields) {
     if (!ok || i >= columns) break;
@@ -136,8 +137,6 @@ void ReadFieldsInto(const Statement& st, const schema::ClassSchema& cls,
   ReadOwnColumns(st, row);
   row.cells.assign(CellCount(cls), std::monostate{});
   const int columns = st.ColumnCount();
-  if (columns > kFixedColumns + static_cast<int>(row.cells.size()))
-    throw StorageError("sqlite: the columns of " + cls.name + " do not match its schema");
   // One pass over the class: a long body is not matched against a wide class key by key.
   const bool hashed = fields.size() > 8;
   const std::unordered_set<std::string_view> wanted =
@@ -150,8 +149,8 @@ void ReadFieldsInto(const Statement& st, const schema::ClassSchema& cls,
     if (hashed ? !wanted.contains(name) : std::find(fields.begin(), fields.end(), name) == fields.end()) continue;
     const int column = kFixedColumns + static_cast<int>(cell);
     if (column >= columns) {
-      // Absent only if the table lags the schema by its last fields (a batch's, not yet
-      // committed); any other gap is a broken layout.
+      // Absent only if the table lags the schema by its last fields; any other gap is a broken
+      // layout.
       CheckLayout(st, cls);
       continue;
     }
