@@ -129,3 +129,37 @@ test('§4.4 the batch\'s caller is resolved once, as in Parse: items after a log
   const later = await request(server, 'GET', '/core/users/me', { headers: S });
   assert.equal(later.body.code, 209, 'the logout itself took effect');
 });
+
+// Issue 16: the batch is one write unit; an item that grows the schema runs the batch again alone,
+// so every item lands once, with its new fields, and a failing item still fails alone.
+for (const [label, mixed] of [['on the application write queue', false], ['mixed with a system class, on the writer threads', true]]) {
+  test(`§4.4 issue 16: a batch whose items grow the schema, ${label}: each item once, with its fields`, async () => {
+    const cls = mixed ? 'BatchGrowMixed' : 'BatchGrowQueued';
+    const existing = await createRecord(server, app, cls, { N: 0 });
+    const requests = [
+      { method: 'POST', path: `/core/classes/${cls}`, body: { N: 1 } },
+      { method: 'POST', path: `/core/classes/${cls}`, body: { N: 2, F1: 'a' } },
+      { method: 'POST', path: `/core/classes/${cls}`, body: { N: 'not a number' } },
+      { method: 'POST', path: `/core/classes/${cls}`, body: { N: 3, F2: true } },
+      { method: 'PUT', path: `/core/classes/${cls}/${existing}`, body: { F3: 5 } },
+      { method: 'POST', path: `/core/classes/${cls}New`, body: { G: 1 } },
+    ];
+    if (mixed) requests.push({ method: 'POST', path: '/core/classes/_Role', body: { name: 'BatchGrowRole', ACL: { '*': { read: true } } } });
+    const r = await batch(requests);
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.length, requests.length);
+    assert.ok(r.body[0].success && r.body[1].success && r.body[3].success && r.body[4].success && r.body[5].success, r.text);
+    assert.equal(r.body[2].error.code, 111, r.text);
+    if (mixed) assert.ok(r.body[6].success, r.text);
+
+    const rows = (await request(server, 'GET', `/core/classes/${cls}?order=N`, { headers: M })).body.results;
+    assert.deepEqual(rows.map((x) => x.N), [0, 1, 2, 3], 'each created item once, the failed one not at all');
+    assert.equal(rows[2].F1, 'a');
+    assert.equal(rows[3].F2, true);
+    assert.equal(rows[0].F3, 5);
+    assert.deepEqual(rows.map((x) => x.objectId).slice(1).sort(), [r.body[0].success.objectId, r.body[1].success.objectId, r.body[3].success.objectId].sort());
+    const schema = (await request(server, 'GET', `/core/schemas/${cls}`, { headers: M })).body;
+    for (const f of ['F1', 'F2', 'F3']) assert.ok(schema.fields[f], `${f} in the schema`);
+    assert.equal((await request(server, 'GET', `/core/classes/${cls}New`, { headers: M })).body.results.length, 1);
+  });
+}
