@@ -25,6 +25,7 @@
 #include "util/json.hpp"
 #include "util/log.hpp"
 #include "util/time.hpp"
+#include "write/prepare_application.hpp"
 #include "write/product_base.hpp"
 
 namespace {
@@ -115,7 +116,7 @@ int Serve(const ServeFlags& flags) {
 
   auth::Registry registry(RegistryPath(flags.data));
   registry.StartWatching();
-  app::Applications apps(flags.data, store, settings);
+  app::Applications apps(flags.data, store, settings, write::PrepareApplication);
   api::Router router(api::RouterOptions{flags.prefix}, registry, apps);
   log::AccessLogBatching access_log_batching;
   http::Server server(
@@ -165,7 +166,7 @@ int CreateApp(const std::string& data, std::string app_id, const std::string& na
   const auto dir = std::filesystem::path(data) / "apps" / app_id;
   std::filesystem::remove_all(dir);
   try {
-    app::Applications apps(data, app::StoreOptions{storage::Durability::kFull, 1});
+    app::Applications apps(data, app::StoreOptions{storage::Durability::kFull, 1}, {}, write::PrepareApplication);
     auto app = apps.Open(app_id);
     if (product_base) write::LoadProductBase(*app);
   } catch (...) {

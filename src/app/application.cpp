@@ -49,6 +49,16 @@ void Application::Publish(std::shared_ptr<const schema::Snapshot> next) {
   schema_ = std::move(next);
 }
 
+std::string Application::system_user_id() const {
+  std::lock_guard lock(mutex_);
+  return system_user_id_;
+}
+
+void Application::SetSystemUserId(std::string id) {
+  std::lock_guard lock(mutex_);
+  system_user_id_ = std::move(id);
+}
+
 WriteQueue& Application::writes() {
   std::lock_guard lock(mutex_);
   if (!writes_) {
@@ -69,8 +79,8 @@ void Application::StopWrites() {
   if (queue) queue->Stop();
 }
 
-Applications::Applications(std::string data_dir, StoreOptions options, Settings settings)
-    : data_dir_(std::move(data_dir)), options_(options), settings_(std::move(settings)) {
+Applications::Applications(std::string data_dir, StoreOptions options, Settings settings, Preparer prepare)
+    : data_dir_(std::move(data_dir)), options_(options), settings_(std::move(settings)), prepare_(std::move(prepare)) {
   if (!settings_.smtp_url.empty())
     smtp_ = std::make_unique<mail::SmtpMailer>(settings_.smtp_url, settings_.mail_from);
 }
@@ -84,6 +94,7 @@ std::shared_ptr<Application> Applications::Open(const std::string& app_id) {
   std::filesystem::create_directories(dir);
   auto db = storage::OpenSqlite((dir / "data.db").string(), options_.durability, options_.readers);
   auto app = std::make_shared<Application>(app_id, std::move(db), dir.string(), settings_, smtp_.get(), &after_commit_);
+  if (prepare_) prepare_(*app);
   open_.emplace(app_id, app);
   return app;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -50,6 +51,11 @@ class Application {
   std::shared_ptr<const schema::Snapshot> schema() const;
   void Publish(std::shared_ptr<const schema::Snapshot> next);
 
+  // The `_User` that stands for master-key and API-key writes (spec §2.6: `_RequestLog.user`
+  // points at it); empty until write::PrepareApplication ran.
+  std::string system_user_id() const;
+  void SetSystemUserId(std::string id);
+
   // Hands the after-commit actions of a durable write unit to the runner's thread.
   void RunAfterCommit(std::vector<AfterCommitRunner::Action> actions) { after_commit_->Post(std::move(actions)); }
   AfterCommitRunner& after_commit() { return *after_commit_; }
@@ -71,6 +77,7 @@ class Application {
   AfterCommitRunner* after_commit_;
   mutable std::mutex mutex_;
   std::shared_ptr<const schema::Snapshot> schema_;
+  std::string system_user_id_;          // guarded by mutex_
   bool writes_stopped_ = false;         // guarded by mutex_
   std::unique_ptr<WriteQueue> writes_;  // after db_: stopped before the store closes
 };
@@ -83,7 +90,11 @@ struct StoreOptions {
 // Opens application stores on first use and keeps them open. Thread-safe.
 class Applications {
  public:
-  Applications(std::string data_dir, StoreOptions options, Settings settings = {});
+  // Runs on every application as it is opened, before anyone else can use it: it brings the
+  // store to what this release writes (the layer above sets it: write::PrepareApplication).
+  using Preparer = std::function<void(Application&)>;
+
+  Applications(std::string data_dir, StoreOptions options, Settings settings = {}, Preparer prepare = {});
 
   // `app_id` must already be known to the registry (callers check); it names a directory, so it
   // is validated again here.
@@ -99,6 +110,7 @@ class Applications {
   std::string data_dir_;
   StoreOptions options_;
   Settings settings_;
+  Preparer prepare_;
   std::unique_ptr<mail::Mailer> smtp_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<Application>, std::less<>> open_;

@@ -42,6 +42,10 @@ bool Granted(const boost::json::object& rule, std::string_view principal) {
 Status Authorize(const Identity& identity, Operation op, std::string_view class_name,
                  const schema::ClassSchema* cls) {
   const std::string_view name = OperationName(op);
+  // Spec §5.3: the request log answers the master key alone; an API key, which CLPs cannot tell
+  // from the master key, is refused like a session.
+  if (class_name == "_RequestLog" && identity.principal != Principal::kMaster && identity.principal != Principal::kSystem)
+    return errors::PermissionDenied(name, class_name);
   switch (identity.principal) {
     case Principal::kMaster:
     case Principal::kApiKey:

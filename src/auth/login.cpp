@@ -51,6 +51,8 @@ Result<json::object> LogIn(Context& ctx, std::string_view username, std::string_
   const long lock_minutes = static_cast<long>(app.settings().lockout.count());
 
   auto user = username.empty() ? std::nullopt : FindByUsername(app.db(), cls, username);
+  // The system user stands for keys; nobody signs in as it (it has no password either).
+  if (user && schema::IsSystemUser(cls, user->row)) user.reset();
   if (!user) {
     SpendVerificationTime(password);  // the same work as a wrong password (SECURITY.md)
     return errors::InvalidLogin();

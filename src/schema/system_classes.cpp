@@ -1,5 +1,7 @@
 #include "schema/system_classes.hpp"
 
+#include "storage/database.hpp"
+
 namespace crmd::schema {
 
 namespace json = boost::json;
@@ -47,7 +49,8 @@ std::vector<ClassSchema> SystemClasses() {
                       {kFailedLogins, {FieldType::kNumber, {}}},
                       {kLockoutUntil, {FieldType::kDate, {}}},
                       {kResetTokenHash, {FieldType::kString, {}}},
-                      {kResetTokenExpires, {FieldType::kDate, {}}}},
+                      {kResetTokenExpires, {FieldType::kDate, {}}},
+                      {kSystemUserFlag, {FieldType::kBoolean, {}}}},
                      Permissions(authenticated, nobody)));
   // Rows carry an ACL naming their user, so a session reads its own sessions only.
   out.push_back(Make("_Session",
@@ -70,6 +73,12 @@ std::vector<ClassSchema> SystemClasses() {
   out[1].indexes["user_1"] = json::object{{"user", 1}};
   out[2].indexes["name_1"] = json::object{{"name", 1}};
   return out;
+}
+
+bool IsSystemUser(const ClassSchema& users, const storage::Row& row) {
+  const storage::Cell flag = storage::CellOf(users, row, kSystemUserFlag);
+  const auto* on = std::get_if<std::int64_t>(&flag);
+  return on && *on == 1;
 }
 
 }  // namespace crmd::schema

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "schema/class_schema.hpp"
+#include "storage/row.hpp"
 
 namespace crmd::schema {
 
@@ -19,7 +20,12 @@ inline constexpr const char* kLockoutUntil = "_account_lockout_expires_at";
 inline constexpr const char* kResetTokenHash = "_perishable_token";
 inline constexpr const char* kResetTokenExpires = "_perishable_token_expires_at";
 inline constexpr const char* kSessionTokenHash = "_session_token";
+// True on the one `_User` that stands for master-key and API-key writes (the system user).
+inline constexpr const char* kSystemUserFlag = "_system_user";
 
 std::vector<ClassSchema> SystemClasses();
+
+// Whether `row` (read with the columns of `users`, the `_User` class) is the system user.
+bool IsSystemUser(const ClassSchema& users, const storage::Row& row);
 
 }  // namespace crmd::schema

@@ -80,6 +80,11 @@ class WriteTransaction {
                               bool add) = 0;
   // False when there was no such row (not an error). The row's relation rows go with it.
   virtual bool Delete(const schema::ClassSchema& cls, std::string_view object_id) = 0;
+  // Sets `columns` to `cells` on every row `where` selects, leaving updatedAt, the ACL and the
+  // null list as they are: bookkeeping of crmd's own (a history row's `Last`), not a record
+  // update. Returns how many rows changed.
+  virtual std::int64_t UpdateWhere(const schema::ClassSchema& cls, const query::Expr& where,
+                                   const std::vector<std::string>& columns, const std::vector<Cell>& cells) = 0;
 
   // The row with every declared column, read inside this transaction.
   virtual std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) = 0;
@@ -91,10 +96,12 @@ class WriteTransaction {
   // Find inside this transaction (uniqueness checks, single-use tokens).
   virtual void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) = 0;
 
-  // The first Pointer field in `classes` that points at `target_class`/`object_id`, if any.
+  // The first Pointer field in `classes` that points at `target_class`/`object_id`, if any,
+  // leaving out the classes `ignored` names.
   virtual std::optional<Reference> FindReference(const schema::Snapshot& classes,
                                                  std::string_view target_class,
-                                                 std::string_view object_id) = 0;
+                                                 std::string_view object_id,
+                                                 const std::vector<std::string_view>& ignored = {}) = 0;
 
   // A savepoint inside this transaction, for a nested write that must fail alone: opened, then
   // either released (its work stays in the transaction) or rolled back (undone). They nest; each

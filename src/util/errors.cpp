@@ -138,6 +138,10 @@ ApiError FunctionNotFound() { return Make(400, kScriptFailed, "function not foun
 
 ApiError Unauthorized() { return ApiError{403, 0, "unauthorized", ErrorBody::kErrorOnly}; }
 
+ApiError SystemTableDenied() {
+  return ApiError{400, 0, "Action is denied for system tables", ErrorBody::kErrorOnly};
+}
+
 ApiError MasterKeyRequired() {
   return ApiError{403, 0, "unauthorized: master key is required", ErrorBody::kErrorOnly};
 }

@@ -63,6 +63,7 @@ ApiError InvalidKeyName(std::string_view key); // 105 `Invalid key name: <key>` 
 ApiError FunctionNotFound();                   // 141 `function not found` (spec §4.9)
 ApiError Unauthorized();               // 403 {"error":"unauthorized"}: missing or unknown app id
 ApiError MasterKeyRequired();          // 403 {"error":"unauthorized: master key is required"}
+ApiError SystemTableDenied();          // 400 {"error":"Action is denied for system tables"} (spec §7)
 ApiError RouteNotFound(std::string_view method, std::string_view path);
 ApiError Internal();                   // 500 {"code":1,"message":"Internal server error."}
 

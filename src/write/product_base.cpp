@@ -4,6 +4,7 @@
 
 #include "app/write_unit.hpp"
 #include "auth/context.hpp"
+#include "schema/log_classes.hpp"
 #include "schema/product_base_files.hpp"
 #include "storage/database.hpp"
 #include "util/json.hpp"
@@ -52,12 +53,15 @@ void LoadProductBase(app::Application& app) {
       if (!definition.is_object()) throw std::runtime_error("product base: " + std::string(file.path) + " is not an object");
       auto parsed = schema::ClassSchema::FromJson(definition.get_object());
       if (!parsed.ok()) throw std::runtime_error("product base: " + std::string(file.path) + ": " + parsed.error().message);
-      // Every class has createdBy/updatedBy first, as classes created by a write do.
-      schema::ClassSchema cls = schema::ClassSchema::NewImplicit(parsed.value().name);
+      // Every class has createdBy/updatedBy first, as classes created by a write do; the history
+      // starts from the fields crmd writes to it (schema/log_classes.hpp).
+      schema::ClassSchema cls = parsed.value().name == schema::kTimelineClass
+                                    ? schema::TimelineClass()
+                                    : schema::ClassSchema::NewImplicit(parsed.value().name);
       for (auto& field : parsed.value().fields)
         if (!cls.FindField(field.first)) cls.fields.push_back(std::move(field));
       cls.class_level_permissions = std::move(parsed.value().class_level_permissions);
-      cls.indexes = std::move(parsed.value().indexes);
+      for (auto& index : parsed.value().indexes) cls.indexes[index.key()] = std::move(index.value());
       cls.timeline = std::move(parsed.value().timeline);
       if (cls.name != ClassOf(file.path, kClasses) || snapshot->Find(cls.name))
         throw std::runtime_error("product base: " + std::string(file.path) + " names another or an existing class");

@@ -7,6 +7,9 @@
 #include "auth/acl.hpp"
 #include "auth/authorize.hpp"
 #include "auth/sessions.hpp"
+#include "logs/timeline.hpp"
+#include "schema/log_classes.hpp"
+#include "schema/system_classes.hpp"
 #include "schema/names.hpp"
 #include "storage/database.hpp"
 #include "util/errors.hpp"
@@ -71,14 +74,31 @@ Result<UserWrite> PrepareIfUser(std::string_view class_name, const json::object&
 }
 
 // The fields whose current value an update needs: those its operators start from (an Increment
-// adds to the stored number, an Add appends to the stored array). A plain value replaces the
-// stored one unread.
-std::vector<std::string_view> OperatorKeysOf(const json::object& body) {
+// adds to the stored number, an Add appends to the stored array), and the pointers its history
+// row names (`timeline.index`). A plain value replaces the stored one unread.
+std::vector<std::string_view> FieldsToRead(const json::object& body, const schema::ClassSchema& cls) {
   std::vector<std::string_view> keys;
   for (const auto& kv : body)
     if (IsOperator(kv.value())) keys.push_back(kv.key());
+  if (cls.timeline)
+    if (const auto* index = cls.timeline->if_contains("index"); index && index->is_object())
+      for (const auto& kv : index->get_object()) keys.push_back(kv.key());
   return keys;
 }
+
+// A written field's stored value, looked up in what the write set.
+storage::Cell WrittenValue(const FieldChanges& changes, const std::vector<storage::Cell>& cells, std::string_view field) {
+  for (std::size_t i = 0; i < changes.columns.size() && i < cells.size(); ++i)
+    if (changes.columns[i] == field) return cells[i];
+  return std::monostate{};
+}
+
+// Spec §7: rows of the trigger and message logs (`_syslogTriggers`, `_syslogSMS`, ...) are kept as
+// written; no credential changes or deletes them through the record API.
+bool IsProtectedLog(std::string_view class_name) { return class_name.starts_with("_syslog"); }
+
+// Classes whose pointers never keep a record from being deleted: history records what was.
+const std::vector<std::string_view> kNeverPins{schema::kTimelineClass};
 
 }  // namespace
 
@@ -133,14 +153,24 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
     for (const auto& rel : changes.relations)
       txn.ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
     if (session_token) *session_token = auth::CreateSession(*ctx.app, txn, row.object_id, "signup");
-    if (schema_change) unit.ChangeSchema(snapshot->With(grown ? std::move(*grown) : std::move(*implicit)));
-    return json::object{{"objectId", row.object_id}, {"createdAt", row.created_at}};
+    if (cls.timeline) {
+      logs::Change change{logs::TimelineEvent::kCreate, &cls, row.object_id, &body,
+                          [&](std::string_view f) { return WrittenValue(changes, row.cells, f); },
+                          row.acl, row.created_at, /*fresh_id=*/!changes.object_id};
+      CRMD_TRY(logs::RecordChange(unit, ctx, change));
+    }
+    json::object out{{"objectId", row.object_id}, {"createdAt", row.created_at}};
+    // Last: `cls` may be the class moved here. The unit's schema, not the snapshot: the history
+    // may have changed it too.
+    if (schema_change) unit.ChangeSchema(unit.schema()->With(grown ? std::move(*grown) : std::move(*implicit)));
+    return out;
   });
 }
 
 Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_name, std::string_view object_id,
                                   const json::object& body) {
   // Spec §4.7: another user's session gets 206 before any permission check.
+  if (IsProtectedLog(class_name)) return errors::SystemTableDenied();
   if (class_name == kUserClass) CRMD_TRY(CheckUserWriter(ctx.identity, body, std::string(object_id)));
   CRMD_TRY(Precheck(ctx, auth::Operation::kUpdate, class_name));
   CRMD_ASSIGN(auto user, PrepareIfUser(class_name, body, WriteKind::kUpdate, ctx.identity));
@@ -149,11 +179,11 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     const auto snapshot = unit.schema();  // a copy: ChangeSchema() replaces the unit's
     const schema::ClassSchema* existing = snapshot->Find(class_name);
     if (!existing) return errors::ObjectNotFound();
-    // The row's ACL and the current values its operators start from, not the whole row; the rules
-    // of a system class may read more of it. Whatever comes to read more of the row here (a
-    // trigger, a timeline entry) needs Get.
+    // The row's ACL and the current values its operators start from and its history names, not
+    // the whole row; the rules of a system class may read more of it. Whatever comes to read more
+    // of the row here (a trigger) needs Get.
     auto current = class_name.starts_with('_') ? txn.Get(*existing, object_id)
-                                               : txn.GetFields(*existing, object_id, OperatorKeysOf(body));
+                                               : txn.GetFields(*existing, object_id, FieldsToRead(body, *existing));
     if (!current) return errors::ObjectNotFound();
     // Without write permission on the record, it answers as if it did not exist (Parse).
     if (!ctx.identity.IsMaster() && !auth::AclGrants(current->acl, ctx.identity.Principals(), true))
@@ -166,6 +196,9 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     CRMD_TRY(CheckAddField(ctx, existing, changes));
     if (changes.schema_changed && !unit.MayChangeSchema()) return app::WriteUnit::Restarting();
     if (class_name == kUserClass) {
+      // The system user never gets a password: it must not become a user one can sign in as.
+      if (body.contains("password") && schema::IsSystemUser(*existing, *current))
+        return errors::CannotModifyUser(object_id);
       bool end_sessions = false;
       CRMD_TRY(ApplyUserRules(txn, cls, body, WriteKind::kUpdate, current->object_id, user, changes,
                               end_sessions));
@@ -188,7 +221,20 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     txn.Update(cls, changes.columns, row);
     for (const auto& rel : changes.relations)
       txn.ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
-    if (changes.schema_changed) unit.ChangeSchema(snapshot->With(std::move(*grown)));
+    if (cls.timeline) {
+      logs::Change change{logs::TimelineEvent::kUpdate, &cls, row.object_id, &body,
+                          [&](std::string_view f) {
+                            auto written = WrittenValue(changes, row.cells, f);
+                            if (!storage::IsNull(written)) return written;
+                            // Unless the update cleared it, the value it did not touch.
+                            const bool cleared = std::find(changes.columns.begin(), changes.columns.end(), f) !=
+                                                 changes.columns.end();
+                            return cleared ? storage::Cell() : storage::CellOf(*existing, *current, f);
+                          },
+                          row.acl, row.updated_at};
+      CRMD_TRY(logs::RecordChange(unit, ctx, change));
+    }
+    if (changes.schema_changed) unit.ChangeSchema(unit.schema()->With(std::move(*grown)));
 
     json::object out{{"updatedAt", row.updated_at}, {"objectId", row.object_id}};
     for (auto& kv : changes.echoed) out[kv.key()] = std::move(kv.value());
@@ -198,6 +244,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
 
 Result<json::object> DeleteRecord(auth::Context& ctx, std::string_view class_name,
                                   std::string_view object_id) {
+  if (IsProtectedLog(class_name)) return errors::SystemTableDenied();
   CRMD_TRY(Precheck(ctx, auth::Operation::kDelete, class_name));
   if (class_name == kUserClass) CRMD_TRY(CheckUserWriter(ctx.identity, {}, std::string(object_id)));
   return app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<json::object> {
@@ -209,11 +256,20 @@ Result<json::object> DeleteRecord(auth::Context& ctx, std::string_view class_nam
     if (!current) return errors::ObjectNotFound();
     if (!ctx.identity.IsMaster() && !auth::AclGrants(current->acl, ctx.identity.Principals(), true))
       return errors::ObjectNotFound();
+    // The system user is what `_RequestLog.user` points at (spec §2.6): refused by the pointer
+    // rule, also before (and after retention pruned) any row of the log names it.
+    if (class_name == kUserClass && schema::IsSystemUser(*cls, *current))
+      return errors::PointerExists(object_id, schema::kRequestLogClass, "user");
     // A user's sessions go with the user; they are not references that block the delete.
     if (class_name == kUserClass) auth::DeleteUserSessions(*ctx.app, txn, current->object_id);
-    if (auto ref = txn.FindReference(*snapshot, class_name, object_id))
+    if (auto ref = txn.FindReference(*snapshot, class_name, object_id, kNeverPins))
       return errors::PointerExists(object_id, ref->table, ref->field);
     txn.Delete(*cls, object_id);
+    if (cls->timeline) {
+      logs::Change change{logs::TimelineEvent::kDelete, cls, current->object_id, nullptr, {}, current->acl,
+                          timeutil::NowIso()};
+      CRMD_TRY(logs::RecordChange(unit, ctx, change));
+    }
     return json::object{};
   });
 }

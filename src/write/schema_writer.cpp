@@ -4,6 +4,8 @@
 
 #include "app/application.hpp"
 #include "app/write_unit.hpp"
+#include "logs/timeline.hpp"
+#include "schema/log_classes.hpp"
 #include "schema/names.hpp"
 #include "storage/database.hpp"
 #include "util/ids.hpp"
@@ -151,6 +153,17 @@ Status ApplyBody(const json::object& body, std::string_view class_name, schema::
       CRMD_TRY(ApplyFields(kv.value(), cls));
     } else if (kv.key() == "classLevelPermissions") {
       CRMD_TRY(MergePermissions(kv.value(), cls.class_level_permissions, cls));
+    } else if (kv.key() == "timeline") {
+      // Spec §2.5: `{"timeline": {...}}` turns the change history on, `{"timeline": null}` off.
+      if (kv.value().is_null()) {
+        cls.timeline.reset();
+        continue;
+      }
+      if (!kv.value().is_object()) return SchemaError(errors::kInvalidJson, "timeline must be an object or null");
+      if (class_name.starts_with('_'))
+        return SchemaError(kInvalidSchemaOperation, fmt::format("Class {} is a system class and keeps no timeline.", class_name));
+      CRMD_TRY(schema::CheckTimelineConfig(kv.value().get_object()));
+      cls.timeline = kv.value().get_object();
     } else if (kv.key() == "indexes") {
       if (!kv.value().is_object()) return BadIndex("indexes must be an object.");
       for (const auto& index : kv.value().get_object()) {
@@ -179,6 +192,22 @@ Status ApplyBody(const json::object& body, std::string_view class_name, schema::
   return {};
 }
 
+// Saves `cls` in the unit, with the `_Timeline` its timeline needs (made, or grown by the index
+// columns it names), and makes both the unit's schema.
+Status SaveWithHistory(app::WriteUnit& unit, const schema::ClassSchema* before, schema::ClassSchema cls) {
+  auto next = unit.schema();
+  if (cls.timeline) {
+    CRMD_ASSIGN(auto history, logs::TimelineClassFor(*next, *cls.timeline));
+    if (history) {
+      unit.txn().SaveClass(next->Find(schema::kTimelineClass), *history);
+      next = next->With(std::move(*history));
+    }
+  }
+  unit.txn().SaveClass(before, cls);
+  unit.ChangeSchema(next->With(std::move(cls)));
+  return {};
+}
+
 ApiError NoSuchClass(std::string_view class_name) {
   return ApiError{400, errors::kInvalidClassName, fmt::format("Class {} does not exist.", class_name)};
 }
@@ -196,9 +225,8 @@ Result<json::object> CreateSchema(auth::Context& ctx, std::string_view class_nam
     schema::ClassSchema cls = schema::ClassSchema::NewImplicit(std::string(class_name));
     cls.class_level_permissions = schema::ClosedPermissions();
     CRMD_TRY(ApplyBody(body, class_name, cls));
-    unit.txn().SaveClass(nullptr, cls);
     json::object out = cls.ToJson();
-    unit.ChangeSchema(snapshot->With(std::move(cls)));
+    CRMD_TRY(SaveWithHistory(unit, nullptr, std::move(cls)));
     return out;
   }, app::WriteStart::kExclusive);
 }
@@ -210,9 +238,8 @@ Result<json::object> UpdateSchema(auth::Context& ctx, std::string_view class_nam
     if (!existing) return NoSuchClass(class_name);
     schema::ClassSchema cls = *existing;
     CRMD_TRY(ApplyBody(body, class_name, cls));
-    unit.txn().SaveClass(existing, cls);
     json::object out = cls.ToJson();
-    unit.ChangeSchema(snapshot->With(std::move(cls)));
+    CRMD_TRY(SaveWithHistory(unit, existing, std::move(cls)));
     return out;
   }, app::WriteStart::kExclusive);
 }

@@ -81,6 +81,8 @@ class Connection {
   // False in autocommit mode: no transaction open, or SQLite rolled the open one back on an error
   // (SQLITE_FULL, an I/O error, out of memory).
   bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
+  // Rows the last INSERT, UPDATE or DELETE on this connection changed.
+  std::int64_t Changes() const { return sqlite3_changes64(db_); }
   // Whether SQLite's plan for `sql` sorts (its program opens a sorter), asked once per SQL text and
   // remembered with the statement cache.
   bool PlanSorts(const std::string& sql);

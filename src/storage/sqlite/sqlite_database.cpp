@@ -419,6 +419,22 @@ class SqliteWriteTransaction final : public WriteTransaction {
     return deleted;
   }
 
+  std::int64_t UpdateWhere(const schema::ClassSchema& cls, const query::Expr& where,
+                           const std::vector<std::string>& columns, const std::vector<Cell>& cells) override {
+    query::Query q;
+    q.where = where;
+    SqlFragment compiled = CompileWhere(q, cls.name);
+    std::string sql = "UPDATE " + Quote(cls.name) + " AS t0 SET ";
+    for (std::size_t i = 0; i < columns.size(); ++i) sql += (i ? ", " : "") + Quote(columns[i]) + " = ?";
+    sql += " WHERE " + compiled.sql;
+    auto st = c_.Prepare(sql);
+    int next = 1;
+    for (const auto& cell : cells) st.BindCell(next++, cell);
+    for (const auto& cell : compiled.params) st.BindCell(next++, cell);
+    st.Step();
+    return c_.Changes();
+  }
+
   std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
     return GetRow(c_, cls, object_id);
   }
@@ -440,8 +456,10 @@ class SqliteWriteTransaction final : public WriteTransaction {
 
   std::optional<Reference> FindReference(const schema::Snapshot& classes,
                                          std::string_view target_class,
-                                         std::string_view object_id) override {
+                                         std::string_view object_id,
+                                         const std::vector<std::string_view>& ignored) override {
     for (const auto& [name, cls] : classes.classes()) {
+      if (std::find(ignored.begin(), ignored.end(), name) != ignored.end()) continue;
       for (const auto& [field, def] : cls->fields) {
         if (def.type != schema::FieldType::kPointer || def.target_class != target_class) continue;
         auto st = c_.Prepare(

@@ -1,0 +1,141 @@
+#include "logs/timeline.hpp"
+
+#include <fmt/format.h>
+
+#include "schema/log_classes.hpp"
+#include "storage/database.hpp"
+#include "util/errors.hpp"
+#include "util/json.hpp"
+
+namespace crmd::logs {
+
+namespace json = boost::json;
+
+namespace {
+
+std::string_view EventName(TimelineEvent event) {
+  switch (event) {
+    case TimelineEvent::kCreate: return "create";
+    case TimelineEvent::kUpdate: return "update";
+    case TimelineEvent::kDelete: return "delete";
+  }
+  return "update";
+}
+
+// `data`: the body as sent; a password never goes into a log.
+std::string DataOf(const schema::ClassSchema& cls, const json::object& body) {
+  if (cls.name != "_User" || !body.contains("password")) return ToJson(body);
+  json::object kept;
+  for (const auto& kv : body)
+    if (kv.key() != "password") kept.emplace(kv.key(), kv.value());
+  return ToJson(kept);
+}
+
+// The history of the record before this change: its rows no longer hold the newest state.
+query::Expr NewestRowOf(std::string_view class_name, std::string_view object_id) {
+  query::Expr all;
+  all.kind = query::ExprKind::kAnd;
+  all.children.push_back(query::FieldEquals("objectIdValue", std::string(object_id)));
+  all.children.push_back(query::FieldEquals("objectClass", std::string(class_name)));
+  all.children.push_back(query::FieldEquals("Last", std::int64_t{1}));
+  return all;
+}
+
+ApiError IndexConflict(std::string_view column) {
+  return ApiError{400, 255, fmt::format("timeline index {} conflicts with the field _Timeline.{}", column, column)};
+}
+
+}  // namespace
+
+std::optional<std::string> TimelineUser(const auth::Identity& identity) {
+  switch (identity.principal) {
+    case auth::Principal::kUser: return identity.user_id;
+    case auth::Principal::kMaster:
+    case auth::Principal::kApiKey:
+    case auth::Principal::kSystem: return std::string(schema::kMasterPlaceholder);
+    case auth::Principal::kAnonymous:
+    case auth::Principal::kRejected: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+Result<std::optional<schema::ClassSchema>> TimelineClassFor(const schema::Snapshot& snapshot,
+                                                            const json::object& timeline) {
+  const schema::ClassSchema* existing = snapshot.Find(schema::kTimelineClass);
+  std::optional<schema::ClassSchema> out =
+      existing ? schema::UpgradedTimelineClass(*existing) : std::optional(schema::TimelineClass());
+  const schema::ClassSchema& current = out ? *out : *existing;
+  std::vector<std::pair<std::string, schema::FieldDef>> added;
+  if (const auto* index = timeline.if_contains("index"); index && index->is_object()) {
+    for (const auto& kv : index->get_object()) {
+      if (!kv.value().is_string()) continue;  // CheckTimelineConfig refused it
+      const schema::FieldDef wanted{schema::FieldType::kPointer, std::string(kv.value().get_string())};
+      const auto* def = current.FindField(kv.key());
+      if (!def) {
+        added.emplace_back(std::string(kv.key()), wanted);
+      } else if (def->type != wanted.type || def->target_class != wanted.target_class) {
+        return IndexConflict(kv.key());
+      }
+    }
+  }
+  if (added.empty()) return out;
+  if (!out) out = *existing;
+  for (auto& f : added) out->fields.push_back(std::move(f));
+  return out;
+}
+
+Status RecordChange(app::WriteUnit& unit, const auth::Context& ctx, const Change& change) {
+  const schema::ClassSchema& cls = *change.cls;
+  if (!cls.timeline) return {};
+  const json::object& timeline = *cls.timeline;
+
+  // `_Timeline` as this class needs it: made, or grown by an index column, in an exclusive unit.
+  const schema::ClassSchema* history = unit.schema()->Find(schema::kTimelineClass);
+  CRMD_ASSIGN(auto needed, TimelineClassFor(*unit.schema(), timeline));
+  if (needed) {
+    if (!unit.MayChangeSchema()) return app::WriteUnit::Restarting();
+    unit.txn().SaveClass(history, *needed);
+    unit.ChangeSchema(unit.schema()->With(std::move(*needed)));
+    history = unit.schema()->Find(schema::kTimelineClass);
+  }
+
+  storage::Row row;
+  row.created_at = row.updated_at = change.at;
+  row.acl = change.acl;
+  std::vector<std::string> columns{"event", "objectClass", "objectIdValue", "Last", "createdBy", "updatedBy"};
+  const std::string master(schema::kMasterPlaceholder);
+  row.cells = {std::string(EventName(change.event)), cls.name, change.object_id, std::int64_t{1}, master, master};
+  auto add = [&](std::string column, storage::Cell cell) {
+    columns.push_back(std::move(column));
+    row.cells.push_back(std::move(cell));
+  };
+  if (auto user = TimelineUser(ctx.identity)) add("user", std::move(*user));
+  if (change.event != TimelineEvent::kDelete) {
+    // Spec §2.6: a deletion row holds no data and no index pointers (it is on no record's card).
+    if (change.body) add("data", DataOf(cls, *change.body));
+    if (ctx.identity.principal == auth::Principal::kUser && !ctx.referer.empty()) add("Referer", ctx.referer);
+    if (const auto* index = timeline.if_contains("index"); index && index->is_object()) {
+      for (const auto& kv : index->get_object()) {
+        if (!kv.value().is_string()) continue;
+        const std::string_view target = kv.value().get_string();
+        storage::Cell value;
+        if (cls.name == target) {
+          value = change.object_id;  // a record of the index's class points at itself
+        } else if (const auto* def = cls.FindField(kv.key());
+                   def && def->type == schema::FieldType::kPointer && def->target_class == target && change.value_of) {
+          value = change.value_of(kv.key());
+        }
+        if (!storage::IsNull(value)) add(std::string(kv.key()), std::move(value));
+      }
+    }
+  }
+
+  storage::WriteTransaction& txn = unit.txn();
+  // A record created under a fresh id has no history yet; any other change takes over `Last`.
+  if (change.event != TimelineEvent::kCreate || !change.fresh_id)
+    txn.UpdateWhere(*history, NewestRowOf(cls.name, change.object_id), {"Last"}, {std::int64_t{0}});
+  storage::InsertWithNewId(txn, *history, columns, row, [](storage::Row&) {});
+  return {};
+}
+
+}  // namespace crmd::logs
