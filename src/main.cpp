@@ -1,7 +1,7 @@
 // crmd command line. The subcommands and their output are a contract other tooling relies on:
 //   crmd serve --data DIR --listen HOST:PORT [--prefix core] [--public-url URL] [--static-url URL]
 //              [--threads N] [--write-threads N] [--durability full|normal] [--session-ttl SECONDS] [--lockout-minutes N]
-//              [--smtp-url URL] [--mail-from ADDRESS]
+//              [--smtp-url URL] [--mail-from ADDRESS] [--request-log-days N]
 //   crmd app create --data DIR [--id APP_ID] [--name NAME] [--no-product-base]
 //                                                             -> {"appId","masterKey","apiKey","apiKeyName"}
 //   crmd key create --data DIR --app APP_ID --name NAME       -> {"apiKey"}
@@ -20,6 +20,7 @@
 #include "app/application.hpp"
 #include "auth/registry.hpp"
 #include "http/server.hpp"
+#include "logs/request_log.hpp"
 #include "storage/registry_store.hpp"
 #include "util/ids.hpp"
 #include "util/json.hpp"
@@ -67,6 +68,7 @@ struct ServeFlags {
   long lockout_minutes = 30;
   std::string smtp_url;
   std::string mail_from = "no-reply@crmd.invalid";
+  int request_log_days = 30;
 };
 
 int Serve(const ServeFlags& flags) {
@@ -114,10 +116,26 @@ int Serve(const ServeFlags& flags) {
   settings.smtp_url = flags.smtp_url;
   settings.mail_from = flags.mail_from;
 
+  if (flags.request_log_days < 0) return Fail("--request-log-days must be 0 (keep) or more");
+  // A test seam (util/time.hpp): end-to-end tests start a server days later to see retention.
+  if (const char* offset = std::getenv("CRMD_TEST_CLOCK_OFFSET_MS")) {
+    std::int64_t millis = 0;
+    try {
+      millis = std::stoll(offset);
+    } catch (const std::exception&) {
+      return Fail("CRMD_TEST_CLOCK_OFFSET_MS must be a number of milliseconds");
+    }
+    timeutil::SetClockOffset(millis);
+    log::Warn("the clock is shifted for testing", {{"offset_ms", millis}});
+  }
+
   auth::Registry registry(RegistryPath(flags.data));
   registry.StartWatching();
   app::Applications apps(flags.data, store, settings, write::PrepareApplication);
-  api::Router router(api::RouterOptions{flags.prefix}, registry, apps);
+  logs::RequestLog::Options log_options;
+  log_options.retention_days = flags.request_log_days;
+  logs::RequestLog request_log(apps, log_options);  // stopped (flushed) after the write queues
+  api::Router router(api::RouterOptions{flags.prefix}, registry, apps, &request_log);
   log::AccessLogBatching access_log_batching;
   http::Server server(
       options, [&router](const api::Request& r) { return router.Handle(r); },
@@ -148,6 +166,7 @@ int Serve(const ServeFlags& flags) {
     } stop_writes_first{apps};
     server.Run();
   }
+  request_log.Stop();  // the rows of the last writes, which the queues just answered
   registry.StopWatching();
   log::Info("stopped");
   return 0;
@@ -246,6 +265,8 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--smtp-url", serve.smtp_url,
                         "SMTP server for mail, smtp://[user:pass@]host:port (default: DATA/apps/<id>/outbox)");
   serve_cmd->add_option("--mail-from", serve.mail_from, "Sender address of mail");
+  serve_cmd->add_option("--request-log-days", serve.request_log_days,
+                        "Days _RequestLog rows are kept (default: 30; 0 keeps them)");
 
   std::string data, app_id, name;
   auto* app_cmd = cli.add_subcommand("app", "Manage applications");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +42,10 @@ struct Response {
   std::string content_type = "application/json; charset=utf-8";
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  // Called by the server once the answer went out (or could not), with its status and the time
+  // from the request's head to then: where a write request's `_RequestLog` row is made. Must not
+  // block or throw.
+  std::function<void(int status, double duration_ms)> sent;
 };
 
 // The body of a request whose body must be a JSON object: `json_body` when the request carries it,

@@ -15,6 +15,7 @@
 #include "util/errors.hpp"
 #include "util/json.hpp"
 #include "util/log.hpp"
+#include "util/time.hpp"
 
 namespace crmd::api {
 
@@ -92,27 +93,56 @@ std::shared_ptr<const json::value> ParseAhead(const std::string& body) {
 
 }  // namespace
 
-Router::Router(RouterOptions options, auth::Registry& registry, app::Applications& apps)
-    : options_(std::move(options)), registry_(registry), apps_(apps) {
+Router::Router(RouterOptions options, auth::Registry& registry, app::Applications& apps,
+               logs::RequestLog* request_log)
+    : options_(std::move(options)), registry_(registry), apps_(apps), request_log_(request_log) {
   header_prefix_ = "X-" + Capitalised(options_.prefix) + "-";
   const std::string lower = boost::algorithm::to_lower_copy(header_prefix_);
   app_id_header_ = lower + "application-id";
   master_key_header_ = lower + "master-key";
   api_key_header_ = lower + "api-key";
   session_token_header_ = lower + "session-token";
+  installation_id_header_ = lower + "installation-id";
 }
 
 Response Router::Handle(const Request& request, const std::shared_ptr<app::Application>& opened,
                         app::QueuedGroup* queued) {
   Response response;
+  Caller caller;
   try {
-    response = Route(request, opened, queued);
+    response = Route(request, opened, queued, caller);
   } catch (const std::exception& e) {
     log::Error("request failed", {{"method", request.method_name}, {"error", e.what()}});
     response = ErrorResponse(errors::Internal());
   }
   if (request.method != Method::kOptions) AddCorsHeaders(request, response);
+  // Spec §2.6: write requests are logged, reads never.
+  const bool write = request.method == Method::kPost || request.method == Method::kPut || request.method == Method::kDelete;
+  if (write && caller.app && request_log_) LogWhenSent(request, caller, response);
   return response;
+}
+
+void Router::LogWhenSent(const Request& request, const Caller& caller, Response& response) {
+  logs::RequestEntry entry;
+  entry.path = request.target.substr(0, request.target.find('?'));
+  entry.method = request.method_name;
+  entry.ip = request.remote_ip;
+  if (auto v = request.Header("referer")) entry.referer = std::string(*v);
+  if (auto v = request.Header("user-agent")) entry.user_agent = std::string(*v);
+  if (auto v = request.Header(installation_id_header_)) entry.installation_id = std::string(*v);
+  entry.content_length = static_cast<std::int64_t>(request.body.size());
+  entry.service = "core";
+  const auto& identity = caller.identity;
+  entry.using_master = identity.IsMaster();
+  // Spec §2.6: key requests point at the system user, which stands for them.
+  if (identity.principal == auth::Principal::kUser) entry.user_id = identity.user_id;
+  else if (identity.IsMaster()) entry.user_id = caller.app->system_user_id();
+  response.sent = [log = request_log_, app = caller.app, entry = std::move(entry)](int status, double ms) mutable {
+    entry.status = status;
+    entry.duration_ms = ms;
+    entry.at_millis = timeutil::NowMillis() - static_cast<std::int64_t>(ms);
+    log->Append(std::move(app), std::move(entry));
+  };
 }
 
 bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
@@ -151,7 +181,9 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
                [pending](bool durable) {
                  pending->request.json_body.reset();
                  if (!durable) {  // the group's COMMIT failed (logged by the store)
+                   auto sent = std::move(pending->response.sent);
                    pending->response = ErrorResponse(errors::Internal());
+                   pending->response.sent = std::move(sent);
                    AddCorsHeaders(pending->request, pending->response);
                  }
                  pending->done(std::move(pending->response));
@@ -160,7 +192,7 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
 }
 
 Response Router::Route(const Request& request, const std::shared_ptr<app::Application>& opened,
-                       app::QueuedGroup* queued) {
+                       app::QueuedGroup* queued, Caller& caller) {
   if (request.method == Method::kOptions) return Preflight(request, header_prefix_);
 
   auto target = ParseTarget(request.target);
@@ -180,6 +212,7 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
     auth::Context page_ctx;  // whoever holds the link: no credential
     page_ctx.app = credentials ? apps_.Open(credentials->app_id) : nullptr;
     page_ctx.remote_ip = request.remote_ip;
+    caller.app = page_ctx.app;
     return HandlePasswordPage(request, *target, page_ctx);
   }
 
@@ -197,12 +230,14 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
   if (auto referer = request.Header("referer")) ctx.referer = std::string(*referer);
   // A session token counts when no key is sent (a key decides alone). Tokens live in the
   // application's own store, so another application's token is simply unknown: 209.
+  caller.app = ctx.app;
   auto token = request.Header(session_token_header_);
   if (ctx.identity.principal == auth::Principal::kAnonymous && token) {
     auto identity = auth::ResolveSession(*ctx.app, *token);
     if (!identity.ok()) return ErrorResponse(identity.error());
     ctx.identity = std::move(identity).value();
   }
+  caller.identity = ctx.identity;
 
   return RouteFamily(request, std::move(*target), ctx, token);
 }

@@ -14,6 +14,7 @@
 #include "app/application.hpp"
 #include "auth/context.hpp"
 #include "auth/registry.hpp"
+#include "logs/request_log.hpp"
 
 namespace crmd::api {
 
@@ -25,7 +26,9 @@ struct RouterOptions {
 
 class Router {
  public:
-  Router(RouterOptions options, auth::Registry& registry, app::Applications& apps);
+  // `request_log` (may be null) gets a row for every write request of a known application.
+  Router(RouterOptions options, auth::Registry& registry, app::Applications& apps,
+         logs::RequestLog* request_log = nullptr);
 
   // `opened`, when given, is the request's application already opened: a queued write's job has
   // it, and must not look applications up while its queue holds the store (that lookup waits for
@@ -43,7 +46,15 @@ class Router {
   const std::string& header_prefix() const { return header_prefix_; }
 
  private:
-  Response Route(const Request& request, const std::shared_ptr<app::Application>& opened, app::QueuedGroup* queued);
+  // Who made a request, once the router knew it: for its `_RequestLog` row.
+  struct Caller {
+    std::shared_ptr<app::Application> app;
+    auth::Identity identity;
+  };
+  Response Route(const Request& request, const std::shared_ptr<app::Application>& opened, app::QueuedGroup* queued,
+                 Caller& caller);
+  // Makes `response` hand the request's row to the request log once it is sent.
+  void LogWhenSent(const Request& request, const Caller& caller, Response& response);
   // A request below the prefix for a caller already known (its own, or its batch's: the items of a
   // batch are the batch's caller, resolved once, as in Parse).
   // `target` is consumed: its first segment (the prefix) is dropped for the family's handler.
@@ -53,9 +64,10 @@ class Router {
   RouterOptions options_;
   std::string header_prefix_;  // "X-Core-"
   // Lower-case header names under the prefix.
-  std::string app_id_header_, master_key_header_, api_key_header_, session_token_header_;
+  std::string app_id_header_, master_key_header_, api_key_header_, session_token_header_, installation_id_header_;
   auth::Registry& registry_;
   app::Applications& apps_;
+  logs::RequestLog* request_log_;
 };
 
 }  // namespace crmd::api

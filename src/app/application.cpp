@@ -99,13 +99,16 @@ std::shared_ptr<Application> Applications::Open(const std::string& app_id) {
   return app;
 }
 
-void Applications::StopWrites() {
+std::vector<std::shared_ptr<Application>> Applications::OpenApplications() {
+  std::lock_guard lock(mutex_);
   std::vector<std::shared_ptr<Application>> apps;
-  {
-    std::lock_guard lock(mutex_);
-    for (auto& [id, app] : open_) apps.push_back(app);
-  }
-  for (auto& app : apps) app->StopWrites();
+  apps.reserve(open_.size());
+  for (auto& [id, app] : open_) apps.push_back(app);
+  return apps;
+}
+
+void Applications::StopWrites() {
+  for (auto& app : OpenApplications()) app->StopWrites();
   after_commit_.Stop();  // runs what the last writes left to do
 }
 

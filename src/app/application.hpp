@@ -100,6 +100,9 @@ class Applications {
   // is validated again here.
   std::shared_ptr<Application> Open(const std::string& app_id);
 
+  // The applications opened so far.
+  std::vector<std::shared_ptr<Application>> OpenApplications();
+
   // Finishes every application's queued writes and ends their threads (after the server stopped).
   void StopWrites();
 

@@ -175,12 +175,15 @@ struct Server::Impl {
     std::string remote_ip;
   };
 
-  void LogRequest(const LogFacts& facts, int status, std::size_t bytes,
-                  std::chrono::steady_clock::time_point start) {
+  // Returns the request's time in milliseconds.
+  double LogRequest(const LogFacts& facts, int status, std::size_t bytes,
+                    std::chrono::steady_clock::time_point start) {
     const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
                             std::chrono::steady_clock::now() - start)
                             .count();
-    log::Request(facts.method, facts.path, status, bytes, static_cast<double>(micros) / 1000.0, facts.remote_ip);
+    const double ms = static_cast<double>(micros) / 1000.0;
+    log::Request(facts.method, facts.path, status, bytes, ms, facts.remote_ip);
+    return ms;
   }
 
   // Answers a request the handler never saw (a limit, a malformed message) and closes.
@@ -319,7 +322,8 @@ struct Server::Impl {
       // its own deadline, not what is left of the request's.
       stream.expires_after(options.request_timeout);
       auto [write_ec, written] = co_await asio::async_write(stream, response, kNoThrow);
-      LogRequest(facts, status, bytes, start);
+      const double ms = LogRequest(facts, status, bytes, start);
+      if (api_response.sent) api_response.sent(status, ms);
       if (buffer.capacity() > kReadBuffer) {  // keeps a pipelined request's bytes
         buffer.shrink_to_fit();
         buffer.reserve(kReadBuffer);

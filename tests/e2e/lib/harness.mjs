@@ -109,14 +109,15 @@ export function listKeys(dataDir, appId) {
 
 // Starts `crmd serve` on 127.0.0.1 port 0, waits for its `listening` line and for GET /health 200.
 // Returns a handle: {proc, port, base, stderr(), logLines(), exited, stop(), kill()}.
-export async function startServer(dataDir, { prefix, durability, threads, extraArgs = [] } = {}) {
+// `env`: variables added to the server's environment (the clock seam CRMD_TEST_CLOCK_OFFSET_MS).
+export async function startServer(dataDir, { prefix, durability, threads, extraArgs = [], env = {} } = {}) {
   const args = ['serve', '--data', dataDir, '--listen', `${HOST}:0`];
   if (prefix !== undefined) args.push('--prefix', prefix);
   if (durability !== undefined) args.push('--durability', durability);
   if (threads !== undefined) args.push('--threads', String(threads));
   args.push(...extraArgs);
 
-  const proc = spawn(CRMD_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(CRMD_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const server = {
     proc,
     dataDir,
