@@ -216,3 +216,84 @@ test('§8 --durability normal serves, and data written before a clean stop is th
   assert.deepEqual(await again.stop(), { code: 0, signal: null });
   assert.equal(integrityCheck(path.join(dataDir, 'apps', app.appId, 'data.db')), 'ok');
 });
+
+test('issue 16 §2.6 kill -9 during writes to a timeline table: every acknowledged write has its _Timeline row, and no row has no write', async (t) => {
+  const dataDir = makeDataDir();
+  const app = createApp(dataDir);
+  const M = masterHeaders(app);
+  let server = await startServer(dataDir, { durability: 'full' });
+  const on = await request(server, 'POST', '/core/schemas/Deals', {
+    headers: M, body: { timeline: { index: { DealId: 'Deals' } }, classLevelPermissions: { create: { '*': true } } },
+  });
+  assert.equal(on.status, 200, on.text);
+  const counters = [];
+  for (let i = 0; i < 4; i++) {
+    const c = await request(server, 'POST', '/core/classes/Deals', { headers: M, body: { Hits: 0, Name: `counter-${i}` } });
+    assert.equal(c.status, 201, c.text);
+    counters.push(c.body.objectId);
+  }
+
+  const acked = [];  // created ids
+  const incAcked = new Map(counters.map((id) => [id, 0]));
+  const incSent = new Map(counters.map((id) => [id, 0]));
+  const otherStatuses = [];
+  let sent = 0;
+  let killed = false;
+  const start = Date.now();
+  const killer = (async () => {
+    for (let i = 0; i < 1000 && !killed; i++) {
+      if (acked.length >= KILL_AFTER_ACKS / 2 || Date.now() - start >= KILL_AFTER_MS) break;
+      await sleep(5);
+    }
+    killed = true;
+    server.proc.kill('SIGKILL');
+    await server.exited;
+  })();
+  const workers = Array.from({ length: WORKERS }, async () => {
+    while (!killed && sent < MAX_CREATES && Date.now() - start < STREAM_MS) {
+      const seq = sent++;
+      try {
+        if (seq % 3 === 2) {
+          const id = counters[seq % counters.length];
+          incSent.set(id, incSent.get(id) + 1);
+          const r = await request(server, 'PUT', `/core/classes/Deals/${id}`, {
+            headers: M, body: { Hits: { __op: 'Increment', amount: 1 } }, timeoutMs: 5000,
+          });
+          if (r.status === 200) incAcked.set(id, incAcked.get(id) + 1); else otherStatuses.push(r.status);
+        } else {
+          const r = await request(server, 'POST', '/core/classes/Deals', { headers: M, body: { Seq: seq, Name: `deal-${seq}` }, timeoutMs: 5000 });
+          if (r.status === 201) acked.push(r.body.objectId); else otherStatuses.push(r.status);
+        }
+      } catch {
+        if (killed) break;
+      }
+    }
+  });
+  await Promise.all(workers);
+  killed = true;
+  await killer;
+  t.diagnostic(`kill -9 after ${Date.now() - start} ms: ${acked.length} creates acknowledged, ${sent} writes sent`);
+  assert.equal(server.exitSignal, 'SIGKILL');
+  assert.deepEqual(otherStatuses, []);
+  assert.ok(acked.length >= 20, `only ${acked.length} creates acknowledged before the kill`);
+  assert.equal(integrityCheck(path.join(dataDir, 'apps', app.appId, 'data.db')), 'ok');
+
+  server = await startServer(dataDir, { durability: 'full' });
+  const deals = await listAll(server, app, 'Deals');
+  const history = await listAll(server, app, '_Timeline');
+  const dealIds = new Set(deals.map((d) => d.objectId));
+  const creates = history.filter((h) => h.event === 'create');
+  const createdIds = creates.map((h) => h.objectIdValue);
+  assert.equal(new Set(createdIds).size, createdIds.length, 'one create row per record');
+  assert.deepEqual([...dealIds].filter((id) => !createdIds.includes(id)), [], 'every record has its create row');
+  assert.deepEqual(createdIds.filter((id) => !dealIds.has(id)), [], 'no create row without its record');
+  for (const id of acked) assert.ok(dealIds.has(id) && createdIds.includes(id), `acknowledged create ${id} and its row`);
+  for (const id of counters) {
+    const deal = deals.find((d) => d.objectId === id);
+    const updates = history.filter((h) => h.objectIdValue === id && h.event === 'update');
+    assert.equal(updates.length, deal.Hits, `one update row per durable Increment of ${id}`);
+    assert.ok(deal.Hits >= incAcked.get(id) && deal.Hits <= incSent.get(id), `Hits ${deal.Hits} of ${id}`);
+    assert.equal(history.filter((h) => h.objectIdValue === id && h.Last).length, 1, `one Last row for ${id}`);
+  }
+  assert.deepEqual(await server.stop(), { code: 0, signal: null });
+});
