@@ -2,7 +2,7 @@
 // no Parse Server, PostgreSQL or nginx, nothing written to docs/. Loopback only, bounded in time.
 //   node bench/quick.mjs [path/to/crmd] [extra serve flags...]
 // Environment: BENCH_ROWS (100000), BENCH_WARMUP (1), BENCH_DURATION (5), BENCH_ONLY (comma list of
-// workload keys: get,get64,query,count,include,update,create), BENCH_KEEP (1: keep the data folder and
+// workload keys: get,get64,query,count,include,update,create,create-plain,create-timeline), BENCH_KEEP (1: keep the data folder and
 // its request files for profiling; its path is printed).
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -89,6 +89,11 @@ r = prng(202);
 files.update = write('update', Array.from({ length: 20_000 }, (_, k) =>
   `PUT\t${cls}/${randomId()}\t${JSON.stringify({ Visits: { __op: 'Increment', amount: 1 }, Status: `touched ${k % 7}` })}`));
 files.create = write('create', Array.from({ length: 2_000 }, (_, k) => `POST\t${cls}\t${JSON.stringify(accountRow(ROWS + k, leadIds))}`));
+// Issue 16's budget: a create on a timeline table (two rows) against one on the same table without.
+await call('POST', `${PREFIX}/schemas/HistoryPlain`, {});
+await call('POST', `${PREFIX}/schemas/HistoryTimeline`, { timeline: { displayFields: { Name: true }, index: { AccountId: 'HistoryTimeline' } } });
+for (const name of ['HistoryPlain', 'HistoryTimeline'])
+  files[name] = write(name, Array.from({ length: 2_000 }, (_, k) => `POST\t${PREFIX}/classes/${name}\t${JSON.stringify(accountRow(ROWS + k, leadIds))}`));
 r = prng(303);
 const wheres = Array.from({ length: 2_000 }, () => encodeURIComponent(JSON.stringify({ City: CITIES[Math.floor(r() * CITIES.length)], Score: { $gte: Math.floor(r() * 100) } })));
 files.query = write('query', wheres.map((w) => `GET\t${cls}?where=${w}&order=-createdAt&limit=100`));
@@ -102,7 +107,8 @@ const wrk = (file, conns, seconds) => {
   return JSON.parse(out.match(/^BENCH_RESULT (.*)$/m)[1]);
 };
 const workloads = [['get', 'get', 16], ['get64', 'get', 64], ['query', 'query', 16], ['count', 'count', 16],
-  ['include', 'include', 16], ['update', 'update', 16], ['create', 'create', 16]];
+  ['include', 'include', 16], ['update', 'update', 16], ['create', 'create', 16],
+  ['create-plain', 'HistoryPlain', 16], ['create-timeline', 'HistoryTimeline', 16]];
 for (const [key, file, conns] of workloads) {
   if (ONLY && !ONLY.has(key)) continue;
   wrk(files[file], conns, WARMUP);

@@ -134,7 +134,7 @@ int Serve(const ServeFlags& flags) {
   app::Applications apps(flags.data, store, settings, write::PrepareApplication);
   logs::RequestLog::Options log_options;
   log_options.retention_days = flags.request_log_days;
-  logs::RequestLog request_log(apps, log_options);  // stopped (flushed) after the write queues
+  logs::RequestLog request_log(apps, log_options);  // stopped (flushed) before the write queues
   api::Router router(api::RouterOptions{flags.prefix}, registry, apps, &request_log);
   log::AccessLogBatching access_log_batching;
   http::Server server(
@@ -155,18 +155,19 @@ int Serve(const ServeFlags& flags) {
     // Before the server and the router go, however Run() ends: a queued write still running
     // uses the router and answers through the server's contexts.
     struct StopWritesFirst {
+      logs::RequestLog& request_log;
       app::Applications& apps;
       ~StopWritesFirst() {
         try {
+          request_log.Stop();  // the rows of the last requests, into the queues while they run
           apps.StopWrites();
         } catch (const std::exception& e) {
           log::Error("stopping the write queues failed", {{"error", e.what()}});
         }
       }
-    } stop_writes_first{apps};
+    } stop_writes_first{request_log, apps};
     server.Run();
   }
-  request_log.Stop();  // the rows of the last writes, which the queues just answered
   registry.StopWatching();
   log::Info("stopped");
   return 0;

@@ -1,5 +1,7 @@
 #include "logs/request_log.hpp"
 
+#include <algorithm>
+
 #include "app/write_unit.hpp"
 #include "schema/log_classes.hpp"
 #include "storage/database.hpp"
@@ -10,11 +12,16 @@ namespace crmd::logs {
 
 namespace {
 
+// Rows written per write unit (one job of the application's write queue): ~2 ms of the writer,
+// the longest a client's write waits for the log.
+constexpr std::size_t kRowsPerUnit = 128;
 // Rows deleted per write unit by the retention: the unit holds the application's writer for
-// as long as it runs (~20 ms), and the pass goes on with the next.
-constexpr std::int64_t kPruneBatch = 2000;
+// as long as it runs (~5 ms), and the pass goes on with the next.
+constexpr std::int64_t kPruneBatch = 500;
+// How long Stop() waits for the last rows to be written.
+constexpr std::chrono::seconds kStopWait{10};
 // Units per application and pass: a backlog of a year of rows is cut over several passes.
-constexpr int kPruneUnitsPerPass = 50;
+constexpr int kPruneUnitsPerPass = 200;
 
 // The fields crmd writes, and what an older `_RequestLog` lacks of them.
 std::optional<schema::ClassSchema> RequestLogClassFor(const schema::Snapshot& snapshot) {
@@ -80,9 +87,9 @@ void RequestLog::Append(std::shared_ptr<app::Application> app, RequestEntry entr
       ++dropped_;
       return;
     }
-    auto& slot = buffered_[app->id()];
-    if (!slot.first) slot.first = std::move(app);
-    slot.second.push_back(std::move(entry));
+    auto& w = waiting_[app->id()];
+    if (!w.app) w.app = std::move(app);
+    w.rows.push_back(std::move(entry));
     ++count_;
   } catch (const std::exception&) {
     // Out of memory for a log row: the request stands.
@@ -96,28 +103,41 @@ void RequestLog::Stop() {
     stopping_ = true;
   }
   changed_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable()) thread_.join();  // its last turn started a job for every waiting row
+  std::unique_lock lock(mutex_);
+  if (!changed_.wait_for(lock, kStopWait, [&] { return count_ == 0; }))
+    log::Warn("request log rows not written at shutdown", {{"rows", static_cast<std::int64_t>(count_)}});
+}
+
+std::vector<RequestEntry> RequestLog::NextRows(Waiting& w) {
+  std::vector<RequestEntry> rows;
+  const std::size_t n = std::min(w.rows.size(), kRowsPerUnit);
+  rows.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    rows.push_back(std::move(w.rows.front()));
+    w.rows.pop_front();
+  }
+  w.writing = !rows.empty();
+  return rows;
 }
 
 void RequestLog::Loop() {
   std::unique_lock lock(mutex_);
   for (;;) {
     changed_.wait_for(lock, options_.interval, [&] { return stopping_; });
-    auto batch = std::move(buffered_);
-    buffered_.clear();
-    count_ = 0;
-    std::uint64_t dropped = std::exchange(dropped_, 0);
+    const std::uint64_t dropped = std::exchange(dropped_, 0);
     const bool stop = stopping_;
-    lock.unlock();
-    for (auto& [id, slot] : batch) {
-      try {
-        Write(*slot.first, slot.second);
-      } catch (const std::exception& e) {
-        dropped += slot.second.size();
-        log::Error("request log rows not written", {{"app", id}, {"error", e.what()}});
-      }
+    // A chain of jobs for every application whose rows wait and that has none running.
+    std::vector<std::pair<std::shared_ptr<app::Application>, std::vector<RequestEntry>>> starts;
+    for (auto it = waiting_.begin(); it != waiting_.end();) {
+      Waiting& w = it->second;
+      if (!w.writing && !w.rows.empty()) starts.emplace_back(w.app, NextRows(w));
+      if (!w.writing && w.rows.empty()) it = waiting_.erase(it);  // an idle application holds nothing
+      else ++it;
     }
+    lock.unlock();
     if (dropped > 0) log::Warn("request log rows dropped", {{"rows", static_cast<std::int64_t>(dropped)}});
+    for (auto& [app, rows] : starts) SubmitJob(std::move(app), std::move(rows));
     if (!stop && options_.retention_days > 0) {
       const auto now = std::chrono::steady_clock::now();
       for (auto& app : apps_.OpenApplications()) {
@@ -136,11 +156,31 @@ void RequestLog::Loop() {
   }
 }
 
-void RequestLog::Write(app::Application& app, std::vector<RequestEntry>& rows) {
-  if (rows.empty()) return;
+void RequestLog::SubmitJob(std::shared_ptr<app::Application> app, std::vector<RequestEntry> rows) {
+  auto shared = std::make_shared<std::vector<RequestEntry>>(std::move(rows));
+  app::WriteQueue& queue = app->writes();
+  queue.Submit({[this, app, shared](app::QueuedGroup& group) { Write(*app, group, *shared); },
+                // On the queue's thread, or at once when the queue refused the job: must not block.
+                [this, app, shared](bool durable) {
+                  std::vector<RequestEntry> next;
+                  {
+                    std::lock_guard lock(mutex_);
+                    count_ -= shared->size();
+                    if (!durable) dropped_ += shared->size();
+                    auto it = waiting_.find(app->id());
+                    if (it != waiting_.end()) next = NextRows(it->second);
+                    changed_.notify_all();
+                  }
+                  shared->clear();
+                  if (!next.empty()) SubmitJob(app, std::move(next));
+                }});
+}
+
+void RequestLog::Write(app::Application& app, app::QueuedGroup& group, const std::vector<RequestEntry>& rows) {
   auth::Context ctx;
-  ctx.app = std::shared_ptr<app::Application>(&app, [](app::Application*) {});  // kept by the batch
+  ctx.app = std::shared_ptr<app::Application>(&app, [](app::Application*) {});  // kept by the job
   ctx.identity = auth::Identity::System();
+  ctx.queued = &group;
   auto written = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Status {
     if (auto shape = RequestLogClassFor(*unit.schema())) {
       if (!unit.MayChangeSchema()) return app::WriteUnit::Restarting();
@@ -155,7 +195,11 @@ void RequestLog::Write(app::Application& app, std::vector<RequestEntry>& rows) {
     }
     return {};
   });
-  if (!written.ok()) throw std::runtime_error(written.error().message);
+  if (!written.ok()) {
+    log::Error("request log rows not written", {{"app", app.id()}, {"error", written.error().message}});
+    std::lock_guard lock(mutex_);
+    dropped_ += rows.size();
+  }
 }
 
 void RequestLog::Prune(app::Application& app) {

@@ -1,12 +1,15 @@
 // The request log (spec §2.6 `_RequestLog`, §5.3): one row per write request (POST, PUT, DELETE;
 // a batch is one request; reads never), appended off the request's path.
 //
-// A finished request hands its row to Append(), which only buffers it. A thread of this log
-// writes each application's buffered rows about once a second, in one write unit per
-// application, never in a client's transaction: its unit is a member of the application's commit
-// group like any write, so when clients are writing its rows share their commit, and when they
-// are not it adds at most one commit a second. The buffer is bounded: when the disk cannot keep
-// up, rows are dropped (and counted in a log line), requests are never slowed or refused.
+// A finished request hands its row to Append(), which only buffers it. The rows are written by
+// jobs of the application's write queue, in write units of their own, never in a client's
+// transaction, one job of at most 128 rows at a time per application: the next is queued when the
+// last one finished. So a client's write waits behind at most one such job (~2 ms), the rows ride
+// the commits of the groups the queue runs for its clients (no fsync of their own while clients
+// write), and a quiet application writes its rows within about a second (this log's thread starts
+// a chain of jobs for every application with rows waiting). Rows waiting are bounded: when the disk
+// cannot keep up, rows are dropped (and counted in a log line); requests are never slowed or
+// refused.
 //
 // The class is made by the first rows it gets (spec §2.3: system classes appear on first use).
 // Rows older than the retention are deleted in the background, a bounded number per write unit.
@@ -16,6 +19,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -66,20 +70,32 @@ class RequestLog {
 
   // Never blocks on the store and never throws: a row that does not fit is dropped and counted.
   void Append(std::shared_ptr<app::Application> app, RequestEntry entry);
-  // Writes what is buffered, then ends the thread; later rows are dropped.
+  // Starts writing what waits, ends the thread and waits (bounded) until the write queues wrote
+  // it; later rows are dropped. Call before the write queues stop.
   void Stop();
 
  private:
+  // The rows of one application that wait, and whether a job of its queue is writing some.
+  struct Waiting {
+    std::shared_ptr<app::Application> app;
+    std::deque<RequestEntry> rows;
+    bool writing = false;
+  };
+
   void Loop();
-  void Write(app::Application& app, std::vector<RequestEntry>& rows);
+  // Takes the next job's rows of `w` (the caller holds mutex_); empty when none wait.
+  std::vector<RequestEntry> NextRows(Waiting& w);
+  // Queues the job that writes `rows` for `app`; when it finished, the next one (mutex_ not held).
+  void SubmitJob(std::shared_ptr<app::Application> app, std::vector<RequestEntry> rows);
+  void Write(app::Application& app, app::QueuedGroup& group, const std::vector<RequestEntry>& rows);
   void Prune(app::Application& app);
 
   app::Applications& apps_;
   const Options options_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::map<std::string, std::pair<std::shared_ptr<app::Application>, std::vector<RequestEntry>>> buffered_;
-  std::size_t count_ = 0;      // rows in buffered_
+  std::map<std::string, Waiting, std::less<>> waiting_;  // by application id
+  std::size_t count_ = 0;      // rows appended and not written yet (waiting or in a job)
   std::uint64_t dropped_ = 0;  // since the last log line
   bool stopping_ = false;
   std::map<std::string, std::chrono::steady_clock::time_point> pruned_;  // by the log's thread only

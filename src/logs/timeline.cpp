@@ -24,11 +24,17 @@ std::string_view EventName(TimelineEvent event) {
 
 // `data`: the body as sent; a password never goes into a log.
 std::string DataOf(const schema::ClassSchema& cls, const json::object& body) {
-  if (cls.name != "_User" || !body.contains("password")) return ToJson(body);
+  std::string out;
+  out.reserve(1024);  // a form of twenty-odd fields, written without growing
+  if (cls.name != "_User" || !body.contains("password")) {
+    WriteJson(body, out);
+    return out;
+  }
   json::object kept;
   for (const auto& kv : body)
     if (kv.key() != "password") kept.emplace(kv.key(), kv.value());
-  return ToJson(kept);
+  WriteJson(kept, out);
+  return out;
 }
 
 // The history of the record before this change: its rows no longer hold the newest state.
@@ -39,6 +45,19 @@ query::Expr NewestRowOf(std::string_view class_name, std::string_view object_id)
   all.children.push_back(query::FieldEquals("objectClass", std::string(class_name)));
   all.children.push_back(query::FieldEquals("Last", std::int64_t{1}));
   return all;
+}
+
+// Whether `history` has a Pointer column for every name of the class's `timeline.index`.
+bool HasIndexColumns(const schema::ClassSchema& history, const json::object& timeline) {
+  const auto* index = timeline.if_contains("index");
+  if (!index || !index->is_object()) return true;
+  for (const auto& kv : index->get_object()) {
+    const auto* def = history.FindField(kv.key());
+    if (!def || def->type != schema::FieldType::kPointer || !kv.value().is_string() ||
+        def->target_class != kv.value().get_string())
+      return false;
+  }
+  return true;
 }
 
 ApiError IndexConflict(std::string_view column) {
@@ -80,7 +99,11 @@ Result<std::optional<schema::ClassSchema>> TimelineClassFor(const schema::Snapsh
   }
   if (added.empty()) return out;
   if (!out) out = *existing;
-  for (auto& f : added) out->fields.push_back(std::move(f));
+  for (auto& f : added) {
+    // A record's card lists the rows of one pointer in time order: the index serves it whole.
+    out->indexes[f.first + "_1"] = json::object{{f.first, 1}};
+    out->fields.push_back(std::move(f));
+  }
   return out;
 }
 
@@ -90,13 +113,16 @@ Status RecordChange(app::WriteUnit& unit, const auth::Context& ctx, const Change
   const json::object& timeline = *cls.timeline;
 
   // `_Timeline` as this class needs it: made, or grown by an index column, in an exclusive unit.
+  // Its own shape is set as the application opens; a write only checks the index columns.
   const schema::ClassSchema* history = unit.schema()->Find(schema::kTimelineClass);
-  CRMD_ASSIGN(auto needed, TimelineClassFor(*unit.schema(), timeline));
-  if (needed) {
-    if (!unit.MayChangeSchema()) return app::WriteUnit::Restarting();
-    unit.txn().SaveClass(history, *needed);
-    unit.ChangeSchema(unit.schema()->With(std::move(*needed)));
-    history = unit.schema()->Find(schema::kTimelineClass);
+  if (!history || !HasIndexColumns(*history, timeline)) {
+    CRMD_ASSIGN(auto needed, TimelineClassFor(*unit.schema(), timeline));
+    if (needed) {
+      if (!unit.MayChangeSchema()) return app::WriteUnit::Restarting();
+      unit.txn().SaveClass(history, *needed);
+      unit.ChangeSchema(unit.schema()->With(std::move(*needed)));
+      history = unit.schema()->Find(schema::kTimelineClass);
+    }
   }
 
   storage::Row row;

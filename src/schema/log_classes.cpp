@@ -29,6 +29,10 @@ ApiError BadTimeline(std::string message) { return ApiError{400, errors::kInvali
 
 }  // namespace
 
+bool IsAppendOnlyLog(std::string_view class_name) {
+  return class_name == kTimelineClass || class_name == kRequestLogClass;
+}
+
 ClassSchema TimelineClass() {
   ClassSchema cls = Make(kTimelineClass, FieldType::kString,
                          {{"event", {FieldType::kString, {}}},

@@ -23,6 +23,10 @@ inline constexpr std::string_view kRequestLogClass = "_RequestLog";
 // (master key, API key, functions, triggers, MCP): spec §2.6's placeholder user.
 inline constexpr std::string_view kMasterPlaceholder = "Master";
 
+// Whether `class_name` is one of the logs above: rows written once and never updated by a client
+// write (the history's `Last` flag is crmd's bookkeeping), so their tables need no updatedAt index.
+bool IsAppendOnlyLog(std::string_view class_name);
+
 ClassSchema TimelineClass();
 ClassSchema RequestLogClass();
 

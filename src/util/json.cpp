@@ -154,20 +154,21 @@ void WriteJson(const json::value& v, std::string& out) {
       out.push_back(']');
       return;
     }
-    case json::kind::object: {
-      out.push_back('{');
-      bool first = true;
-      for (const auto& kv : v.get_object()) {
-        if (!first) out.push_back(',');
-        first = false;
-        AppendJsonString(kv.key(), out);
-        out.push_back(':');
-        WriteJson(kv.value(), out);
-      }
-      out.push_back('}');
-      return;
-    }
+    case json::kind::object: WriteJson(v.get_object(), out); return;
   }
+}
+
+void WriteJson(const json::object& o, std::string& out) {
+  out.push_back('{');
+  bool first = true;
+  for (const auto& kv : o) {
+    if (!first) out.push_back(',');
+    first = false;
+    AppendJsonString(kv.key(), out);
+    out.push_back(':');
+    WriteJson(kv.value(), out);
+  }
+  out.push_back('}');
 }
 
 std::string ToJson(const json::value& v) {

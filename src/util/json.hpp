@@ -25,6 +25,8 @@ Result<json::value> ParseJson(std::string_view text, json::storage_ptr storage);
 
 // Appends the serialisation of `v` to `out`.
 void WriteJson(const json::value& v, std::string& out);
+// The same for an object, which a json::value would first copy.
+void WriteJson(const json::object& o, std::string& out);
 std::string ToJson(const json::value& v);
 
 // Appends `s` as a JSON string literal (quotes and escapes included).

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "schema/log_classes.hpp"
 #include "storage/sqlite/where_sql.hpp"
 
 namespace crmd::storage::sqlite {
@@ -150,6 +151,16 @@ void CreateIndexes(Connection& c, const schema::ClassSchema* before, const schem
   }
 }
 
+// Whether a declared (plain) index of `cls` starts with `column`: it serves every lookup by the
+// column as well as an index of the column alone, which would only cost each insert its update.
+bool LeadsDeclaredIndex(const schema::ClassSchema& cls, std::string_view column) {
+  for (const auto& index : cls.indexes) {
+    const auto* spec = index.value().if_object();
+    if (spec && !spec->empty() && spec->begin()->key() == column && spec->begin()->value().is_number()) return true;
+  }
+  return false;
+}
+
 void CreateJoinTables(Connection& c, const schema::ClassSchema& cls) {
   for (const auto& [field, def] : cls.fields)
     if (def.type == schema::FieldType::kRelation)
@@ -174,9 +185,9 @@ void CreateClassTables(Connection& c, const schema::ClassSchema& cls) {
   sql += ")";
   c.Exec(sql);
   CreateIndex(c, cls.name, "createdAt", ", objectId");
-  CreateIndex(c, cls.name, "updatedAt", ", createdAt, objectId");
+  if (!schema::IsAppendOnlyLog(cls.name)) CreateIndex(c, cls.name, "updatedAt", ", createdAt, objectId");
   for (const auto& [name, def] : cls.fields)
-    if (def.type == schema::FieldType::kPointer) CreatePointerIndex(c, cls.name, name);
+    if (def.type == schema::FieldType::kPointer && !LeadsDeclaredIndex(cls, name)) CreatePointerIndex(c, cls.name, name);
   CreateIndexes(c, nullptr, cls);
   CreateTextIndex(c, cls);
   CreateJoinTables(c, cls);
@@ -196,9 +207,14 @@ void AlterClassTables(Connection& c, const schema::ClassSchema& before, const sc
     c.Exec(fmt::format("ALTER TABLE {} DROP COLUMN {}", Quote(after.name), Quote(name)));
   }
   for (const auto& [name, def] : after.fields) {
-    if (before.FindField(name) || def.type == schema::FieldType::kRelation) continue;
-    c.Exec(fmt::format("ALTER TABLE {} ADD COLUMN {} {}", Quote(after.name), Quote(name), SqlType(def.type)));
-    if (def.type == schema::FieldType::kPointer) CreatePointerIndex(c, after.name, name);
+    if (def.type == schema::FieldType::kRelation) continue;
+    const bool added = !before.FindField(name);
+    if (added) c.Exec(fmt::format("ALTER TABLE {} ADD COLUMN {} {}", Quote(after.name), Quote(name), SqlType(def.type)));
+    // A pointer gets an index of its own unless a declared one leads with it; one that lost that
+    // declared index gets its own again.
+    if (def.type == schema::FieldType::kPointer && !LeadsDeclaredIndex(after, name) &&
+        (added || LeadsDeclaredIndex(before, name)))
+      CreatePointerIndex(c, after.name, name);
   }
   if (text_changed) CreateTextIndex(c, after);
   CreateIndexes(c, &before, after);
