@@ -316,6 +316,36 @@ function writeRequestFiles(server, ids, leadIds) {
   return files;
 }
 
+// Issue 16's budget: a create on a timeline table writes the record and its `_Timeline` row, and
+// may cost at most 1.3x the server CPU of the same create on a table without timeline. Both tables
+// are new and get the same rows; the two are measured in turn, twice, and the CPU per request of
+// each is the mean of its two runs.
+async function historyBudget(s, leadIds, sampler) {
+  const plain = 'HistoryPlain'; const timeline = 'HistoryTimeline';
+  await call(s, 'POST', `${PREFIX}/schemas/${plain}`, JSON.stringify({}));
+  await call(s, 'POST', `${PREFIX}/schemas/${timeline}`,
+    JSON.stringify({ timeline: { displayFields: { Name: true }, index: { AccountId: timeline } } }));
+  const dir = path.join(RUN, 'requests', s.key);
+  const file = (cls) => {
+    const f = path.join(dir, `${cls}.txt`);
+    fs.writeFileSync(f, Array.from({ length: 2_000 }, (_, k) => `POST\t${PREFIX}/classes/${cls}\t${JSON.stringify(accountRow(ROWS + k, leadIds))}`).join('\n') + '\n');
+    return f;
+  };
+  const files = { plain: file(plain), timeline: file(timeline) };
+  const probes = [await probe(s, 'create', files.plain), await probe(s, 'create', files.timeline)];
+  const runs = { plain: [], timeline: [] };
+  for (let round = 0; round < 2; round++) {
+    for (const k of round === 0 ? ['plain', 'timeline'] : ['timeline', 'plain']) {
+      runs[k].push(await measure(s, files[k], CONNS, `history-${k}-${round}`, sampler));
+    }
+  }
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const plainMs = mean(runs.plain.map((x) => x.cpu.msPerRequest));
+  const timelineMs = mean(runs.timeline.map((x) => x.cpu.msPerRequest));
+  return { runs, plainMs, timelineMs, ratio: timelineMs / plainMs,
+    probeOk: probes.every((p) => p.ok), probeError: probes.find((p) => !p.ok)?.error };
+}
+
 // One request of the workload, checked for status and shape before it is measured.
 async function probe(server, workload, file) {
   const [method, p, body] = fs.readFileSync(file, 'utf8').split('\n')[0].split('\t');
@@ -612,6 +642,10 @@ async function main() {
       entry.probe.crmd.rows === entry.probe.parse.rows, `crmd ${entry.probe.crmd.rows}, Parse ${entry.probe.parse.rows}`);
     entry.ratio = entry.crmd.reqPerSec / entry.parse.reqPerSec;
   }
+  log('change history (issue 16): creates on a table with timeline and on one without, crmd alone');
+  results.history = await historyBudget(crmd, loaded.crmd.leadIds, sampler);
+  check('history: creates on both tables answer 201', results.history.probeOk, results.history.probeError ?? '');
+  log(`  CPU per create: ${results.history.plainMs.toFixed(4)} ms without timeline, ${results.history.timelineMs.toFixed(4)} ms with (${results.history.ratio.toFixed(2)}×)`);
   sampler.stop();
   results.memory = {
     crmdPeakKiB: procKiB(crmd.pid, 'VmHWM'), parsePeakKiB: procKiB(parse.pid, 'VmHWM'),
@@ -656,12 +690,15 @@ function goals(r) {
   ratioGoal('bulk load', r.load.crmd.rowsPerSecond / r.load.parse.rowsPerSecond, 20);
   for (const k of ['get', 'create', 'update', 'count']) ratioGoal(w[k].name.split(' (')[0], w[k].ratio, 20);
   for (const k of ['query', 'include']) ratioGoal(w[k].name.split(' (')[0], w[k].ratio, 10);
+  if (r.history) out.push({ goal: 'create on a timeline table: server CPU ≤ 1.3× a create without (issue 16)',
+    measured: `${r.history.ratio.toFixed(2)}×`, met: r.history.ratio <= 1.3 });
   const m = r.memory;
   out.push({ goal: 'peak RSS under load: crmd/Parse ≤ 1/10', measured: `1/${(m.parsePeakKiB / m.crmdPeakKiB).toFixed(1)}`, met: m.crmdPeakKiB * 10 <= m.parsePeakKiB });
   const ng = w.get.crmd.reqPerSec / r.nginx[CONNS].reqPerSec;
   out.push({ goal: 'crmd get-by-id ≥ 50% of nginx static', measured: `${(ng * 100).toFixed(0)}% (${CONNS} connections)`, met: ng >= 0.5 });
   const bad = [];
   for (const x of r.workloads) for (const s of ['crmd', 'parse']) if (x[s].non2xx || x[s].socketErrors) bad.push(`${x.key}/${s}: ${x[s].non2xx} non-2xx, ${x[s].socketErrors} socket errors`);
+  for (const [k, xs] of Object.entries(r.history?.runs ?? {})) for (const x of xs) if (x.non2xx || x.socketErrors) bad.push(`history ${k}: ${x.non2xx} non-2xx, ${x.socketErrors} socket errors`);
   for (const s of ['crmd', 'parse']) if (r.load[s].non2xx || r.load[s].failedItems) bad.push(`load/${s}: ${r.load[s].non2xx} non-2xx, ${r.load[s].failedItems} failed items`);
   for (const [c, x] of Object.entries(r.nginx)) if (x.non2xx || x.socketErrors) bad.push(`nginx/${c}: ${x.non2xx} non-2xx, ${x.socketErrors} socket errors`);
   out.push({ goal: '0 non-2xx responses everywhere', measured: bad.length ? bad.join('; ') : '0', met: bad.length === 0 });
@@ -735,6 +772,17 @@ function renderSection(r) {
   const nx = r.nginx[CONNS].cpu;
   L.push(`| nginx static, ${CONNS} connections | ${cpuMs(nx.msPerRequest)} | | | ${cores(nx)} | |`);
   L.push('');
+  if (r.history) {
+    const h = r.history;
+    const rps = (xs) => xs.map((x) => n0(x.reqPerSec)).join(' / ');
+    L.push('Change history (issue 16), crmd alone: creates of the same 21-field rows on two new tables, one with',
+      '`timeline` (each create also writes its `_Timeline` row, with `data` and an index pointer) and one without;',
+      'measured in turn, twice each (plain, timeline, timeline, plain); CPU is the mean of the two runs.', '');
+    L.push('| create | req/s (two runs) | server CPU ms/req | vs. without timeline |', '|---|---:|---:|---:|');
+    L.push(`| on a table without timeline | ${rps(h.runs.plain)} | ${cpuMs(h.plainMs)} | 1× |`);
+    L.push(`| on a timeline table (two rows) | ${rps(h.runs.timeline)} | ${cpuMs(h.timelineMs)} | ${h.ratio.toFixed(2)}× |`);
+    L.push('');
+  }
   const mem = r.memory;
   L.push(`Peak memory over the whole run (load and all workloads): crmd ${mib(mem.crmdPeakKiB)} (VmHWM); Parse Server's node`,
     `process ${mib(mem.parsePeakKiB)} (VmHWM); PostgreSQL, which Parse needs besides, ${mib(mem.postgresPeakPssKiB)} (sum of PSS over`,
@@ -743,7 +791,7 @@ function renderSection(r) {
     `${n0(r.index.crmd.ms)} ms (crmd) and ${n0(r.index.parse.ms)} ms (Parse). Probe sizes, one response: get-by-id crmd ${wg.get.probe.crmd.bytes} B / Parse ${wg.get.probe.parse.bytes} B,`,
     `query crmd ${wg.query.probe.crmd.bytes} B / Parse ${wg.query.probe.parse.bytes} B, include crmd ${wg.include.probe.crmd.bytes} B / Parse ${wg.include.probe.parse.bytes} B.`);
   L.push('');
-  L.push('| goal of issue 6 | measured | met |', '|---|---|---|');
+  L.push('| goal | measured | met |', '|---|---|---|');
   for (const g of r.goals) L.push(`| ${g.goal} | ${g.measured} | ${g.met ? 'yes' : '**no**'} |`);
   const failed = r.checks.filter((c) => !c.ok);
   L.push('', failed.length

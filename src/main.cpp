@@ -7,7 +7,6 @@
 //   crmd key create --data DIR --app APP_ID --name NAME       -> {"apiKey"}
 //   crmd key revoke --data DIR --app APP_ID --name NAME
 //   crmd key list   --data DIR --app APP_ID                   -> {"keys":[{"name","createdAt","revokedAt"}]}
-#include <CLI/CLI.hpp>
 #include <curl/curl.h>
 
 #include <malloc.h>
@@ -17,6 +16,7 @@
 #include <thread>
 
 #include "api/router.hpp"
+#include "cli/command_line.hpp"
 #include "app/application.hpp"
 #include "auth/registry.hpp"
 #include "http/server.hpp"
@@ -55,23 +55,8 @@ bool IsValidKeyName(const std::string& name) {
   return true;
 }
 
-struct ServeFlags {
-  std::string data;
-  std::string listen = "127.0.0.1:8080";
-  std::string prefix = "core";
-  std::string public_url;
-  std::string static_url;
-  int threads = 0;
-  int write_threads = 0;
-  std::string durability = "full";
-  long session_ttl = 365L * 24 * 3600;
-  long lockout_minutes = 30;
-  std::string smtp_url;
-  std::string mail_from = "no-reply@crmd.invalid";
-  int request_log_days = 30;
-};
 
-int Serve(const ServeFlags& flags) {
+int Serve(const cli::ServeFlags& flags) {
   auto colon = flags.listen.rfind(':');
   if (colon == std::string::npos) return Fail("--listen must be HOST:PORT");
   http::ServerOptions options;
@@ -241,64 +226,18 @@ int ListKeys(const std::string& data, const std::string& app_id) {
 int main(int argc, char** argv) {
   ids::Init();
   curl_global_init(CURL_GLOBAL_DEFAULT);  // before any thread: libcurl's global state is not thread-safe
-  CLI::App cli{"crmd: multi-tenant CRM records service"};
-  cli.require_subcommand(1);
-
-  ServeFlags serve;
-  auto* serve_cmd = cli.add_subcommand("serve", "Serve the HTTP API");
-  serve_cmd->add_option("--data", serve.data, "Data directory")->required();
-  serve_cmd->add_option("--listen", serve.listen, "HOST:PORT (port 0 picks a free one)");
-  serve_cmd->add_option("--prefix", serve.prefix, "Path and header prefix")
-      ->check([](const std::string& p) {
-        for (char c : p)
-          if (!std::islower(static_cast<unsigned char>(c))) return std::string("lower-case letters only");
-        return p.empty() ? std::string("must not be empty") : std::string();
-      });
-  serve_cmd->add_option("--public-url", serve.public_url, "Public base URL of this server");
-  serve_cmd->add_option("--static-url", serve.static_url, "Public file host");
-  serve_cmd->add_option("--threads", serve.threads, "Network and read threads (default: 2 per core)");
-  serve_cmd->add_option("--write-threads", serve.write_threads, "Write threads (default: 8 per core)");
-  serve_cmd->add_option("--durability", serve.durability, "full: fsync every commit; normal: not")
-      ->check(CLI::IsMember({"full", "normal"}));
-  serve_cmd->add_option("--session-ttl", serve.session_ttl, "Session lifetime in seconds (default: a year)");
-  serve_cmd->add_option("--lockout-minutes", serve.lockout_minutes,
-                        "How long 8 failed logins lock an account (default: 30)");
-  serve_cmd->add_option("--smtp-url", serve.smtp_url,
-                        "SMTP server for mail, smtp://[user:pass@]host:port (default: DATA/apps/<id>/outbox)");
-  serve_cmd->add_option("--mail-from", serve.mail_from, "Sender address of mail");
-  serve_cmd->add_option("--request-log-days", serve.request_log_days,
-                        "Days _RequestLog rows are kept (default: 30; 0 keeps them)");
-
-  std::string data, app_id, name;
-  auto* app_cmd = cli.add_subcommand("app", "Manage applications");
-  app_cmd->require_subcommand(1);
-  auto* app_create = app_cmd->add_subcommand("create", "Create an application");
-  app_create->add_option("--data", data, "Data directory")->required();
-  app_create->add_option("--id", app_id, "Application id (default: random)");
-  app_create->add_option("--name", name, "Display name");
-  bool no_product_base = false;
-  app_create->add_flag("--no-product-base", no_product_base,
-                       "Start empty (system classes only) instead of from the CRM product base");
-
-  auto* key_cmd = cli.add_subcommand("key", "Manage API keys");
-  key_cmd->require_subcommand(1);
-  auto* key_create = key_cmd->add_subcommand("create", "Issue a named API key");
-  auto* key_revoke = key_cmd->add_subcommand("revoke", "Revoke a named API key");
-  auto* key_list = key_cmd->add_subcommand("list", "List API keys (names only)");
-  for (auto* sub : {key_create, key_revoke, key_list}) {
-    sub->add_option("--data", data, "Data directory")->required();
-    sub->add_option("--app", app_id, "Application id")->required();
-  }
-  key_create->add_option("--name", name, "Key name")->required();
-  key_revoke->add_option("--name", name, "Key name")->required();
-
-  CLI11_PARSE(cli, argc, argv);
+  auto parsed = cli::ParseCommandLine(argc, argv);
+  if (const int* exit_code = std::get_if<int>(&parsed)) return *exit_code;
+  const cli::Command& command = std::get<cli::Command>(parsed);
+  const cli::AdminArgs& a = command.admin;
   try {
-    if (serve_cmd->parsed()) return Serve(serve);
-    if (app_create->parsed()) return CreateApp(data, app_id, name, !no_product_base);
-    if (key_create->parsed()) return CreateKey(data, app_id, name);
-    if (key_revoke->parsed()) return RevokeKey(data, app_id, name);
-    if (key_list->parsed()) return ListKeys(data, app_id);
+    switch (command.kind) {
+      case cli::CommandKind::kServe: return Serve(command.serve);
+      case cli::CommandKind::kAppCreate: return CreateApp(a.data, a.app_id, a.name, !a.no_product_base);
+      case cli::CommandKind::kKeyCreate: return CreateKey(a.data, a.app_id, a.name);
+      case cli::CommandKind::kKeyRevoke: return RevokeKey(a.data, a.app_id, a.name);
+      case cli::CommandKind::kKeyList: return ListKeys(a.data, a.app_id);
+    }
   } catch (const std::exception& e) {
     log::Error("fatal", {{"error", e.what()}});
     return 1;

@@ -1,0 +1,78 @@
+#include "cli/command_line.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cctype>
+
+namespace crmd::cli {
+
+std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
+  Command command;
+  CLI::App cli{"crmd: multi-tenant CRM records service"};
+  cli.require_subcommand(1);
+
+  ServeFlags& serve = command.serve;
+  auto* serve_cmd = cli.add_subcommand("serve", "Serve the HTTP API");
+  serve_cmd->add_option("--data", serve.data, "Data directory")->required();
+  serve_cmd->add_option("--listen", serve.listen, "HOST:PORT (port 0 picks a free one)");
+  serve_cmd->add_option("--prefix", serve.prefix, "Path and header prefix")
+      ->check([](const std::string& p) {
+        for (char c : p)
+          if (!std::islower(static_cast<unsigned char>(c))) return std::string("lower-case letters only");
+        return p.empty() ? std::string("must not be empty") : std::string();
+      });
+  serve_cmd->add_option("--public-url", serve.public_url, "Public base URL of this server");
+  serve_cmd->add_option("--static-url", serve.static_url, "Public file host");
+  serve_cmd->add_option("--threads", serve.threads, "Network and read threads (default: 2 per core)");
+  serve_cmd->add_option("--write-threads", serve.write_threads, "Write threads (default: 8 per core)");
+  serve_cmd->add_option("--durability", serve.durability, "full: fsync every commit; normal: not")
+      ->check(CLI::IsMember({"full", "normal"}));
+  serve_cmd->add_option("--session-ttl", serve.session_ttl, "Session lifetime in seconds (default: a year)");
+  serve_cmd->add_option("--lockout-minutes", serve.lockout_minutes,
+                        "How long 8 failed logins lock an account (default: 30)");
+  serve_cmd->add_option("--smtp-url", serve.smtp_url,
+                        "SMTP server for mail, smtp://[user:pass@]host:port (default: DATA/apps/<id>/outbox)");
+  serve_cmd->add_option("--mail-from", serve.mail_from, "Sender address of mail");
+  serve_cmd->add_option("--request-log-days", serve.request_log_days,
+                        "Days _RequestLog rows are kept (default: 30; 0 keeps them)");
+
+  std::string& data = command.admin.data;
+  std::string& app_id = command.admin.app_id;
+  std::string& name = command.admin.name;
+  auto* app_cmd = cli.add_subcommand("app", "Manage applications");
+  app_cmd->require_subcommand(1);
+  auto* app_create = app_cmd->add_subcommand("create", "Create an application");
+  app_create->add_option("--data", data, "Data directory")->required();
+  app_create->add_option("--id", app_id, "Application id (default: random)");
+  app_create->add_option("--name", name, "Display name");
+  bool& no_product_base = command.admin.no_product_base;
+  app_create->add_flag("--no-product-base", no_product_base,
+                       "Start empty (system classes only) instead of from the CRM product base");
+
+  auto* key_cmd = cli.add_subcommand("key", "Manage API keys");
+  key_cmd->require_subcommand(1);
+  auto* key_create = key_cmd->add_subcommand("create", "Issue a named API key");
+  auto* key_revoke = key_cmd->add_subcommand("revoke", "Revoke a named API key");
+  auto* key_list = key_cmd->add_subcommand("list", "List API keys (names only)");
+  for (auto* sub : {key_create, key_revoke, key_list}) {
+    sub->add_option("--data", data, "Data directory")->required();
+    sub->add_option("--app", app_id, "Application id")->required();
+  }
+  key_create->add_option("--name", name, "Key name")->required();
+  key_revoke->add_option("--name", name, "Key name")->required();
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return cli.exit(e);  // prints help or the usage error
+  }
+  if (serve_cmd->parsed()) command.kind = CommandKind::kServe;
+  else if (app_create->parsed()) command.kind = CommandKind::kAppCreate;
+  else if (key_create->parsed()) command.kind = CommandKind::kKeyCreate;
+  else if (key_revoke->parsed()) command.kind = CommandKind::kKeyRevoke;
+  else if (key_list->parsed()) command.kind = CommandKind::kKeyList;
+  else return 1;
+  return command;
+}
+
+}  // namespace crmd::cli

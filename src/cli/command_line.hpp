@@ -1,0 +1,48 @@
+// crmd's command line (its grammar and outputs: main.cpp), parsed here with CLI11: the one
+// translation unit that compiles CLI11's headers, so that changing what a command does (main.cpp)
+// does not compile them again.
+#pragma once
+
+#include <string>
+#include <variant>
+
+namespace crmd::cli {
+
+// `crmd serve`: the flags as given, with their defaults; Serve() checks their values.
+struct ServeFlags {
+  std::string data;
+  std::string listen = "127.0.0.1:8080";
+  std::string prefix = "core";
+  std::string public_url;
+  std::string static_url;
+  int threads = 0;
+  int write_threads = 0;
+  std::string durability = "full";
+  long session_ttl = 365L * 24 * 3600;
+  long lockout_minutes = 30;
+  std::string smtp_url;
+  std::string mail_from = "no-reply@crmd.invalid";
+  int request_log_days = 30;
+};
+
+// `crmd app create` and `crmd key create|revoke|list`.
+struct AdminArgs {
+  std::string data;
+  std::string app_id;
+  std::string name;
+  bool no_product_base = false;
+};
+
+enum class CommandKind { kServe, kAppCreate, kKeyCreate, kKeyRevoke, kKeyList };
+
+struct Command {
+  CommandKind kind = CommandKind::kServe;
+  ServeFlags serve;
+  AdminArgs admin;
+};
+
+// The command `argv` names, or the exit code when there is none to run: `--help` (0, help
+// printed) or a usage error (printed to stderr).
+std::variant<Command, int> ParseCommandLine(int argc, char** argv);
+
+}  // namespace crmd::cli
