@@ -45,8 +45,9 @@ ClassSchema TimelineClass() {
   // Signed-in users read history (row ACLs follow their records'); keys write it (spec §5.3).
   const json::object signed_in{{"requiresAuthentication", true}};
   for (const char* op : {"find", "count", "get"}) cls.class_level_permissions[op] = signed_in;
-  // A record's rows (and its `Last` row, found on every change), and deletions by class (§2.6).
-  cls.indexes["objectIdValue_1"] = json::object{{"objectIdValue", 1}};
+  // A record's rows, and its `Last` row, found on every change of the record whatever the length
+  // of its history; deletions by class (§2.6).
+  cls.indexes["objectIdValue_1_Last_1"] = json::object{{"objectIdValue", 1}, {"Last", 1}};
   cls.indexes["objectClass_1_event_1"] = json::object{{"objectClass", 1}, {"event", 1}};
   return cls;
 }

@@ -21,6 +21,38 @@ const WORKERS = 6;
 const KILL_AFTER_ACKS = 400;
 const KILL_AFTER_MS = 2500;
 
+// Runs `write(seq)` from WORKERS workers until the stream's bounds, and kills the server with
+// SIGKILL once `enough()` says so or KILL_AFTER_MS passed. A write whose connection died with the
+// process was never acknowledged: `write` records only what was answered. Returns the writes sent.
+async function streamThenKill(server, write, enough) {
+  let sent = 0;
+  let killed = false;
+  const start = Date.now();
+  const killer = (async () => {
+    for (let i = 0; i < 1000 && !killed; i++) {
+      if (enough() || Date.now() - start >= KILL_AFTER_MS) break;
+      await sleep(5);
+    }
+    killed = true;
+    server.proc.kill('SIGKILL');
+    await server.exited;
+  })();
+  const workers = Array.from({ length: WORKERS }, async () => {
+    while (!killed && sent < MAX_CREATES && Date.now() - start < STREAM_MS) {
+      const seq = sent++;
+      try {
+        await write(seq);
+      } catch {
+        if (killed) break;
+      }
+    }
+  });
+  await Promise.all(workers);
+  killed = true;
+  await killer;
+  return { sent, ms: Date.now() - start };
+}
+
 function integrityCheck(dbFile) {
   return execFileSync('sqlite3', [dbFile, 'PRAGMA integrity_check'], { encoding: 'utf8', timeout: 30_000 }).trim();
 }
@@ -37,50 +69,25 @@ test('§8 --durability full: every create and Increment acknowledged before kill
   const counterId = counter.body.objectId;
 
   const acked = [];          // {id, seq}
-  let sent = 0;
   let incSent = 0;
   let incAcked = 0;
-  let otherStatuses = [];
-  let killed = false;
-  const start = Date.now();
-
-  const killer = (async () => {
-    for (let i = 0; i < 1000 && !killed; i++) {
-      if (acked.length >= KILL_AFTER_ACKS || Date.now() - start >= KILL_AFTER_MS) break;
-      await sleep(5);
+  const otherStatuses = [];
+  const { sent, ms } = await streamThenKill(server, async (seq) => {
+    if (seq % 4 === 3) {
+      incSent++;
+      const r = await request(server, 'PUT', `/core/classes/Counters/${counterId}`, {
+        headers: M, body: { Hits: { __op: 'Increment', amount: 1 } }, timeoutMs: 5000,
+      });
+      if (r.status === 200) incAcked++; else otherStatuses.push(r.status);
+    } else {
+      const r = await request(server, 'POST', '/core/classes/Stream', {
+        headers: M, body: { Seq: seq, Name: `row-${seq}`, Payload: 'p'.repeat(200) }, timeoutMs: 5000,
+      });
+      if (r.status === 201) acked.push({ id: r.body.objectId, seq }); else otherStatuses.push(r.status);
     }
-    killed = true;
-    server.proc.kill('SIGKILL');
-    await server.exited;
-  })();
+  }, () => acked.length >= KILL_AFTER_ACKS);
 
-  const workers = Array.from({ length: WORKERS }, async () => {
-    while (!killed && sent < MAX_CREATES && Date.now() - start < STREAM_MS) {
-      const seq = sent++;
-      try {
-        if (seq % 4 === 3) {
-          incSent++;
-          const r = await request(server, 'PUT', `/core/classes/Counters/${counterId}`, {
-            headers: M, body: { Hits: { __op: 'Increment', amount: 1 } }, timeoutMs: 5000,
-          });
-          if (r.status === 200) incAcked++; else otherStatuses.push(r.status);
-        } else {
-          const r = await request(server, 'POST', '/core/classes/Stream', {
-            headers: M, body: { Seq: seq, Name: `row-${seq}`, Payload: 'p'.repeat(200) }, timeoutMs: 5000,
-          });
-          if (r.status === 201) acked.push({ id: r.body.objectId, seq }); else otherStatuses.push(r.status);
-        }
-      } catch {
-        // The connection died with the process: this write was never acknowledged.
-        if (killed) break;
-      }
-    }
-  });
-  await Promise.all(workers);
-  killed = true;
-  await killer;
-
-  t.diagnostic(`kill -9 after ${Date.now() - start} ms: ${acked.length} creates and ${incAcked} increments acknowledged, ${sent} writes sent`);
+  t.diagnostic(`kill -9 after ${ms} ms: ${acked.length} creates and ${incAcked} increments acknowledged, ${sent} writes sent`);
   assert.equal(server.exitSignal, 'SIGKILL', 'the server was killed mid-stream, not finished');
   assert.deepEqual(otherStatuses, [], 'every answered write succeeded');
   assert.ok(acked.length >= 20, `only ${acked.length} creates acknowledged before the kill`);
@@ -237,42 +244,20 @@ test('issue 16 §2.6 kill -9 during writes to a timeline table: every acknowledg
   const incAcked = new Map(counters.map((id) => [id, 0]));
   const incSent = new Map(counters.map((id) => [id, 0]));
   const otherStatuses = [];
-  let sent = 0;
-  let killed = false;
-  const start = Date.now();
-  const killer = (async () => {
-    for (let i = 0; i < 1000 && !killed; i++) {
-      if (acked.length >= KILL_AFTER_ACKS / 2 || Date.now() - start >= KILL_AFTER_MS) break;
-      await sleep(5);
+  const { sent, ms } = await streamThenKill(server, async (seq) => {
+    if (seq % 3 === 2) {
+      const id = counters[seq % counters.length];
+      incSent.set(id, incSent.get(id) + 1);
+      const r = await request(server, 'PUT', `/core/classes/Deals/${id}`, {
+        headers: M, body: { Hits: { __op: 'Increment', amount: 1 } }, timeoutMs: 5000,
+      });
+      if (r.status === 200) incAcked.set(id, incAcked.get(id) + 1); else otherStatuses.push(r.status);
+    } else {
+      const r = await request(server, 'POST', '/core/classes/Deals', { headers: M, body: { Seq: seq, Name: `deal-${seq}` }, timeoutMs: 5000 });
+      if (r.status === 201) acked.push(r.body.objectId); else otherStatuses.push(r.status);
     }
-    killed = true;
-    server.proc.kill('SIGKILL');
-    await server.exited;
-  })();
-  const workers = Array.from({ length: WORKERS }, async () => {
-    while (!killed && sent < MAX_CREATES && Date.now() - start < STREAM_MS) {
-      const seq = sent++;
-      try {
-        if (seq % 3 === 2) {
-          const id = counters[seq % counters.length];
-          incSent.set(id, incSent.get(id) + 1);
-          const r = await request(server, 'PUT', `/core/classes/Deals/${id}`, {
-            headers: M, body: { Hits: { __op: 'Increment', amount: 1 } }, timeoutMs: 5000,
-          });
-          if (r.status === 200) incAcked.set(id, incAcked.get(id) + 1); else otherStatuses.push(r.status);
-        } else {
-          const r = await request(server, 'POST', '/core/classes/Deals', { headers: M, body: { Seq: seq, Name: `deal-${seq}` }, timeoutMs: 5000 });
-          if (r.status === 201) acked.push(r.body.objectId); else otherStatuses.push(r.status);
-        }
-      } catch {
-        if (killed) break;
-      }
-    }
-  });
-  await Promise.all(workers);
-  killed = true;
-  await killer;
-  t.diagnostic(`kill -9 after ${Date.now() - start} ms: ${acked.length} creates acknowledged, ${sent} writes sent`);
+  }, () => acked.length >= KILL_AFTER_ACKS / 2);
+  t.diagnostic(`kill -9 after ${ms} ms: ${acked.length} creates acknowledged, ${sent} writes sent`);
   assert.equal(server.exitSignal, 'SIGKILL');
   assert.deepEqual(otherStatuses, []);
   assert.ok(acked.length >= 20, `only ${acked.length} creates acknowledged before the kill`);

@@ -518,11 +518,6 @@ class SqliteDatabase final : public Database {
     // A log that grew long (passes behind, a long reader) is cut back to this when it starts over,
     // rather than keep its longest size on disk; the log of steady writes stays well under it.
     writer_->Exec("PRAGMA journal_size_limit=67108864");
-    // A write that nests others (a batch and its items, a write and a function's writes) keeps its
-    // savepoint open across them, and SQLite keeps the original of every page they change in the
-    // sub-journal until it ends: in memory, rather than in a temporary file once it passes 64 KiB
-    // (a 50-row batch does: created, written page by page and deleted per batch).
-    writer_->Exec("PRAGMA temp_store=MEMORY");
     group_ = std::make_unique<GroupCommit>(*writer_);
     writer_->Exec(
         "CREATE TABLE IF NOT EXISTS _crmd_schema (className TEXT PRIMARY KEY NOT NULL, "
