@@ -8,10 +8,12 @@
 //     write, after the queue's flush), to a thread that waits for no queue (app/after_commit.hpp);
 //   - the identity of the outermost write, and a depth counter of the writes nested in it.
 //
-// Nested writes (batch items, product-base rows, a login's session, later function, trigger and
-// MCP writes) join the unit through their Context (Context::unit): each runs in a savepoint of
-// the unit's transaction, at depth + 1, and fails alone; none begins a transaction of its own.
-// Which thread runs a write decides nothing.
+// Nested writes (product-base rows, later function, trigger and MCP writes) join the unit through
+// their Context (Context::unit): each runs in a savepoint of the unit's transaction, at depth + 1,
+// and fails alone; none begins a transaction of its own. Which thread runs a write decides
+// nothing. A batch's items are the one exception: independent by contract (spec §4.4), each is a
+// unit of its own in one write group (Context::queued), which commits them together; a savepoint
+// around a whole batch would keep the original of every page it changes in SQLite's sub-journal.
 //
 // A write that must grow the schema needs an exclusive transaction. In a grouped unit it stops
 // and marks the unit: RunWrite then rolls the whole unit back and runs it again, exclusively, from

@@ -130,8 +130,9 @@ test('§4.4 the batch\'s caller is resolved once, as in Parse: items after a log
   assert.equal(later.body.code, 209, 'the logout itself took effect');
 });
 
-// Issue 16: the batch is one write unit; an item that grows the schema runs the batch again alone,
-// so every item lands once, with its new fields, and a failing item still fails alone.
+// Issue 16: each item is a write unit in the batch's write group; an item that grows the schema
+// runs alone once the items before it are durable, so every item lands once, with its new fields,
+// and a failing item still fails alone.
 for (const [label, mixed] of [['on the application write queue', false], ['mixed with a system class, on the writer threads', true]]) {
   test(`§4.4 issue 16: a batch whose items grow the schema, ${label}: each item once, with its fields`, async () => {
     const cls = mixed ? 'BatchGrowMixed' : 'BatchGrowQueued';

@@ -119,20 +119,10 @@ bool Statement::TakeSorted() { return sqlite3_stmt_status(stmt_, SQLITE_STMTSTAT
 
 std::int64_t Statement::TakeVmSteps() { return sqlite3_stmt_status(stmt_, SQLITE_STMTSTATUS_VM_STEP, /*reset=*/1); }
 
-namespace {
-// A write that nests others (a batch and its items, a write and a function's writes) keeps its
-// savepoint open across them, and SQLite keeps the original of every page they change in the
-// sub-journal until it ends. Up to this size it stays in memory; SQLite's 64 KiB default sent a
-// 50-row batch's to a temporary file, created, written page by page and deleted per batch. Not
-// temp_store=MEMORY: that would hold every sort of an index build in memory too.
-constexpr int kSubJournalInMemory = 1 << 20;
-}  // namespace
-
 Connection::Connection(const std::string& path, bool sync_full) {
   // Before SQLite initialises (the first open): no global mutex around each of its allocations to
   // keep memory statistics nothing reads.
-  static const bool configured = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK &&
-                                  sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, kSubJournalInMemory) == SQLITE_OK;
+  static const bool configured = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK;
   (void)configured;
   // NOMUTEX: one thread at a time by construction.
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
