@@ -114,15 +114,18 @@ Status RecordChange(app::WriteUnit& unit, const auth::Context& ctx, const Change
 
   // `_Timeline` as this class needs it: made, or grown by an index column, in an exclusive unit.
   // Its own shape is set as the application opens; a write only checks the index columns.
+  // An index column `_Timeline` holds with another type (only a store edited by hand; PUT /schemas
+  // refuses it, and the application logs it as it opens) is left out of the rows, not the write.
   const schema::ClassSchema* history = unit.schema()->Find(schema::kTimelineClass);
   if (!history || !HasIndexColumns(*history, timeline)) {
-    CRMD_ASSIGN(auto needed, TimelineClassFor(*unit.schema(), timeline));
-    if (needed) {
+    auto needed = TimelineClassFor(*unit.schema(), timeline);
+    if (needed.ok() && needed.value()) {
       if (!unit.MayChangeSchema()) return app::WriteUnit::Restarting();
-      unit.txn().SaveClass(history, *needed);
-      unit.ChangeSchema(unit.schema()->With(std::move(*needed)));
+      unit.txn().SaveClass(history, *needed.value());
+      unit.ChangeSchema(unit.schema()->With(std::move(*needed.value())));
       history = unit.schema()->Find(schema::kTimelineClass);
     }
+    if (!history) return {};  // no history to write to: only a conflict gets here, never in practice
   }
 
   storage::Row row;
@@ -144,6 +147,8 @@ Status RecordChange(app::WriteUnit& unit, const auth::Context& ctx, const Change
       for (const auto& kv : index->get_object()) {
         if (!kv.value().is_string()) continue;
         const std::string_view target = kv.value().get_string();
+        const auto* column = history->FindField(kv.key());
+        if (!column || column->type != schema::FieldType::kPointer || column->target_class != target) continue;
         storage::Cell value;
         if (cls.name == target) {
           value = change.object_id;  // a record of the index's class points at itself
