@@ -129,14 +129,14 @@ class Database {
   // published before any other write starts (schema-changing writes must be exclusive).
   virtual std::unique_ptr<WriteTransaction> BeginWrite(bool exclusive = false) = 0;
 
-  // A write group (an application's write queue): the writes begun through it until it ends share
+  // A write group (an application's write queue, a batch): the writes begun through it share
   // one transaction, each in its own savepoint, and are made durable together by Flush() instead of
   // each by its own Commit() (which returns at once). An exclusive write begun through it is never
   // nested: the group is flushed first and the write then runs alone as usual, so a schema change
   // is still published only after its own commit. Writes begun since the last flush belong to the
   // flush Epoch() names; Failed(epoch) tells whether its COMMIT failed, in which case they were
-  // all lost. The destructor flushes. One group per store at a time; a group is used by one thread
-  // at a time (the queue's), and writes of other threads wait for its flush.
+  // all lost. The destructor flushes. A group holds the store from its first write to its flush,
+  // so groups and the writes of other threads take turns; a group is used by one thread at a time.
   class WriteGroup {
    public:
     virtual ~WriteGroup() = default;
