@@ -1,7 +1,7 @@
 // `POST /batch` (spec §4.4): several writes in one request, not a transaction. Each item
-// re-enters the router like a single call (same permissions, ACLs and write pipeline); all items
-// share one storage transaction, each inside its own savepoint, so a batch costs one fsync and a
-// failing item leaves the others in place.
+// re-enters the router like a single call (same permissions, ACLs and write pipeline); each item
+// is a write unit of its own in one write group, so a batch costs one fsync (two around an item
+// that grows the schema, which runs alone) and a failing item leaves the others in place.
 #pragma once
 
 #include <functional>
