@@ -10,6 +10,9 @@
 #include <curl/curl.h>
 
 #include <malloc.h>
+#include <sys/resource.h>
+
+#include <algorithm>
 
 #include <filesystem>
 #include <iostream>
@@ -56,6 +59,18 @@ bool IsValidKeyName(const std::string& name) {
 }
 
 
+// Raises the soft limit of open files to the hard one; returns the limit now in force.
+std::uint64_t RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 1024;
+  if (limit.rlim_cur < limit.rlim_max) {
+    const rlim_t before = limit.rlim_cur;
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) limit.rlim_cur = before;
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? 1u << 20 : static_cast<std::uint64_t>(limit.rlim_cur);
+}
+
 int Serve(const cli::ServeFlags& flags) {
   auto colon = flags.listen.rfind(':');
   if (colon == std::string::npos) return Fail("--listen must be HOST:PORT");
@@ -84,6 +99,15 @@ int Serve(const cli::ServeFlags& flags) {
   options.threads = flags.threads > 0 ? flags.threads : cores * 2;
   options.write_threads = flags.write_threads > 0 ? flags.write_threads : cores * 8;
   options.upload_path_prefix = "/" + flags.prefix + "/files/";
+  if (flags.request_timeout <= 0 || flags.idle_timeout <= 0) return Fail("--request-timeout and --idle-timeout must be positive");
+  options.request_timeout = std::chrono::seconds(flags.request_timeout);
+  options.idle_timeout = std::chrono::seconds(flags.idle_timeout);
+  // Every connection and every open store holds descriptors: take all the system allows.
+  const std::uint64_t open_files = RaiseOpenFileLimit();
+  if (flags.max_connections < 0) return Fail("--max-connections must be positive");
+  options.max_connections = flags.max_connections > 0
+                                ? flags.max_connections
+                                : static_cast<int>(std::clamp<std::uint64_t>(open_files / 4, 16, 10'000));
 
   app::StoreOptions store;
   store.durability = flags.durability == "normal" ? storage::Durability::kNormal
@@ -124,13 +148,16 @@ int Serve(const cli::ServeFlags& flags) {
   log::AccessLogBatching access_log_batching;
   http::Server server(
       options, [&router](const api::Request& r) { return router.Handle(r); },
-      [&router](api::Request& r, std::function<void(api::Response)>& done) { return router.QueueWrite(r, done); });
+      [&router](api::Request& r, std::function<void(api::Response)>& done) { return router.QueueWrite(r, done); },
+      [&router](const api::Request& head) { return router.Early(head); });
   const unsigned short port = server.Listen();
   std::string public_url = flags.public_url;
   if (public_url.empty()) public_url = "http://" + options.host + ":" + std::to_string(port);
   while (!public_url.empty() && public_url.back() == '/') public_url.pop_back();
   apps.SetPublicUrl(public_url);
   log::Info("listening", {{"address", options.host},
+                          {"max_connections", options.max_connections},
+                          {"open_files", static_cast<std::int64_t>(open_files)},
                           {"port", port},
                           {"threads", options.threads},
                           {"write_threads", options.write_threads},

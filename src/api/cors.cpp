@@ -2,6 +2,8 @@
 
 #include <boost/algorithm/string/predicate.hpp>
 
+#include <unordered_set>
+
 namespace crmd::api {
 
 namespace {
@@ -15,10 +17,21 @@ constexpr const char* kPrefixedHeaders[] = {"Application-Id", "API-Key",        
                                             "Installation-Id"};
 constexpr const char* kPlainHeaders = "X-Requested-With, Content-Type, Pragma, Cache-Control, Authorization";
 
-std::string Trim(std::string_view s) {
+// Names echoed from a preflight's Access-Control-Request-Headers at most: a browser asks for a
+// handful; a 15 KB list of made-up names is work for nobody.
+constexpr std::size_t kMaxEchoedHeaders = 64;
+
+std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return std::string(s);
+  return s;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
 }
 
 }  // namespace
@@ -29,18 +42,25 @@ Response Preflight(const Request& request, const std::string& header_prefix) {
   r.content_type = "text/plain; charset=utf-8";
   r.body = "OK";
   std::string allowed;
-  for (const char* h : kPrefixedHeaders) allowed += header_prefix + h + ", ";
+  std::unordered_set<std::string> seen;  // lower case: one pass over what is asked, not one per name
+  for (const char* h : kPrefixedHeaders) {
+    allowed += header_prefix + h + ", ";
+    seen.insert(Lower(header_prefix + h));
+  }
   allowed += kPlainHeaders;
   // Every X-Core-* header the browser asks about is allowed (spec §1), whatever its suffix.
   if (auto asked = request.Header("access-control-request-headers")) {
     std::string_view rest = *asked;
-    while (!rest.empty()) {
+    std::size_t echoed = 0;
+    while (!rest.empty() && echoed < kMaxEchoedHeaders) {
       auto comma = rest.find(',');
-      std::string name = Trim(rest.substr(0, comma));
-      if (boost::algorithm::istarts_with(name, header_prefix) &&
-          name.find_first_of("\r\n") == std::string::npos &&
-          !boost::algorithm::icontains(allowed, name + ","))
-        allowed += ", " + name;
+      const std::string_view name = Trim(rest.substr(0, comma));
+      if (boost::algorithm::istarts_with(name, header_prefix) && name.find_first_of("\r\n") == std::string_view::npos &&
+          seen.insert(Lower(name)).second) {
+        allowed += ", ";
+        allowed += name;
+        ++echoed;
+      }
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
     }

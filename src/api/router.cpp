@@ -16,6 +16,7 @@
 #include "util/json.hpp"
 #include "util/log.hpp"
 #include "util/time.hpp"
+#include "write/record_writer.hpp"
 
 namespace crmd::api {
 
@@ -131,6 +132,8 @@ void Router::LogWhenSent(const Request& request, const Caller& caller, Response&
   if (auto v = request.Header("user-agent")) entry.user_agent = std::string(*v);
   if (auto v = request.Header(installation_id_header_)) entry.installation_id = std::string(*v);
   entry.content_length = static_cast<std::int64_t>(request.body.size());
+  if (entry.content_length == 0)  // a body refused before it was read (Early): what was announced
+    if (auto v = request.Header("content-length")) entry.content_length = std::strtoll(std::string(*v).c_str(), nullptr, 10);
   entry.service = "core";
   const auto& identity = caller.identity;
   entry.using_master = identity.IsMaster();
@@ -143,6 +146,49 @@ void Router::LogWhenSent(const Request& request, const Caller& caller, Response&
     entry.at_millis = timeutil::NowMillis() - static_cast<std::int64_t>(ms);
     log->Append(std::move(app), std::move(entry));
   };
+}
+
+std::optional<Response> Router::Early(const Request& head) {
+  try {
+    auto target = ParseTarget(head.target);
+    if (!target) return std::nullopt;  // the handler answers it as it always does
+    const auto& segments = target->segments;
+    Caller caller;
+    std::optional<Response> decided;
+    if (segments.empty() || segments[0] != options_.prefix) {
+      decided = ErrorResponse(errors::RouteNotFound(head.method_name, target->path));
+    } else if (segments.size() == 4 && segments[1] == "apps") {
+      return std::nullopt;  // the password page: a form, its own application
+    } else if (auto app_id = head.Header(app_id_header_); !app_id || !registry_.Find(*app_id)) {
+      decided = ErrorResponse(errors::Unauthorized());
+    } else {
+      auto credentials = registry_.Find(*app_id);
+      const auto identity = auth::ResolveKeys(*credentials, head.Header(master_key_header_), head.Header(api_key_header_));
+      // A session token is read from the store by the handler; its answers depend on the user.
+      if (identity.principal == auth::Principal::kAnonymous && head.Header(session_token_header_)) return std::nullopt;
+      const std::string_view family = segments.size() > 1 ? std::string_view(segments[1]) : std::string_view();
+      auto app = apps_.Open(credentials->app_id);
+      caller = Caller{app, identity};
+      if (family == "classes" && (segments.size() == 3 || segments.size() == 4) &&
+          (head.method == Method::kPost || head.method == Method::kPut || head.method == Method::kDelete)) {
+        const auth::Operation op = head.method == Method::kPost ? auth::Operation::kCreate
+                                   : head.method == Method::kPut ? auth::Operation::kUpdate
+                                                                 : auth::Operation::kDelete;
+        if (auto refused = write::RefuseBeforeBody(identity, op, segments[2], *app->schema()))
+          decided = ErrorResponse(*refused);
+      } else if (family == "schemas" && !identity.IsMaster()) {
+        decided = ErrorResponse(errors::MasterKeyRequired());
+      } else if (family == "users" && segments.size() == 2 && head.method == Method::kPost && !identity.IsMaster()) {
+        decided = ErrorResponse(errors::PermissionDenied("create", "_User"));
+      }
+    }
+    if (!decided) return std::nullopt;
+    AddCorsHeaders(head, *decided);
+    if (caller.app && request_log_) LogWhenSent(head, caller, *decided);
+    return decided;
+  } catch (const std::exception&) {
+    return std::nullopt;  // the handler decides, as without this check
+  }
 }
 
 bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {

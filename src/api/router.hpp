@@ -43,6 +43,12 @@ class Router {
   // `done`, once, from the queue's thread, after its writes are durable.
   bool QueueWrite(Request& request, std::function<void(Response)>& done);
 
+  // The answer a request's head already decides (http::Early): a path that is no route, a missing
+  // or unknown application id, and what the write pipeline refuses from the caller and path alone
+  // (write::RefuseBeforeBody), the schema API to non-master callers, sign-up without a key.
+  // nullopt: the body may matter. Never throws.
+  std::optional<Response> Early(const Request& head);
+
   const std::string& header_prefix() const { return header_prefix_; }
 
  private:

@@ -35,6 +35,12 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   serve_cmd->add_option("--mail-from", serve.mail_from, "Sender address of mail");
   serve_cmd->add_option("--request-log-days", serve.request_log_days,
                         "Days _RequestLog rows are kept (default: 30; 0 keeps them)");
+  serve_cmd->add_option("--request-timeout", serve.request_timeout,
+                        "Seconds a request has, from its first byte, to arrive whole (default: 30)");
+  serve_cmd->add_option("--idle-timeout", serve.idle_timeout,
+                        "Seconds a keep-alive connection may wait for its next request (default: 60)");
+  serve_cmd->add_option("--max-connections", serve.max_connections,
+                        "Open connections at most (default: a quarter of the open-file limit, at most 10,000)");
 
   std::string& data = command.admin.data;
   std::string& app_id = command.admin.app_id;

@@ -23,6 +23,9 @@ struct ServeFlags {
   std::string smtp_url;
   std::string mail_from = "no-reply@crmd.invalid";
   int request_log_days = 30;
+  int request_timeout = 30;  // seconds a request has from its first byte to arrive whole
+  int idle_timeout = 60;     // seconds a connection may wait for its next request
+  int max_connections = 0;   // 0: from the open-file limit
 };
 
 // `crmd app create` and `crmd key create|revoke|list`.

@@ -8,6 +8,9 @@
 #include <array>
 #include <atomic>
 #include <deque>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -27,6 +30,8 @@ namespace {
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 // How often a stopping server checks whether in-flight requests have finished.
 constexpr std::chrono::milliseconds kDrainPoll{20};
+// How long the accept loop waits after running out of descriptors before it tries again.
+constexpr std::chrono::milliseconds kAcceptPause{50};
 // After refusing a request, how long input is drained so the client can read the refusal.
 constexpr std::chrono::seconds kLingerTime{2};
 constexpr std::size_t kLingerChunk = 64 * 1024;
@@ -97,12 +102,109 @@ void WriteHead(const api::Response& in, unsigned version, bool keep_alive, std::
   out += "\r\n";
 }
 
+// A refusal for the codings of a request body crmd does not decode: any Transfer-Encoding but
+// `chunked` alone, any Content-Encoding but `identity`.
+template <typename Header>
+std::optional<ApiError> UnsupportedCoding(const Header& header) {
+  auto trimmed = [](std::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+    return v;
+  };
+  const std::string_view te = trimmed(header[bhttp::field::transfer_encoding]);
+  if (!te.empty() && !beast::iequals(te, "chunked"))
+    return ApiError{400, errors::kInvalidJson, "Unsupported Transfer-Encoding: " + std::string(te) + "."};
+  const std::string_view ce = trimmed(header[bhttp::field::content_encoding]);
+  if (!ce.empty() && !beast::iequals(ce, "identity"))
+    return ApiError{415, errors::kInvalidJson, "Unsupported Content-Encoding: " + std::string(ce) + "."};
+  return std::nullopt;
+}
+
+// A request as the head alone says it, for Early: no body yet.
+template <typename Header>
+api::Request HeadOnly(const Header& header, const std::string& remote_ip) {
+  api::Request out;
+  out.method = ToMethod(header.method());
+  out.method_name = std::string(header.method_string());
+  out.target = std::string(header.target());
+  for (const auto& field : header) {
+    std::string name(field.name_string());
+    for (auto& c : name)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    out.headers.emplace_back(std::move(name), std::string(field.value()));
+  }
+  out.remote_ip = remote_ip;
+  return out;
+}
+
+// One connection. Shared with the idle list, which may close it while it waits for its next
+// request, to make room for a new connection when the server is at max_connections.
+struct Conn {
+  explicit Conn(tcp::socket socket, std::atomic<int>& open) : stream(std::move(socket)), open(open) { ++open; }
+  ~Conn() { --open; }
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+  beast::tcp_stream stream;
+  std::atomic<int>& open;
+  // Guarded by the idle list's mutex.
+  std::list<std::weak_ptr<Conn>>::iterator idle_at;
+  bool idle = false;
+  bool evicted = false;
+};
+
+// Connections waiting idle between requests, oldest first. Thread-safe.
+class IdleConnections {
+ public:
+  void Enter(const std::shared_ptr<Conn>& c) {
+    std::lock_guard lock(mutex_);
+    c->idle_at = list_.insert(list_.end(), c);
+    c->idle = true;
+  }
+  // True when the connection was chosen to be closed while it waited: the session ends.
+  bool Leave(const std::shared_ptr<Conn>& c) {
+    std::lock_guard lock(mutex_);
+    if (c->idle) {
+      list_.erase(c->idle_at);
+      c->idle = false;
+    }
+    return c->evicted;
+  }
+  // Closes the connection idle the longest (on its own thread); false when none is idle.
+  bool EvictOldest() {
+    std::shared_ptr<Conn> victim;
+    {
+      std::lock_guard lock(mutex_);
+      while (!list_.empty() && !victim) {
+        victim = list_.front().lock();
+        list_.pop_front();
+        if (victim) {
+          victim->idle = false;
+          victim->evicted = true;
+        }
+      }
+    }
+    if (!victim) return false;
+    asio::post(victim->stream.get_executor(), [victim] {
+      beast::error_code ignored;
+      victim->stream.socket().cancel(ignored);
+    });
+    return true;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::list<std::weak_ptr<Conn>> list_;
+};
+
 }  // namespace
 
 struct Server::Impl {
   ServerOptions options;
   Handler handler;
   QueueWrite queue_write;
+  Early early;
+  std::atomic<int> open_connections{0};
+  IdleConnections idle;
   // Declared before the contexts: sessions destroyed with a context still count themselves out.
   std::atomic<int> in_flight{0};
   std::atomic<bool> stopping{false};
@@ -120,14 +222,20 @@ struct Server::Impl {
   asio::strand<asio::io_context::executor_type> acceptor_strand{ioc.get_executor()};
   tcp::acceptor acceptor{acceptor_strand};
 
-  Impl(ServerOptions o, Handler h, QueueWrite q)
+  Impl(ServerOptions o, Handler h, QueueWrite q, Early e)
       : options(std::move(o)),
         handler(std::move(h)),
         queue_write(std::move(q)),
+        early(std::move(e)),
         contexts(MakeContexts(std::max(1, options.threads) + 1)),
         ioc(contexts.front()),
         writers(static_cast<std::size_t>(options.write_threads)) {
-    for (auto& context : contexts) keep_running.push_back(asio::make_work_guard(context));
+    for (auto& context : contexts) {
+      keep_running.push_back(asio::make_work_guard(context));
+      // Each context's reactor (an epoll, an eventfd, a timerfd) is made now, not by its first
+      // accepted socket: out of descriptors then, it would throw out of the accept loop.
+      asio::steady_timer make_reactor(context);
+    }
   }
 
   static std::deque<asio::io_context> MakeContexts(int count) {
@@ -193,8 +301,17 @@ struct Server::Impl {
   asio::awaitable<void> WriteError(beast::tcp_stream& stream, const ApiError& error,
                                    std::string origin, const LogFacts& facts,
                                    std::chrono::steady_clock::time_point start) {
-    api::Response response = api::ErrorResponse(error);
-    if (!origin.empty() && origin.find_first_of("\r\n") == std::string::npos) {
+    co_await WriteAndClose(stream, api::ErrorResponse(error), std::move(origin), facts, start);
+  }
+
+  // The same for an answer the application layer gave from the head alone (Early), whose body is
+  // then never read.
+  asio::awaitable<void> WriteAndClose(beast::tcp_stream& stream, api::Response response, std::string origin,
+                                      const LogFacts& facts, std::chrono::steady_clock::time_point start) {
+    const int status = response.status;
+    if (!origin.empty() && origin.find_first_of("\r\n") == std::string::npos &&
+        std::none_of(response.headers.begin(), response.headers.end(),
+                     [](const auto& h) { return h.first == "Access-Control-Allow-Origin"; })) {
       response.headers.emplace_back("Access-Control-Allow-Origin", std::move(origin));
       response.headers.emplace_back("Vary", "Origin");
     }
@@ -204,7 +321,8 @@ struct Server::Impl {
     const std::array<asio::const_buffer, 2> buffers{asio::buffer(head), asio::buffer(response.body)};
     stream.expires_after(options.request_timeout);
     co_await asio::async_write(stream, buffers, kNoThrow);
-    LogRequest(facts, error.http_status, bytes, start);
+    const double ms = LogRequest(facts, status, bytes, start);
+    if (response.sent) response.sent(status, ms);
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     std::vector<char> sink(kLingerChunk);
@@ -227,7 +345,8 @@ struct Server::Impl {
     beast::error_code ep_error;
     auto endpoint = socket.remote_endpoint(ep_error);
     LogFacts facts{{}, {}, ep_error ? std::string() : endpoint.address().to_string()};
-    beast::tcp_stream stream(std::move(socket));
+    auto conn = std::make_shared<Conn>(std::move(socket), open_connections);
+    beast::tcp_stream& stream = conn->stream;
     beast::flat_buffer buffer;
     buffer.reserve(kReadBuffer);
     for (;;) {
@@ -236,7 +355,18 @@ struct Server::Impl {
       // Beast checks Content-Length against the limit while reading the header, so the header is
       // read under the largest limit and the route's own limit is set once the target is known.
       parser.body_limit(std::max(options.json_body_limit, options.upload_body_limit));
-      stream.expires_after(options.idle_timeout);
+      if (buffer.size() == 0) {
+        // Idle between requests: the connection may wait idle_timeout for the next one to start,
+        // and may be closed to make room for a new connection meanwhile (MaxConnections).
+        stream.expires_after(options.idle_timeout);
+        idle.Enter(conn);
+        auto [first_ec, first_n] = co_await stream.async_read_some(buffer.prepare(kReadBuffer), kNoThrow);
+        const bool evicted = idle.Leave(conn);
+        if (first_ec || evicted) co_return;  // closed, timed out or evicted while idle: no answer
+        buffer.commit(first_n);
+      }
+      // From its first byte a request has request_timeout to arrive whole, headers and body.
+      stream.expires_after(options.request_timeout);
       auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, kNoThrow);
       auto start = std::chrono::steady_clock::now();
       if (ec) {
@@ -268,6 +398,21 @@ struct Server::Impl {
         co_await WriteError(stream, errors::BodyTooLarge(body_limit), origin, facts, start);
         co_return;
       }
+      // Beast reads a chunked body whatever codings come before `chunked`: a body crmd cannot
+      // decode is refused, not read as if it were plain JSON.
+      if (const auto coding = UnsupportedCoding(header)) {
+        co_await WriteError(stream, *coding, origin, facts, start);
+        co_return;
+      }
+      // An answer the head alone decides (no route, no application, a refused credential) is
+      // given before the body is read: a large body to nowhere costs nothing but its drain.
+      if (early && (parser.content_length().value_or(0) > 0 || parser.chunked())) {
+        auto decided = early(HeadOnly(header, facts.remote_ip));
+        if (decided) {
+          co_await WriteAndClose(stream, std::move(*decided), origin, facts, start);
+          co_return;
+        }
+      }
       parser.body_limit(body_limit);
       // The body itself is reserved whole by Beast's string body; this buffer only passes it on,
       // and kBodyReadAhead at a time is enough for reads of a useful size. What the buffer holds
@@ -279,7 +424,6 @@ struct Server::Impl {
         bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, header.version()};
         co_await bhttp::async_write(stream, cont, kNoThrow);
       }
-      stream.expires_after(options.request_timeout);
       std::tie(ec, n) = co_await bhttp::async_read(stream, buffer, parser, kNoThrow);
       if (ec) {
         if (ec == bhttp::error::body_limit)
@@ -337,17 +481,48 @@ struct Server::Impl {
   }
 
   asio::awaitable<void> Accept() {
+    asio::steady_timer pause(co_await asio::this_coro::executor);
+    auto last_warning = std::chrono::steady_clock::time_point();
     for (;;) {
-      auto& context = contexts[1 + next_context++ % (contexts.size() - 1)];
-      auto [ec, socket] = co_await acceptor.async_accept(context, kNoThrow);
-      if (ec) {
-        if (!acceptor.is_open()) co_return;
-        continue;  // a transient accept error (EMFILE, aborted handshake): keep serving
+      bool failed = false;
+      try {
+        auto& context = contexts[1 + next_context++ % (contexts.size() - 1)];
+        auto [ec, socket] = co_await acceptor.async_accept(context, kNoThrow);
+        if (ec) {
+          if (!acceptor.is_open()) co_return;
+          if (ec != asio::error::no_descriptors && ec != asio::error::no_buffer_space) continue;
+          // Out of descriptors: the pending connection stays queued; an idle connection makes room
+          // and the loop waits a moment instead of spinning on the same error.
+          const auto now = std::chrono::steady_clock::now();
+          if (now - last_warning > std::chrono::seconds(1)) {
+            log::Warn("out of file descriptors: accepting paused", {{"open_connections", open_connections.load()}});
+            last_warning = now;
+          }
+          idle.EvictOldest();
+          pause.expires_after(kAcceptPause);
+          co_await pause.async_wait(kNoThrow);
+          continue;
+        }
+        // At the cap, the connection idle the longest makes room; with none idle, the new one is
+        // closed at once rather than held waiting.
+        if (open_connections.load() >= options.max_connections && !idle.EvictOldest()) {
+          beast::error_code ignored;
+          socket.close(ignored);
+          continue;
+        }
+        beast::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
+        auto executor = socket.get_executor();
+        asio::co_spawn(executor, Session(std::move(socket)), asio::detached);
+      } catch (const std::exception& e) {
+        // Nothing may end the accept loop but the stop: log, wait, go on.
+        log::Error("accepting a connection failed", {{"error", e.what()}});
+        failed = true;
       }
-      beast::error_code ignored;
-      socket.set_option(tcp::no_delay(true), ignored);
-      auto executor = socket.get_executor();
-      asio::co_spawn(executor, Session(std::move(socket)), asio::detached);
+      if (failed) {
+        pause.expires_after(kAcceptPause);
+        co_await pause.async_wait(kNoThrow);
+      }
     }
   }
 
@@ -363,8 +538,8 @@ struct Server::Impl {
   }
 };
 
-Server::Server(ServerOptions options, Handler handler, QueueWrite queue_write)
-    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler), std::move(queue_write))) {}
+Server::Server(ServerOptions options, Handler handler, QueueWrite queue_write, Early early)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler), std::move(queue_write), std::move(early))) {}
 
 Server::~Server() = default;
 

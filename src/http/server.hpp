@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "api/message.hpp"
@@ -39,6 +40,10 @@ struct ServerOptions {
   std::chrono::seconds idle_timeout{60};
   // On SIGTERM, in-flight requests get this long to finish.
   std::chrono::seconds drain_timeout{15};
+  // Open connections at most. At the cap, a new connection closes the one idle the longest, or is
+  // closed itself when none is idle. Each holds a descriptor: keep it well under the process's
+  // open-file limit, which stores need too.
+  int max_connections = 10000;
 };
 
 using Handler = std::function<api::Response(const api::Request&)>;
@@ -47,9 +52,14 @@ using Handler = std::function<api::Response(const api::Request&)>;
 // otherwise it owns `request` and calls `done` exactly once, from any thread. Must not throw.
 using QueueWrite = std::function<bool(api::Request& request, std::function<void(api::Response)>& done)>;
 
+// Optional: an answer decided by a request's head alone (no route, no application, a refused
+// credential), given before its body is read; nullopt: read the body and handle it. Runs on a
+// network thread: must be quick, and must not throw.
+using Early = std::function<std::optional<api::Response>(const api::Request& head)>;
+
 class Server {
  public:
-  Server(ServerOptions options, Handler handler, QueueWrite queue_write = {});
+  Server(ServerOptions options, Handler handler, QueueWrite queue_write = {}, Early early = {});
   ~Server();
 
   // Binds and listens; returns the bound port. Throws on failure (address in use).

@@ -43,10 +43,13 @@ void UpdateNulls(std::vector<std::string>& nulls, const FieldChanges& changes) {
 }
 
 // Authorisation before the write begins, so refused requests never queue behind writers.
+// A nested write checks against its unit's schema, which may hold classes the unit made.
+std::shared_ptr<const schema::Snapshot> SchemaOf(const auth::Context& ctx) {
+  return ctx.unit ? ctx.unit->schema() : ctx.app->schema();
+}
+
 Status Precheck(const auth::Context& ctx, auth::Operation op, std::string_view class_name) {
-  // A nested write checks against its unit's schema, which may hold classes the unit made.
-  auto snapshot = ctx.unit ? ctx.unit->schema() : ctx.app->schema();
-  return auth::Authorize(ctx.identity, op, class_name, snapshot->Find(class_name));
+  return auth::Authorize(ctx.identity, op, class_name, SchemaOf(ctx)->Find(class_name));
 }
 
 // A session user's write records who wrote it (spec §2.1); key writes leave the fields as they are.
@@ -102,8 +105,20 @@ const std::vector<std::string_view> kNeverPins{schema::kTimelineClass};
 
 }  // namespace
 
+std::optional<ApiError> RefuseBeforeBody(const auth::Identity& identity, auth::Operation op,
+                                         std::string_view class_name, const schema::Snapshot& snapshot) {
+  if (op != auth::Operation::kCreate && IsProtectedLog(class_name)) return errors::SystemTableDenied();
+  // Other callers' answers may depend on the body (a user's 206, the rules of system classes).
+  if (identity.principal != auth::Principal::kAnonymous && identity.principal != auth::Principal::kRejected)
+    return std::nullopt;
+  auto refused = auth::Authorize(identity, op, class_name, snapshot.Find(class_name));
+  if (refused.ok()) return std::nullopt;
+  return std::move(refused).error();
+}
+
 Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_name, const json::object& body,
                                   std::string* session_token) {
+  if (auto refused = RefuseBeforeBody(ctx.identity, auth::Operation::kCreate, class_name, *SchemaOf(ctx))) return *refused;
   CRMD_TRY(Precheck(ctx, auth::Operation::kCreate, class_name));
   CRMD_ASSIGN(auto user, PrepareIfUser(class_name, body, WriteKind::kCreate, ctx.identity));
   return app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<json::object> {
@@ -170,7 +185,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
 Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_name, std::string_view object_id,
                                   const json::object& body) {
   // Spec §4.7: another user's session gets 206 before any permission check.
-  if (IsProtectedLog(class_name)) return errors::SystemTableDenied();
+  if (auto refused = RefuseBeforeBody(ctx.identity, auth::Operation::kUpdate, class_name, *SchemaOf(ctx))) return *refused;
   if (class_name == kUserClass) CRMD_TRY(CheckUserWriter(ctx.identity, body, std::string(object_id)));
   CRMD_TRY(Precheck(ctx, auth::Operation::kUpdate, class_name));
   CRMD_ASSIGN(auto user, PrepareIfUser(class_name, body, WriteKind::kUpdate, ctx.identity));
@@ -244,7 +259,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
 
 Result<json::object> DeleteRecord(auth::Context& ctx, std::string_view class_name,
                                   std::string_view object_id) {
-  if (IsProtectedLog(class_name)) return errors::SystemTableDenied();
+  if (auto refused = RefuseBeforeBody(ctx.identity, auth::Operation::kDelete, class_name, *SchemaOf(ctx))) return *refused;
   CRMD_TRY(Precheck(ctx, auth::Operation::kDelete, class_name));
   if (class_name == kUserClass) CRMD_TRY(CheckUserWriter(ctx.identity, {}, std::string(object_id)));
   return app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<json::object> {

@@ -7,12 +7,22 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <optional>
 #include <string_view>
 
+#include "auth/authorize.hpp"
 #include "auth/context.hpp"
+#include "schema/class_schema.hpp"
 #include "util/result.hpp"
 
 namespace crmd::write {
+
+// What a write of `op` (create, update, delete) to `class_name` answers when its caller and path
+// alone decide it, before its body is read (the HTTP server asks, so that a body nobody will read
+// is not received): a protected log row, an anonymous write (the CAPTCHA gate), a refused
+// credential. nullopt when the body may matter. The write functions below ask it first too.
+std::optional<ApiError> RefuseBeforeBody(const auth::Identity& identity, auth::Operation op,
+                                         std::string_view class_name, const schema::Snapshot& snapshot);
 
 // 201 body `{objectId, createdAt}`. With `session_token` (sign-up), a session for the new record
 // (a `_User`) is created in the same transaction and its token written there.

@@ -110,14 +110,18 @@ export function listKeys(dataDir, appId) {
 // Starts `crmd serve` on 127.0.0.1 port 0, waits for its `listening` line and for GET /health 200.
 // Returns a handle: {proc, port, base, stderr(), logLines(), exited, stop(), kill()}.
 // `env`: variables added to the server's environment (the clock seam CRMD_TEST_CLOCK_OFFSET_MS).
-export async function startServer(dataDir, { prefix, durability, threads, extraArgs = [], env = {} } = {}) {
+// `prlimitNoFile`: the server runs under `prlimit --nofile=N:N` (a process short of descriptors).
+export async function startServer(dataDir, { prefix, durability, threads, extraArgs = [], env = {}, prlimitNoFile } = {}) {
   const args = ['serve', '--data', dataDir, '--listen', `${HOST}:0`];
   if (prefix !== undefined) args.push('--prefix', prefix);
   if (durability !== undefined) args.push('--durability', durability);
   if (threads !== undefined) args.push('--threads', String(threads));
   args.push(...extraArgs);
 
-  const proc = spawn(CRMD_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const [command, argv] = prlimitNoFile
+    ? ['prlimit', [`--nofile=${prlimitNoFile}:${prlimitNoFile}`, CRMD_BIN, ...args]]
+    : [CRMD_BIN, args];
+  const proc = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const server = {
     proc,
     dataDir,
