@@ -12,6 +12,7 @@
 #include "auth/sessions.hpp"
 #include "api/target.hpp"
 #include "auth/identity.hpp"
+#include "storage/database.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
 #include "util/log.hpp"
@@ -112,6 +113,9 @@ Response Router::Handle(const Request& request, const std::shared_ptr<app::Appli
   Caller caller;
   try {
     response = Route(request, opened, queued, caller);
+  } catch (const storage::OutOfDescriptors& e) {
+    log::Warn("out of file descriptors", {{"method", request.method_name}, {"error", e.what()}});
+    response = ErrorResponse(errors::Unavailable("too many open files, try again"));
   } catch (const std::exception& e) {
     log::Error("request failed", {{"method", request.method_name}, {"error", e.what()}});
     response = ErrorResponse(errors::Internal());

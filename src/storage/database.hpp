@@ -31,6 +31,12 @@ struct StorageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The process (or system) ran out of file descriptors opening a store or one of its files: a
+// condition of the moment, answered 503, not a fault of the store.
+struct OutOfDescriptors : StorageError {
+  using StorageError::StorageError;
+};
+
 // An insert of an objectId that a row of the class already has. The statement failed alone: the
 // transaction goes on.
 struct DuplicateKeyError : StorageError {

@@ -138,6 +138,10 @@ ApiError FunctionNotFound() { return Make(400, kScriptFailed, "function not foun
 
 ApiError Unauthorized() { return ApiError{403, 0, "unauthorized", ErrorBody::kErrorOnly}; }
 
+ApiError Unavailable(std::string_view why) {
+  return ApiError{503, kInternal, fmt::format("Service unavailable: {}", why)};
+}
+
 ApiError SystemTableDenied() {
   return ApiError{400, 0, "Action is denied for system tables", ErrorBody::kErrorOnly};
 }

@@ -66,5 +66,6 @@ ApiError MasterKeyRequired();          // 403 {"error":"unauthorized: master key
 ApiError SystemTableDenied();          // 400 {"error":"Action is denied for system tables"} (spec §7)
 ApiError RouteNotFound(std::string_view method, std::string_view path);
 ApiError Internal();                   // 500 {"code":1,"message":"Internal server error."}
+ApiError Unavailable(std::string_view why);  // 503 {"code":1,"error":"Service unavailable: <why>"}
 
 }  // namespace crmd::errors

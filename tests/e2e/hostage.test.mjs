@@ -157,3 +157,4 @@ test('issue 17 #6, #17: out of descriptors, the server neither spins nor dies, a
   assert.ok(await healthMs(tight, 5000) < 5000);
   assert.equal(tight.exitCode, undefined, 'still running');
 });
+

@@ -2,6 +2,12 @@
 // statement that is still lent out (a sorted read steps one while others are prepared); an
 // identifier is quoted with its quotes doubled, and SQLite reads it back as the same name.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "storage/database.hpp"
 
 #include "storage/sqlite/connection.hpp"
 #include "temp_dir.hpp"
@@ -58,6 +64,35 @@ TEST(ConnectionTest, QuotedIdentifiersDoubleTheirQuotes) {
   EXPECT_EQ(st.ColumnText(0), odd);
   auto column = c.Prepare("SELECT * FROM " + Quote(odd));
   EXPECT_EQ(column.ColumnName(0), odd);
+}
+
+}  // namespace
+}  // namespace crmd::storage::sqlite
+
+namespace crmd::storage::sqlite {
+namespace {
+
+// Issue 17 #18: out of descriptors, opening a store throws OutOfDescriptors (answered 503), not a
+// plain storage fault (500).
+TEST(ConnectionTest, OutOfDescriptorsIsItsOwnError) {
+  const test::TempDir dir("nofile");
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  std::vector<int> held;
+  rlimit tight = saved;
+  tight.rlim_cur = 64;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+  for (int fd; (fd = dup(0)) >= 0;) held.push_back(fd);  // every descriptor taken
+  bool out_of_descriptors = false;
+  try {
+    Connection c(dir.File("data.db"), /*sync_full=*/false);
+  } catch (const OutOfDescriptors&) {
+    out_of_descriptors = true;
+  } catch (const StorageError&) {
+  }
+  for (int fd : held) close(fd);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  EXPECT_TRUE(out_of_descriptors);
 }
 
 }  // namespace

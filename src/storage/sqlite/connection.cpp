@@ -1,5 +1,7 @@
 #include "storage/sqlite/connection.hpp"
 
+#include <cerrno>
+
 #include <fmt/format.h>
 
 #include "storage/database.hpp"
@@ -15,8 +17,19 @@ constexpr int kBusyTimeoutMs = 5000;
 // Prepared statements kept per connection before the cache is emptied.
 constexpr std::size_t kMaxCachedStatements = 512;
 
+// Whether SQLite's last error on `db` came from the process or system running out of descriptors.
+bool OutOfFiles(sqlite3* db) {
+  const int e = db ? sqlite3_system_errno(db) : 0;
+  return e == EMFILE || e == ENFILE;
+}
+
+[[noreturn]] void Throw(sqlite3* db, std::string message) {
+  if (OutOfFiles(db)) throw OutOfDescriptors(std::move(message));
+  throw StorageError(std::move(message));
+}
+
 [[noreturn]] void Fail(sqlite3* db, std::string_view what) {
-  throw StorageError(fmt::format("sqlite: {}: {}", what, db ? sqlite3_errmsg(db) : "no connection"));
+  Throw(db, fmt::format("sqlite: {}: {}", what, db ? sqlite3_errmsg(db) : "no connection"));
 }
 }  // namespace
 
@@ -129,10 +142,12 @@ Connection::Connection(const std::string& path, bool sync_full) {
   // One write per commit to the log instead of two per page; correct only with synchronous=FULL.
   const char* vfs = sync_full ? CoalescingVfsName() : nullptr;
   if (sqlite3_open_v2(path.c_str(), &db_, flags, vfs) != SQLITE_OK) {
-    std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    std::string message = fmt::format("sqlite: open {}: {}", path, db_ ? sqlite3_errmsg(db_) : "out of memory");
+    const bool out_of_files = OutOfFiles(db_);
     sqlite3_close(db_);
     db_ = nullptr;
-    throw StorageError(fmt::format("sqlite: open {}: {}", path, message));
+    if (out_of_files) throw OutOfDescriptors(message);
+    throw StorageError(message);
   }
   sqlite3_busy_timeout(db_, kBusyTimeoutMs);
   sqlite3_extended_result_codes(db_, 1);
@@ -239,7 +254,7 @@ void Connection::Exec(const std::string& sql) {
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
     std::string message = error ? error : "unknown error";
     sqlite3_free(error);
-    throw StorageError(fmt::format("sqlite: exec: {}", message));
+    Throw(db_, fmt::format("sqlite: exec: {}", message));
   }
 }
 
