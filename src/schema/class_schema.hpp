@@ -17,6 +17,10 @@
 
 namespace crmd::schema {
 
+// Fields a class may hold: each is a column of its table (SQLite refuses more than 2,000), and a
+// write scans them.
+inline constexpr std::size_t kMaxFieldsPerClass = 500;
+
 struct ClassSchema {
   std::string name;
   // Declared fields in creation order, without objectId/createdAt/updatedAt/ACL (always present).

@@ -39,7 +39,8 @@ bool IsValidUserClassName(std::string_view name) {
 }
 
 bool IsSecretField(std::string_view class_name, std::string_view field) {
-  return field.starts_with('_') || (class_name == "_User" && field == "password");
+  // `sessionToken` too: a store written before crmd refused it may hold one as a field.
+  return field.starts_with('_') || (class_name == "_User" && (field == "password" || field == "sessionToken"));
 }
 
 bool EqualsIgnoringCase(std::string_view a, std::string_view b) {

@@ -1,5 +1,7 @@
 #include "util/errors.hpp"
 
+#include "schema/class_schema.hpp"
+
 #include <fmt/format.h>
 
 namespace crmd::errors {
@@ -141,6 +143,12 @@ ApiError Unauthorized() { return ApiError{403, 0, "unauthorized", ErrorBody::kEr
 ApiError Unavailable(std::string_view why) {
   return ApiError{503, kInternal, fmt::format("Service unavailable: {}", why)};
 }
+
+ApiError TooManyFields() {
+  return ApiError{400, 255, fmt::format("A class may have at most {} fields.", schema::kMaxFieldsPerClass)};
+}
+
+ApiError TooManyKeys(std::size_t max) { return ApiError{400, kInvalidJson, fmt::format("A body may hold at most {} keys.", max)}; }
 
 ApiError SystemTableDenied() {
   return ApiError{400, 0, "Action is denied for system tables", ErrorBody::kErrorOnly};

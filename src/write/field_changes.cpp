@@ -57,16 +57,21 @@ json::value CurrentValues::Get(std::string_view field, const schema::FieldDef& d
 
 Result<FieldChanges> CollectChanges(const json::object& body, const schema::ClassSchema& base,
                                     std::optional<schema::ClassSchema>& grown, const auth::Identity& identity,
-                                    WriteKind kind, std::string_view object_id, const CurrentValues& current) {
+                                    WriteKind kind, std::string_view object_id, const CurrentValues& current,
+                                    const Status& may_add_fields) {
+  if (body.size() > kMaxBodyKeys) return errors::TooManyKeys(kMaxBodyKeys);
   FieldChanges out;
   out.columns.reserve(body.size() + 2);  // + the writer fields SetWriter may add
   out.cells.reserve(body.size() + 2);
   grown.reset();
   // Adds a field the body introduces, to a copy of the class made the first time.
-  auto add_field = [&](const std::string& name, schema::FieldDef def) {
+  auto add_field = [&](const std::string& name, schema::FieldDef def) -> Status {
+    if (!may_add_fields.ok()) return may_add_fields;
+    if ((grown ? grown->fields.size() : base.fields.size()) >= schema::kMaxFieldsPerClass) return errors::TooManyFields();
     if (!grown) grown = base;
     grown->fields.emplace_back(name, std::move(def));
     out.schema_changed = true;
+    return {};
   };
   std::size_t next_field = 0;  // where the next key is looked for first (FindField)
   for (const auto& kv : body) {
@@ -103,6 +108,8 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
     }
     // Declared or not: the system classes declare fields (_perishable_token, ...) no body may write.
     if (!schema::IsValidFieldName(key)) return errors::InvalidFieldName(key);
+    // A session token is the server's to issue, never a value a body stores (SECURITY.md).
+    if (key == "sessionToken" && (cls.name == "_User" || cls.name == "_Session")) return errors::InvalidFieldName(key);
 
     const schema::FieldDef* def = cls.FindField(key, next_field);
     // The value to store: the body's own, or an operator's result (kept in `applied`).
@@ -117,7 +124,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
           if (!schema::IsValidUserClassName(op.relation_class) && !schema::IsSystemClassName(op.relation_class))
             return errors::InvalidClassName(op.relation_class);
           CRMD_TRY(CheckNewFieldName(cls, key));
-          add_field(key, wanted);
+          CRMD_TRY(add_field(key, wanted));
         } else if (!(*def == wanted)) {
           return errors::SchemaMismatch(cls.name, key, def->Describe(), wanted.Describe());
         }
@@ -128,7 +135,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
         auto created = TypeCreatedBy(op);
         if (!created) continue;  // Delete of a field that does not exist
         CRMD_TRY(CheckNewFieldName(cls, key));
-        add_field(key, *created);
+        CRMD_TRY(add_field(key, *created));
         def = grown->FindField(key);
       }
       CRMD_ASSIGN(auto result, ApplyOperator(op, current.Get(key, *def), *def, cls.name, key));
@@ -156,7 +163,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
           !schema::IsSystemClassName(inferred->target_class))
         return errors::InvalidClassName(inferred->target_class);
       CRMD_TRY(CheckNewFieldName(cls, key));
-      add_field(key, *inferred);
+      CRMD_TRY(add_field(key, *inferred));
       def = grown->FindField(key);
     }
     CRMD_ASSIGN(auto cell, schema::EncodeValue(*effective, *def, cls.name, key));

@@ -65,12 +65,18 @@ struct FieldChanges {
 
 enum class WriteKind { kCreate, kUpdate };
 
+// Keys one body may hold: the fields a class may have and the keys handled besides them. A larger
+// body is refused before any of it is looked at.
+inline constexpr std::size_t kMaxBodyKeys = schema::kMaxFieldsPerClass + 16;
+
 // Checks `body` against `base`. The first field the body introduces makes `grown` (emptied first) a
 // copy of `base`, and that field and any later new ones are added to it (schema_changed); fields
 // after it are checked against `grown`. Most writes add no field, and copy no schema. On an error,
-// `grown` is to be thrown away.
+// `grown` is to be thrown away. `may_add_fields` is the caller's addField decision: its error is
+// answered at the first new field, before the rest of the body costs anything.
 Result<FieldChanges> CollectChanges(const boost::json::object& body, const schema::ClassSchema& base,
                                     std::optional<schema::ClassSchema>& grown, const auth::Identity& identity,
-                                    WriteKind kind, std::string_view object_id, const CurrentValues& current);
+                                    WriteKind kind, std::string_view object_id, const CurrentValues& current,
+                                    const Status& may_add_fields = {});
 
 }  // namespace crmd::write

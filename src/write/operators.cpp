@@ -1,6 +1,9 @@
 #include "write/operators.hpp"
 
 #include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "util/errors.hpp"
 #include "util/ids.hpp"
@@ -12,6 +15,51 @@ namespace json = boost::json;
 namespace {
 // Ids accepted in a relation (master-supplied objectIds may exceed 10 characters).
 constexpr std::size_t kMaxRelatedIdLength = 64;
+// Items an Array field may hold after an operator: every later operator reads, rewrites and stores
+// the whole array.
+constexpr std::size_t kMaxArrayItems = 100'000;
+
+// A hash of a JSON value that equal values share, whatever the order of their objects' keys
+// (json::value's == ignores it): AddUnique and Remove compare by hash first, so a long list costs
+// one pass, not one comparison per pair.
+std::size_t HashOf(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::null: return 0x9e3779b9u;
+    case json::kind::bool_: return v.get_bool() ? 1 : 2;
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_: return std::hash<double>{}(v.to_number<double>());
+    case json::kind::string: return std::hash<std::string_view>{}(v.get_string());
+    case json::kind::array: {
+      std::size_t h = 0x51ed27u;
+      for (const auto& item : v.get_array()) h = h * 31 + HashOf(item);
+      return h;
+    }
+    case json::kind::object: {
+      std::size_t h = 0x2545f491u;
+      for (const auto& kv : v.get_object())  // a sum: the order of keys does not matter
+        h += std::hash<std::string_view>{}(kv.key()) * 1099511628211u ^ HashOf(kv.value());
+      return h;
+    }
+  }
+  return 0;
+}
+
+// A set of JSON values: hash buckets, equality by json::value's ==.
+class ValueSet {
+ public:
+  void Insert(const json::value& v) { buckets_[HashOf(v)].push_back(&v); }
+  bool Contains(const json::value& v) const {
+    auto it = buckets_.find(HashOf(v));
+    if (it == buckets_.end()) return false;
+    for (const auto* other : it->second)
+      if (*other == v) return true;
+    return false;
+  }
+
+ private:
+  std::unordered_map<std::size_t, std::vector<const json::value*>> buckets_;
+};
 }  // namespace
 
 bool IsOperator(const json::value& value) {
@@ -98,6 +146,12 @@ json::value Sum(const json::value& a, const json::value& b) {
 
 }  // namespace
 
+namespace {
+ApiError TooManyItems() {
+  return errors::InvalidOperatorArgument("an array may hold at most " + std::to_string(kMaxArrayItems) + " items");
+}
+}  // namespace
+
 Result<std::optional<json::value>> ApplyOperator(const Operator& op, const json::value& current,
                                                  const schema::FieldDef& def, std::string_view table,
                                                  std::string_view field) {
@@ -122,15 +176,26 @@ Result<std::optional<json::value>> ApplyOperator(const Operator& op, const json:
       json::array items = current.is_array() ? current.get_array() : json::array{};
       const auto& objects = op.argument.get_array();
       if (op.kind == OperatorKind::kAdd) {
+        if (items.size() + objects.size() > kMaxArrayItems) return TooManyItems();
         for (const auto& o : objects) items.push_back(o);
       } else if (op.kind == OperatorKind::kAddUnique) {
-        for (const auto& o : objects)
-          if (std::find(items.begin(), items.end(), o) == items.end()) items.push_back(o);
+        if (objects.size() > kMaxArrayItems) return TooManyItems();
+        ValueSet present;  // points into `items` and `added`: neither may reallocate meanwhile
+        json::array added;
+        added.reserve(objects.size());
+        for (const auto& item : items) present.Insert(item);
+        for (const auto& o : objects) {
+          if (present.Contains(o)) continue;
+          added.push_back(o);
+          present.Insert(added.back());
+          if (items.size() + added.size() > kMaxArrayItems) return TooManyItems();
+        }
+        for (auto& a : added) items.push_back(std::move(a));
       } else {
-        auto gone = [&](const json::value& v) {
-          return std::find(objects.begin(), objects.end(), v) != objects.end();
-        };
-        items.erase(std::remove_if(items.begin(), items.end(), gone), items.end());
+        ValueSet gone;
+        for (const auto& o : objects) gone.Insert(o);
+        items.erase(std::remove_if(items.begin(), items.end(), [&](const json::value& v) { return gone.Contains(v); }),
+                    items.end());
       }
       return Out(json::value(std::move(items)));
     }

@@ -63,10 +63,10 @@ void SetWriter(const auth::Context& ctx, const schema::ClassSchema& cls, bool cr
   }
 }
 
-// New fields on an existing class need the addField permission (CLP).
-Status CheckAddField(const auth::Context& ctx, const schema::ClassSchema* existing,
-                     const FieldChanges& changes) {
-  if (!existing || !changes.schema_changed) return {};
+// New fields on an existing class need the addField permission (CLP): decided before the body is
+// read, answered at its first new field.
+Status MayAddFields(const auth::Context& ctx, const schema::ClassSchema* existing) {
+  if (!existing) return {};
   return auth::Authorize(ctx.identity, auth::Operation::kAddField, existing->name, existing);
 }
 
@@ -134,9 +134,9 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
     if (!existing) implicit = schema::ClassSchema::NewImplicit(std::string(class_name));
     const schema::ClassSchema& base = existing ? *existing : *implicit;
     std::optional<schema::ClassSchema> grown;  // base with the fields the body adds
-    CRMD_ASSIGN(auto changes, CollectChanges(body, base, grown, ctx.identity, WriteKind::kCreate, {}, {}));
+    CRMD_ASSIGN(auto changes, CollectChanges(body, base, grown, ctx.identity, WriteKind::kCreate, {}, {},
+                                             MayAddFields(ctx, existing)));
     const schema::ClassSchema& cls = grown ? *grown : base;
-    CRMD_TRY(CheckAddField(ctx, existing, changes));
     const bool schema_change = !existing || changes.schema_changed;
     if (schema_change && !unit.MayChangeSchema()) return app::WriteUnit::Restarting();
     bool unused_end_sessions = false;
@@ -206,9 +206,8 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
 
     std::optional<schema::ClassSchema> grown;  // the class with the fields the body adds
     CRMD_ASSIGN(auto changes, CollectChanges(body, *existing, grown, ctx.identity, WriteKind::kUpdate, object_id,
-                                             CurrentValues(*existing, *current)));
+                                             CurrentValues(*existing, *current), MayAddFields(ctx, existing)));
     const schema::ClassSchema& cls = grown ? *grown : *existing;
-    CRMD_TRY(CheckAddField(ctx, existing, changes));
     if (changes.schema_changed && !unit.MayChangeSchema()) return app::WriteUnit::Restarting();
     if (class_name == kUserClass) {
       // The system user never gets a password: it must not become a user one can sign in as.

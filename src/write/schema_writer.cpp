@@ -85,8 +85,6 @@ Status MergePermissions(const json::value& body, json::object& clp, const schema
 }
 
 
-// Fields a class may hold: each is a column of its table, and SQLite refuses more than 2,000.
-constexpr std::size_t kMaxFieldsPerClass = 500;
 
 ApiError SchemaError(int code, std::string message) { return ApiError{400, code, std::move(message)}; }
 constexpr int kInvalidSchemaOperation = 255;
@@ -133,8 +131,7 @@ Status ApplyFields(const json::value& body, schema::ClassSchema& cls) {
         return errors::InvalidClassName(def.target_class);
     }
     cls.fields.emplace_back(name, std::move(def));
-    if (cls.fields.size() > kMaxFieldsPerClass)
-      return SchemaError(kInvalidSchemaOperation, fmt::format("A class may have at most {} fields.", kMaxFieldsPerClass));
+    if (cls.fields.size() > schema::kMaxFieldsPerClass) return errors::TooManyFields();
   }
   return {};
 }

@@ -158,3 +158,89 @@ test('issue 17 #6, #17: out of descriptors, the server neither spins nor dies, a
   assert.equal(tight.exitCode, undefined, 'still running');
 });
 
+
+// A signed-in user of `a` on `srv`: {id, token}.
+async function signUp(srv, a, name) {
+  const r = await request(srv, 'POST', '/core/users', { headers: masterHeaders(a), body: { username: name, password: 'Hostage5ecret' } });
+  assert.equal(r.status, 201, r.text);
+  return { id: r.body.objectId, token: r.body.sessionToken };
+}
+const sessionOf = (a, token) => ({ ...appHeaders(a), 'X-Core-Session-Token': token });
+const keysBody = (n, prefix = 'k') => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, i]));
+
+test('issue 17 #2: a body of 40,000 new keys is refused before its fields are looked at; a user without addField is refused at the first new field', async () => {
+  const user = await signUp(server, app, 'widekeys@example.test');
+  const open = { '*': true };
+  const made = await request(server, 'POST', '/core/schemas/Wide', {
+    headers: M, body: { classLevelPermissions: { create: open, update: open, find: open, get: open } },
+  });
+  assert.equal(made.status, 200, made.text);
+  let t = performance.now();
+  const huge = await request(server, 'POST', '/core/classes/Wide', { headers: sessionOf(app, user.token), body: keysBody(40_000) });
+  assert.equal(huge.status, 400, huge.text);
+  assert.deepEqual(huge.body, { code: 107, error: 'A body may hold at most 516 keys.' });
+  assert.ok(performance.now() - t < 2000);
+  const newField = await request(server, 'POST', '/core/classes/Wide', { headers: sessionOf(app, user.token), body: keysBody(300) });
+  assert.equal(newField.status, 400, newField.text);
+  assert.deepEqual(newField.body, { code: 119, error: 'Permission denied for action addField on class Wide.' });
+  t = performance.now();
+  const master = await request(server, 'POST', '/core/classes/Wide', { headers: M, body: keysBody(200_000) });
+  assert.equal(master.status, 400, master.text);
+  assert.ok(performance.now() - t < 3000, `the master key's 200,000 keys took ${(performance.now() - t).toFixed(0)} ms`);
+});
+
+test('issue 17 #2: AddUnique and Remove of 60,000 values cost one pass each; other writes go on meanwhile', async () => {
+  const id = (await request(server, 'POST', '/core/classes/Lists', { headers: M, body: { Tags: ['seed'] } })).body.objectId;
+  const values = Array.from({ length: 60_000 }, (_, i) => `v${i}`);
+  const other = (async () => {
+    let worst = 0;
+    for (let i = 0; i < 10; i++) {
+      const t = performance.now();
+      const r = await request(server, 'POST', '/core/classes/Elsewhere', { headers: M, body: { i } });
+      assert.equal(r.status, 201);
+      worst = Math.max(worst, performance.now() - t);
+      await sleep(50);
+    }
+    return worst;
+  })();
+  let t = performance.now();
+  const added = await request(server, 'PUT', `/core/classes/Lists/${id}`, { headers: M, body: { Tags: { __op: 'AddUnique', objects: [...values, ...values.slice(0, 1000)] } } });
+  assert.equal(added.status, 200, added.text);
+  assert.equal(added.body.Tags.length, 60_001);
+  const addMs = performance.now() - t;
+  t = performance.now();
+  const removed = await request(server, 'PUT', `/core/classes/Lists/${id}`, { headers: M, body: { Tags: { __op: 'Remove', objects: values } } });
+  assert.equal(removed.status, 200, removed.text);
+  assert.deepEqual(removed.body.Tags, ['seed']);
+  const removeMs = performance.now() - t;
+  assert.ok(addMs < 2000 && removeMs < 2000, `AddUnique ${addMs.toFixed(0)} ms, Remove ${removeMs.toFixed(0)} ms`);
+  assert.ok(await other < 2000, 'another write waited behind them');
+  const tooMany = await request(server, 'PUT', `/core/classes/Lists/${id}`, {
+    headers: M, body: { Tags: { __op: 'Add', objects: Array.from({ length: 100_001 }, (_, i) => i) } },
+  });
+  assert.equal(tooMany.status, 400, tooMany.text);
+  assert.equal(tooMany.body.code, 107);
+});
+
+test('issue 17 #10: record writes add at most 500 fields to a class, as the schema API does', async () => {
+  const first = await request(server, 'POST', '/core/classes/ManyFields', { headers: M, body: keysBody(490, 'a') });
+  assert.equal(first.status, 201, first.text);
+  const past = await request(server, 'POST', '/core/classes/ManyFields', { headers: M, body: keysBody(20, 'b') });
+  assert.equal(past.status, 400, past.text);
+  assert.deepEqual(past.body, { code: 255, error: 'A class may have at most 500 fields.' });
+  const schema = await request(server, 'GET', '/core/schemas/ManyFields', { headers: M });
+  assert.equal(Object.keys(schema.body.fields).length, 4 + 2 + 490, 'nothing of the refused write stayed');
+  const upTo = await request(server, 'POST', '/core/classes/ManyFields', { headers: M, body: keysBody(8, 'c') });
+  assert.equal(upTo.status, 201, upTo.text);  // 498 declared fields (with createdBy, updatedBy): 500
+});
+
+test('issue 17 #11: a sign-up body carrying sessionToken is refused, and no read returns one', async () => {
+  const r = await request(server, 'POST', '/core/users', { headers: M, body: { username: 'tokened@example.test', password: 'Tokened5ecret', sessionToken: 'r:forged' } });
+  assert.equal(r.status, 400, r.text);
+  assert.deepEqual(r.body, { code: 105, error: 'Invalid field name: sessionToken.' });
+  const u = await signUp(server, app, 'plain@example.test');
+  const put = await request(server, 'PUT', `/core/users/${u.id}`, { headers: M, body: { sessionToken: 'r:forged' } });
+  assert.equal(put.status, 400, put.text);
+  const read = await request(server, 'GET', `/core/users/${u.id}`, { headers: M });
+  assert.equal('sessionToken' in read.body, false);
+});
