@@ -21,6 +21,7 @@
 #include "api/router.hpp"
 #include "cli/command_line.hpp"
 #include "app/application.hpp"
+#include "auth/password_gate.hpp"
 #include "auth/registry.hpp"
 #include "http/server.hpp"
 #include "logs/request_log.hpp"
@@ -124,6 +125,14 @@ int Serve(const cli::ServeFlags& flags) {
   settings.prefix = flags.prefix;
   settings.smtp_url = flags.smtp_url;
   settings.mail_from = flags.mail_from;
+  if (flags.reset_mails_per_hour < 0 || flags.password_slots < 0 || flags.password_rate <= 0)
+    return Fail("--reset-mails-per-hour, --password-slots and --password-rate must be positive");
+  settings.reset_mails_per_hour = flags.reset_mails_per_hour;
+  auth::PasswordGate::Limits password_limits;
+  password_limits.slots = flags.password_slots > 0 ? flags.password_slots : cores;
+  password_limits.per_ip_per_second = flags.password_rate / 60.0;
+  password_limits.per_ip_burst = flags.password_rate;
+  auth::PasswordGate::Configure(password_limits);
 
   if (flags.request_log_days < 0) return Fail("--request-log-days must be 0 (keep) or more");
   // A test seam (util/time.hpp): end-to-end tests start a server days later to see retention.

@@ -62,7 +62,10 @@ Response HandlePasswordPage(const Request& request, const Target& target, auth::
   auto form = ParseTarget("/?" + request.body);
   if (!form) return Page(400, "Password not changed", "<p>The form could not be read.</p>");
   const std::string token = Param(*form, "token");
-  switch (auth::ResetPassword(ctx, token, Param(*form, "new_password"))) {
+  auto outcome = auth::ResetPassword(ctx, token, Param(*form, "new_password"));
+  if (!outcome.ok())
+    return Page(outcome.error().http_status, "Password not changed", "<p>Too many attempts now; try again later.</p>");
+  switch (outcome.value()) {
     case auth::ResetOutcome::kDone:
       return Page(200, "Password changed", "<p>Your password was changed. You can sign in with it now.</p>");
     case auth::ResetOutcome::kWeakPassword:

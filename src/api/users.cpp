@@ -71,7 +71,8 @@ Response HandleUsers(const Request& request, const Target& target, auth::Context
     json::value storage;
     auto body = BodyObject(request, storage);
     if (!body.ok()) return ErrorResponse(body.error());
-    auth::RequestPasswordReset(ctx, StringMember(*body.value(), "email"));
+    auto asked = auth::RequestPasswordReset(ctx, StringMember(*body.value(), "email"));
+    if (!asked.ok()) return ErrorResponse(asked.error());
     return JsonResponse(200, json::object{{"message", "Your request will be processed shortly"}});
   }
   if (route == "users") {

@@ -30,6 +30,8 @@ struct Settings {
   std::string prefix = "core";
   std::string smtp_url;  // empty: mails go to each application's outbox folder
   std::string mail_from = "no-reply@crmd.invalid";
+  // Password reset mails one address gets per hour at most (a flood of requests sends no more).
+  int reset_mails_per_hour = 3;
 };
 
 class Application {

@@ -98,6 +98,10 @@ WriteUnit::Nested::~Nested() {
   }
 }
 
+void BeforeSlowWork(auth::Context& ctx) {
+  if (!ctx.unit && ctx.queued) ctx.queued->storage().Flush();
+}
+
 namespace detail {
 Application& AppOf(const auth::Context& ctx) { return *ctx.app; }
 }  // namespace detail

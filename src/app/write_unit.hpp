@@ -117,6 +117,12 @@ enum class WriteStart {
   kExclusive,  // a write that changes the schema for sure (the schema API)
 };
 
+// Before work that takes long and needs no store (a password hash): what the caller's write group
+// holds is made durable and the store let go, so no other write waits behind that work (a batch's
+// items share a group that holds the store from their first write to its flush). A nested write
+// cannot let go of its unit: it does the work holding it.
+void BeforeSlowWork(auth::Context& ctx);
+
 namespace detail {
 // Points the context at `unit` for as long as the outermost write runs.
 class UnitScope {

@@ -3,6 +3,7 @@
 #include "app/application.hpp"
 #include "app/write_unit.hpp"
 #include "auth/password.hpp"
+#include "auth/password_gate.hpp"
 #include "auth/sessions.hpp"
 #include "query/encode.hpp"
 #include "schema/system_classes.hpp"
@@ -50,6 +51,10 @@ Result<json::object> LogIn(Context& ctx, std::string_view username, std::string_
   const auto& cls = *snapshot->Find("_User");
   const long lock_minutes = static_cast<long>(app.settings().lockout.count());
 
+  // Slow work ahead (a hash, for a known user or not): through the gate, holding no store.
+  app::BeforeSlowWork(ctx);
+  CRMD_ASSIGN(auto permit, PasswordGate::Instance().Enter(
+                               ctx.identity.IsMaster() ? std::nullopt : std::optional<std::string_view>(ctx.remote_ip)));
   auto user = username.empty() ? std::nullopt : FindByUsername(app.db(), cls, username);
   // The system user stands for keys; nobody signs in as it (it has no password either).
   if (user && schema::IsSystemUser(cls, user->row)) user.reset();
@@ -64,6 +69,7 @@ Result<json::object> LogIn(Context& ctx, std::string_view username, std::string_
   if (password.empty()) ok = false;
   const std::optional<std::string> rehash =
       ok && NeedsRehash(hash) ? std::optional<std::string>(HashPassword(password)) : std::nullopt;
+  { auto done = std::move(permit); }  // the slot goes back before the write
 
   // A failed attempt is a write too (the count, the lock): the unit commits it, and the refusal is
   // answered after, so its outcome is a value here, not an error that would roll it back.

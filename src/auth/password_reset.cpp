@@ -2,10 +2,15 @@
 
 #include <sodium.h>
 
+#include <chrono>
+#include <deque>
 #include <filesystem>
+#include <mutex>
+#include <unordered_map>
 
 #include "app/write_unit.hpp"
 #include "auth/password.hpp"
+#include "auth/password_gate.hpp"
 #include "auth/sessions.hpp"
 #include "mail/mailer.hpp"
 #include "schema/system_classes.hpp"
@@ -15,40 +20,99 @@
 
 namespace crmd::auth {
 
-void RequestPasswordReset(Context& ctx, std::string_view email) {
-  if (email.empty()) return;
-  app::Application& app = *ctx.app;
+namespace {
+
+// How many reset mails an address got lately, per application: a flood of requests for one
+// address sends it a few mails, and replaces its pending link a few times, not once per request.
+class ResetMailLimiter {
+ public:
+  // Whether one more mail may go to `address` now (and counts it when so).
+  bool Allow(const std::string& app_id, std::string_view address, int per_hour) {
+    std::string key = app_id + '\n';
+    for (char c : address) key.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mutex_);
+    if (sent_.size() > kMaxAddresses) Forget(now);
+    auto& times = sent_[key];
+    while (!times.empty() && now - times.front() > std::chrono::hours(1)) times.pop_front();
+    if (static_cast<int>(times.size()) >= per_hour) return false;
+    times.push_back(now);
+    return true;
+  }
+
+ private:
+  static constexpr std::size_t kMaxAddresses = 100'000;  // remembered at most; older ones forgotten
+  void Forget(std::chrono::steady_clock::time_point now) {
+    for (auto it = sent_.begin(); it != sent_.end();) {
+      if (it->second.empty() || now - it->second.back() > std::chrono::hours(1)) it = sent_.erase(it);
+      else ++it;
+    }
+  }
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::deque<std::chrono::steady_clock::time_point>> sent_;
+};
+
+ResetMailLimiter& Limiter() {
+  static ResetMailLimiter limiter;
+  return limiter;
+}
+
+// The work of a reset request, after its answer: the token stored, then the mail.
+void SendResetLink(const std::shared_ptr<app::Application>& app, const std::string& email) {
+  if (!Limiter().Allow(app->id(), email, app->settings().reset_mails_per_hour)) {
+    log::Info("password reset not mailed: too many for the address lately", {{"app", app->id()}});
+    return;
+  }
   unsigned char bytes[16];
   randombytes_buf(bytes, sizeof bytes);
   char token[33];
   sodium_bin2hex(token, sizeof token, bytes, sizeof bytes);
   const auto expires = timeutil::NowMillis() +
                        std::chrono::duration_cast<std::chrono::milliseconds>(kResetTokenLifetime).count();
-  const auto& settings = app.settings();
-  mail::Mail mail{std::string(email), "Reset your password",
-                  "Someone asked to reset the password of your account.\r\n"
-                  "To choose a new password, open this link within an hour:\r\n\r\n" +
-                      settings.public_url + "/" + settings.prefix + "/apps/" + app.id() +
-                      "/reset-password?token=" + token +
-                      "\r\n\r\nIf it was not you, ignore this mail; your password stays as it is."};
+  Context ctx;
+  ctx.app = app;
+  ctx.identity = Identity::System();
+  bool known = false;
   auto stored = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Status {
     const auto& cls = *unit.schema()->Find("_User");
-    auto user = storage::FindFirst(unit.txn(), cls, "email", std::string(email));
+    auto user = storage::FindFirst(unit.txn(), cls, "email", email);
     if (!user) return {};
     storage::Row update = *user;
     update.cells = {ids::HashSecret(token), timeutil::FormatIso(expires)};
     unit.txn().Update(cls, {schema::kResetTokenHash, schema::kResetTokenExpires}, update);
-    // A link whose token never committed would only disappoint: the mail waits for the commit.
-    unit.AfterCommit([&app, mail] {
-      app.mailer().Send(mail);
-      log::Info("password reset mailed", {{"app", app.id()}});
-    });
+    known = true;
     return {};
   });
-  if (!stored.ok()) log::Error("password reset not stored", {{"app", app.id()}, {"error", stored.error().message}});
+  if (!stored.ok()) {
+    log::Error("password reset not stored", {{"app", app->id()}, {"error", stored.error().message}});
+    return;
+  }
+  if (!known) return;
+  const auto& settings = app->settings();
+  // Durable now (RunWrite committed): a link whose token never committed would only disappoint.
+  app->mailer().Send({email, "Reset your password",
+                      "Someone asked to reset the password of your account.\r\n"
+                      "To choose a new password, open this link within an hour:\r\n\r\n" +
+                          settings.public_url + "/" + settings.prefix + "/apps/" + app->id() +
+                          "/reset-password?token=" + token +
+                          "\r\n\r\nIf it was not you, ignore this mail; your password stays as it is."});
+  log::Info("password reset mailed", {{"app", app->id()}});
 }
 
-ResetOutcome ResetPassword(Context& ctx, std::string_view token, std::string_view new_password) {
+}  // namespace
+
+Status RequestPasswordReset(Context& ctx, std::string_view email) {
+  // An anonymous endpoint that sends mail: it spends the caller's budget like a password check.
+  if (!ctx.identity.IsMaster()) CRMD_TRY(PasswordGate::Instance().Spend(ctx.remote_ip));
+  if (email.empty()) return {};
+  // The answer may tell a known address from an unknown one neither by its body nor by its time:
+  // the lookup, the token and the mail all come after it, on the after-commit thread.
+  auto app = ctx.app;
+  app->after_commit().Post({[app, address = std::string(email)] { SendResetLink(app, address); }});
+  return {};
+}
+
+Result<ResetOutcome> ResetPassword(Context& ctx, std::string_view token, std::string_view new_password) {
   if (!MeetsPasswordPolicy(new_password)) return ResetOutcome::kWeakPassword;
   if (token.empty()) return ResetOutcome::kInvalidToken;
   app::Application& app = *ctx.app;
@@ -59,7 +123,10 @@ ResetOutcome ResetPassword(Context& ctx, std::string_view token, std::string_vie
   auto pending = storage::FindFirst(app.db(), cls, schema::kResetTokenHash, token_hash);
   if (!pending || storage::TextOf(cls, *pending, schema::kResetTokenExpires) <= timeutil::NowIso())
     return ResetOutcome::kInvalidToken;
+  app::BeforeSlowWork(ctx);
+  CRMD_ASSIGN(auto permit, PasswordGate::Instance().Enter(std::optional<std::string_view>(ctx.remote_ip)));
   const std::string hash = HashPassword(new_password);  // slow: before the write begins
+  { auto done = std::move(permit); }
   auto outcome = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<ResetOutcome> {
     storage::WriteTransaction& txn = unit.txn();
     auto user = storage::FindFirst(txn, cls, schema::kResetTokenHash, token_hash);

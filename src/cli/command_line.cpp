@@ -39,6 +39,12 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                         "Seconds a request has, from its first byte, to arrive whole (default: 30)");
   serve_cmd->add_option("--idle-timeout", serve.idle_timeout,
                         "Seconds a keep-alive connection may wait for its next request (default: 60)");
+  serve_cmd->add_option("--reset-mails-per-hour", serve.reset_mails_per_hour,
+                        "Password reset mails one address gets per hour at most (default: 3)");
+  serve_cmd->add_option("--password-slots", serve.password_slots,
+                        "Password hashes running at once, 64 MiB each (default: one per core)");
+  serve_cmd->add_option("--password-rate", serve.password_rate,
+                        "Password checks and reset requests per address per minute without a key (default: 300)");
   serve_cmd->add_option("--max-connections", serve.max_connections,
                         "Open connections at most (default: a quarter of the open-file limit, at most 10,000)");
 

@@ -26,6 +26,9 @@ struct ServeFlags {
   int request_timeout = 30;  // seconds a request has from its first byte to arrive whole
   int idle_timeout = 60;     // seconds a connection may wait for its next request
   int max_connections = 0;   // 0: from the open-file limit
+  int reset_mails_per_hour = 3;
+  int password_slots = 0;      // 0: one per core
+  int password_rate = 300;     // password checks per address per minute, for callers without a key
 };
 
 // `crmd app create` and `crmd key create|revoke|list`.

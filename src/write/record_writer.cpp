@@ -70,10 +70,11 @@ Status MayAddFields(const auth::Context& ctx, const schema::ClassSchema* existin
   return auth::Authorize(ctx.identity, auth::Operation::kAddField, existing->name, existing);
 }
 
-Result<UserWrite> PrepareIfUser(std::string_view class_name, const json::object& body, WriteKind kind,
-                                const auth::Identity& identity) {
+Result<UserWrite> PrepareIfUser(auth::Context& ctx, std::string_view class_name, const json::object& body,
+                                WriteKind kind) {
   if (class_name != kUserClass) return UserWrite{};
-  return PrepareUserWrite(body, kind, identity);
+  if (body.contains("password")) app::BeforeSlowWork(ctx);  // a hash: let go of the store first
+  return PrepareUserWrite(body, kind, ctx.identity, ctx.remote_ip);
 }
 
 // The fields whose current value an update needs: those its operators start from (an Increment
@@ -120,7 +121,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
                                   std::string* session_token) {
   if (auto refused = RefuseBeforeBody(ctx.identity, auth::Operation::kCreate, class_name, *SchemaOf(ctx))) return *refused;
   CRMD_TRY(Precheck(ctx, auth::Operation::kCreate, class_name));
-  CRMD_ASSIGN(auto user, PrepareIfUser(class_name, body, WriteKind::kCreate, ctx.identity));
+  CRMD_ASSIGN(auto user, PrepareIfUser(ctx, class_name, body, WriteKind::kCreate));
   return app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<json::object> {
     storage::WriteTransaction& txn = unit.txn();
     const auto snapshot = unit.schema();  // a copy: ChangeSchema() replaces the unit's
@@ -188,7 +189,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
   if (auto refused = RefuseBeforeBody(ctx.identity, auth::Operation::kUpdate, class_name, *SchemaOf(ctx))) return *refused;
   if (class_name == kUserClass) CRMD_TRY(CheckUserWriter(ctx.identity, body, std::string(object_id)));
   CRMD_TRY(Precheck(ctx, auth::Operation::kUpdate, class_name));
-  CRMD_ASSIGN(auto user, PrepareIfUser(class_name, body, WriteKind::kUpdate, ctx.identity));
+  CRMD_ASSIGN(auto user, PrepareIfUser(ctx, class_name, body, WriteKind::kUpdate));
   return app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<json::object> {
     storage::WriteTransaction& txn = unit.txn();
     const auto snapshot = unit.schema();  // a copy: ChangeSchema() replaces the unit's

@@ -1,6 +1,7 @@
 #include "write/user_rules.hpp"
 
 #include "auth/password.hpp"
+#include "auth/password_gate.hpp"
 #include "schema/names.hpp"
 #include "schema/system_classes.hpp"
 #include "util/errors.hpp"
@@ -28,7 +29,8 @@ bool TakenByAnother(storage::WriteTransaction& txn, const schema::ClassSchema& c
 
 }  // namespace
 
-Result<UserWrite> PrepareUserWrite(const json::object& body, WriteKind kind, const auth::Identity& identity) {
+Result<UserWrite> PrepareUserWrite(const json::object& body, WriteKind kind, const auth::Identity& identity,
+                                   std::string_view remote_ip) {
   UserWrite out;
   if (const auto* password = body.if_contains("password")) {
     if (!password->is_string() || password->get_string().empty()) {
@@ -36,6 +38,8 @@ Result<UserWrite> PrepareUserWrite(const json::object& body, WriteKind kind, con
       return errors::PasswordPolicy();
     }
     if (!auth::MeetsPasswordPolicy(password->get_string())) return errors::PasswordPolicy();
+    CRMD_ASSIGN(auto permit, auth::PasswordGate::Instance().Enter(
+                                 identity.IsMaster() ? std::nullopt : std::optional<std::string_view>(remote_ip)));
     out.password_hash = auth::HashPassword(password->get_string());
   } else if (const auto* hash = body.if_contains(schema::kHashedPassword)) {
     // Imports from a Parse database keep their bcrypt hashes (verified, then upgraded at login).

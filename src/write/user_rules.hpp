@@ -18,10 +18,11 @@ struct UserWrite {
   std::optional<std::string> password_hash;  // set when the body changes the password
 };
 
-// Outside the lock: the body's password (policy, then argon2id) or, for an import with a key, a
-// bcrypt/argon2id `_hashed_password`. On create a password is required.
+// Outside the lock: the body's password (policy, then argon2id, through auth::PasswordGate, which
+// spends `remote_ip`'s budget unless a key writes) or, for an import with a key, a bcrypt/argon2id
+// `_hashed_password`. On create a password is required.
 Result<UserWrite> PrepareUserWrite(const boost::json::object& body, WriteKind kind,
-                                   const auth::Identity& identity);
+                                   const auth::Identity& identity, std::string_view remote_ip);
 
 // Before the lock, for every path that writes `_User` (the users routes and `/classes/_User`):
 // another user's session gets 206 (spec §4.7); only keys change `password`, `email` or
