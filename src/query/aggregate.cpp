@@ -222,6 +222,9 @@ Status Aggregate(auth::Context& ctx, std::string_view class_name,
   const auto* cls = snapshot->Find(class_name);
   CRMD_TRY(auth::Authorize(ctx.identity, auth::Operation::kFind, class_name, cls));
   CRMD_ASSIGN(auto stages, ParseStages(params));
+  // A group or a count tells how many rows match: the class's `count` permission too, as for
+  // `count=1` on a query (a user who may find but not count learns no totals).
+  if (stages.group || stages.count) CRMD_TRY(auth::Authorize(ctx.identity, auth::Operation::kCount, class_name, cls));
   if (!cls) {
     out += "{\"results\":[]}";
     return {};

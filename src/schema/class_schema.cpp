@@ -101,7 +101,9 @@ ClassSchema ClassSchema::NewImplicit(std::string name) {
     const json::object signed_in{{"requiresAuthentication", true}};
     for (const char* op : {"find", "count", "get"}) cls.class_level_permissions[op] = signed_in;
   } else {
-    cls.class_level_permissions = DefaultOpenPermissions();
+    // Spec §2.5 for the raw schema endpoint, and the same for a class a key's first write makes
+    // (only keys make classes): closed to everyone but the master and API keys until opened.
+    cls.class_level_permissions = ClosedPermissions();
   }
   return cls;
 }

@@ -118,7 +118,11 @@ test('§4.4 the batch\'s caller is resolved once, as in Parse: items after a log
   const username = `batchu${Date.now().toString(36)}@example.test`;
   const signup = await request(server, 'POST', '/core/users', { headers: M, body: { username, password: 'Pw12ab34cdZ9', email: username } });
   assert.equal(signup.status, 201, signup.text);
-  await createRecord(server, app, 'BatchU', { N: 0 });  // the class exists: no class creation by a user
+  // The class exists and is open to users (a class a key's write makes starts closed): no class
+  // creation by a user.
+  const made = await request(server, 'POST', '/core/schemas/BatchU', { headers: M, body: { classLevelPermissions: { create: { '*': true }, find: { '*': true }, get: { '*': true } } } });
+  assert.equal(made.status, 200, made.text);
+  await createRecord(server, app, 'BatchU', { N: 0 });
   const S = { ...appHeaders(app), 'X-Core-Session-Token': signup.body.sessionToken };
   const r = await batch([{ method: 'POST', path: '/core/logout', body: {} }, { method: 'POST', path: '/core/classes/BatchU', body: { N: 1 } }], S);
   assert.equal(r.status, 200, r.text);

@@ -335,3 +335,25 @@ test('issue 17 #14: a reset request for a known address takes as long as one for
   // The unfixed server: known 1.55 ms, unknown 0.94 ms here (a token written and synced first).
   assert.ok(mk <= mu * 1.25 + 0.15, `known ${mk.toFixed(2)} ms, unknown ${mu.toFixed(2)} ms (medians)`);
 });
+
+test('issue 17 #9: classes-aggregate with $count or $group needs the count permission, as count=1 does', async () => {
+  const made = await request(server, 'POST', '/core/schemas/NoCountAgg', {
+    headers: M, body: { classLevelPermissions: { find: { '*': true }, get: { '*': true }, count: {} } },
+  });
+  assert.equal(made.status, 200, made.text);
+  for (let i = 0; i < 3; i++) await request(server, 'POST', '/core/classes/NoCountAgg', { headers: M, body: { Amount: i } });
+  const user = await signUp(server, app, 'nocount@example.test');
+  const S = sessionOf(app, user.token);
+  const enc = (x) => encodeURIComponent(JSON.stringify(x));
+  for (const query of [`pipeline=${enc([{ $count: 'n' }])}`, `pipeline=${enc([{ $group: { _id: null, n: { $sum: 1 } } }])}`,
+    `group=${enc({ _id: null, total: { $sum: '$Amount' } })}`]) {
+    const r = await request(server, 'GET', `/core/classes-aggregate/NoCountAgg?${query}`, { headers: S });
+    assert.equal(r.status, 400, `${query}: ${r.text}`);
+    assert.deepEqual(r.body, { code: 119, error: 'Permission denied for action count on class NoCountAgg.' });
+  }
+  const counted = await request(server, 'GET', '/core/classes/NoCountAgg?count=1&limit=0', { headers: S });
+  assert.equal(counted.status, 400, 'count=1 is refused the same way');
+  const rows = await request(server, 'GET', `/core/classes-aggregate/NoCountAgg?pipeline=${enc([{ $match: {} }])}`, { headers: S });
+  assert.equal(rows.status, 200, 'a pipeline without a total is a find');
+  assert.equal(rows.body.results.length, 3);
+});

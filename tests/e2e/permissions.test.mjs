@@ -74,10 +74,18 @@ async function setClp(cls, classLevelPermissions) {
   return r;
 }
 
-// A class created by a master write with `n` records Name r0..r(n-1); returns [ids].
+// A new class open to everyone for every operation (made through the schema API).
+async function openClass(cls) {
+  const r = await request(server, 'POST', `/core/schemas/${cls}`, { headers: M, body: { classLevelPermissions: clpAll({ '*': true }) } });
+  assert.equal(r.status, 200, `open ${cls}: ${r.text}`);
+}
+
+// A class created by a master write with `n` records Name r0..r(n-1), then opened to everyone
+// (a class a key's write makes starts closed, issue 17 #4); returns [ids].
 async function seedClass(cls, n = 2) {
   const ids = [];
   for (let i = 0; i < n; i++) ids.push(await createRecord(server, app, cls, { Name: `r${i}` }));
+  await setClp(cls, clpAll({ '*': true }));
   return ids;
 }
 
@@ -315,13 +323,19 @@ test('§2.5 count: {} refuses count=1 even where find is allowed', async () => {
   assert.equal(c.body.code, 119, c.text);
 });
 
-test('§2.5 a class created by a key\'s first write has open CLPs: sessions read and write it; anonymous writes get the CAPTCHA 119', async () => {
-  const cls = uniqClass('OpenByDefault');
-  const [id] = await seedClass(cls);
+test('§2.5 issue 17 #4: a class created by a key\'s first write starts closed to everyone but keys; opened, sessions use it; anonymous writes get the CAPTCHA 119', async () => {
+  const cls = uniqClass('ClosedByDefault');
+  const id = await createRecord(server, app, cls, { Name: 'r0' });
+  await createRecord(server, app, cls, { Name: 'r1' });
   const schema = await request(server, 'GET', `/core/schemas/${cls}`, { headers: M });
   assert.equal(schema.status, 200, schema.text);
-  for (const op of OPS) assert.equal(schema.body.classLevelPermissions?.[op]?.['*'], true, `${op}: ${schema.text}`);
+  for (const op of OPS) assert.deepEqual(schema.body.classLevelPermissions?.[op], {}, `${op}: ${schema.text}`);
   const u = await newUser();
+  await assertAllDenied(cls, id, S(u.token), 'session before opening');
+  const anonymousRead = await find(cls, appHeaders(app));
+  assert.equal(anonymousRead.status, 400, anonymousRead.text);
+  assert.deepEqual(anonymousRead.body, denied('find', cls));
+  await setClp(cls, clpAll({ '*': true }));
   await assertAllAllowed(cls, id, S(u.token), 'session');
   for (const res of [
     await create(cls, { Name: 'spam' }, appHeaders(app)),
@@ -358,6 +372,7 @@ test('§2.1 ACL: find returns only rows the user may read (public, own id, a rol
   const roleId = await makeRole(role, { users: [alice] });
   await makeRole(parent, { roles: [roleId] });
   const cls = uniqClass('AclRows');
+  await openClass(cls);
   const rows = {
     public: { '*': { read: true } },
     mine: { [alice.id]: { read: true } },
@@ -393,6 +408,7 @@ test('§2.1 ACL: get of a row hidden from the user answers 404 101 Object not fo
   const alice = await newUser();
   const bob = await newUser();
   const cls = uniqClass('AclGet');
+  await openClass(cls);
   const hidden = await createRecord(server, app, cls, { Name: 'hidden', ACL: { [alice.id]: { read: true, write: true } } });
   const none = await createRecord(server, app, cls, { Name: 'none', ACL: {} });
   for (const id of [hidden, none]) {
@@ -410,6 +426,7 @@ test('§2.1 ACL: update and delete need write permission (user, role or *); with
   const role = uniqRole('Writers');
   await makeRole(role, { users: [alice] });
   const cls = uniqClass('AclWrite');
+  await openClass(cls);
   const bobsOnly = await createRecord(server, app, cls, { Name: 'bobs', ACL: { '*': { read: true }, [bob.id]: { read: true, write: true } } });
   const readOnly = await createRecord(server, app, cls, { Name: 'readonly', ACL: { '*': { read: true } } });
   const roleWrite = await createRecord(server, app, cls, { Name: 'rolew', ACL: { '*': { read: true }, [`role:${role}`]: { write: true } } });
@@ -539,6 +556,7 @@ test('SECURITY: a user changing the ACL of someone else\'s record gets 404 101; 
   const owner = await newUser();
   const attacker = await newUser();
   const cls = uniqClass('AclTheft');
+  await openClass(cls);
   const ACL = { '*': { read: true }, [owner.id]: { read: true, write: true } };
   const id = await createRecord(server, app, cls, { Name: 'owned', ACL });
   for (const stolen of [{ '*': { read: true, write: true } }, { [attacker.id]: { read: true, write: true } }]) {
@@ -586,6 +604,7 @@ test('SECURITY second read path: GET /core/classes/_Session with a session retur
 test('SECURITY field oracles: where on password or _hashed_password answers 400 105, directly or through a sub-query', async () => {
   const u = await newUser();
   const cls = uniqClass('UserLinks');
+  await openClass(cls);
   await createRecord(server, app, cls, { Owner: ptr('_User', u.id) });
   const cases = [
     ['_User', { password: { $regex: '^P' } }],
@@ -607,6 +626,7 @@ test('SECURITY field oracles: $regex, count, $inQuery, $notInQuery, $select on a
   const secretId = await createRecord(server, app, secret, { Name: 'Alpha deal' });
   await setClp(secret, clpAll({ [`role:${uniqRole('Nobody')}`]: true }));
   const notes = uniqClass('OpenNotes');
+  await openClass(notes);
   await createRecord(server, app, notes, { Label: 'Alpha deal', Ref: ptr(secret, secretId) });
 
   const direct = await find(secret, S(bob.token), q({ Name: { $regex: '^A' } }));
@@ -633,11 +653,13 @@ test('SECURITY field oracles: $regex, count, $inQuery and $select never count ro
   const alice = await newUser();
   const bob = await newUser();
   const hidden = uniqClass('HiddenRows');
+  await openClass(hidden);
   const mine = { [alice.id]: { read: true, write: true } };
   const h1 = await createRecord(server, app, hidden, { Name: 'secret-1', ACL: mine });
   const h2 = await createRecord(server, app, hidden, { Name: 'secret-2', ACL: mine });
   const p1 = await createRecord(server, app, hidden, { Name: 'public-1' });
   const notes = uniqClass('NotesOnHidden');
+  await openClass(notes);
   for (const [label, id] of [['secret-1', h1], ['secret-2', h2], ['public-1', p1]]) {
     await createRecord(server, app, notes, { Name: `note ${label}`, Label: label, Ref: ptr(hidden, id) });
   }
@@ -662,11 +684,13 @@ test('SECURITY second read path: include of a Pointer to a record the user may n
   const alice = await newUser();
   const bob = await newUser();
   const hidden = uniqClass('IncHidden');
+  await openClass(hidden);
   const hid = await createRecord(server, app, hidden, { Name: 'secret', ACL: { [alice.id]: { read: true } } });
   const closed = uniqClass('IncClosed');
   const cid = await createRecord(server, app, closed, { Name: 'closed secret' });
   await setClp(closed, clpAll({}));
   const notes = uniqClass('IncNotes');
+  await openClass(notes);
   const nid = await createRecord(server, app, notes, { Name: 'note', Ref: ptr(hidden, hid), Closed: ptr(closed, cid) });
 
   for (const r of [
@@ -687,6 +711,7 @@ test('SECURITY second read path: $relatedTo on a record the user may not read re
   const bob = await newUser();
   const alice = await newUser();
   const members = uniqClass('RelMembers');
+  await openClass(members);
   const m1 = await createRecord(server, app, members, { Name: 'member one' });
   const closedTeams = uniqClass('RelClosedTeams');
   const closedTeam = await createRecord(server, app, closedTeams, {
@@ -694,6 +719,7 @@ test('SECURITY second read path: $relatedTo on a record the user may not read re
   });
   await setClp(closedTeams, clpAll({}));
   const hiddenTeams = uniqClass('RelHiddenTeams');
+  await openClass(hiddenTeams);
   const hiddenTeam = await createRecord(server, app, hiddenTeams, {
     Name: 'hidden', ACL: { [alice.id]: { read: true } }, members: { __op: 'AddRelation', objects: [ptr(members, m1)] },
   });

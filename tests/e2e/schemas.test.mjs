@@ -126,6 +126,11 @@ test('§4.6 classes-aggregate groups with count and sum for a key or a permitted
 
   const u = await request(server, 'POST', '/core/users', { headers: M, body: { username: 'aggregator', password: 'Passw0rdA' } });
   const session = { ...appHeaders(app), 'X-Core-Session-Token': u.body.sessionToken };
+  // A class a key's write makes starts closed (issue 17 #4): a session is permitted once it is opened.
+  const closed = await request(server, 'GET', `/core/classes-aggregate/Deals?pipeline=${pipeline}`, { headers: session });
+  assert.equal(closed.status, 400, closed.text);
+  const opened = await request(server, 'PUT', '/core/schemas/Deals', { headers: M, body: { classLevelPermissions: { find: { '*': true }, count: { '*': true } } } });
+  assert.equal(opened.status, 200, opened.text);
   assert.equal((await request(server, 'GET', `/core/classes-aggregate/Deals?pipeline=${pipeline}`, { headers: session })).status, 200);
 
   const anonymous = await request(server, 'GET', `/core/classes-aggregate/Deals?pipeline=${pipeline}`, { headers: appHeaders(app) });
