@@ -134,6 +134,7 @@ int Serve(const cli::ServeFlags& flags) {
   password_limits.per_ip_burst = flags.password_rate;
   auth::PasswordGate::Configure(password_limits);
 
+  if (flags.read_timeout <= 0 || flags.read_slice_ms <= 0) return Fail("--read-timeout and --read-slice-ms must be positive");
   if (flags.request_log_days < 0) return Fail("--request-log-days must be 0 (keep) or more");
   // A test seam (util/time.hpp): end-to-end tests start a server days later to see retention.
   if (const char* offset = std::getenv("CRMD_TEST_CLOCK_OFFSET_MS")) {
@@ -153,7 +154,11 @@ int Serve(const cli::ServeFlags& flags) {
   logs::RequestLog::Options log_options;
   log_options.retention_days = flags.request_log_days;
   logs::RequestLog request_log(apps, log_options);  // stopped (flushed) before the write queues
-  api::Router router(api::RouterOptions{flags.prefix}, registry, apps, &request_log);
+  api::RouterOptions router_options;
+  router_options.prefix = flags.prefix;
+  router_options.read_timeout = std::chrono::seconds(flags.read_timeout);
+  router_options.read_slice = std::chrono::milliseconds(flags.read_slice_ms);
+  api::Router router(router_options, registry, apps, &request_log);
   log::AccessLogBatching access_log_batching;
   http::Server server(
       options, [&router](const api::Request& r) { return router.Handle(r); },

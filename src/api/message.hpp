@@ -32,6 +32,9 @@ struct Request {
   // container's storage.
   std::shared_ptr<const boost::json::value> json_body;
   std::string remote_ip;
+  // A read handled again off the network threads, after it ran past its slice on one
+  // (Response::run_off_loop): it gets the whole read timeout.
+  bool off_loop = false;
 
   // The first header named `lower_name`, if present.
   std::optional<std::string_view> Header(std::string_view lower_name) const;
@@ -46,6 +49,10 @@ struct Response {
   // from the request's head to then: where a write request's `_RequestLog` row is made. Must not
   // block or throw.
   std::function<void(int status, double duration_ms)> sent;
+  // Not an answer: the read ran past its slice on a network thread and is to be handled again on
+  // a thread of slow reads (Request::off_loop), so the network thread's other connections wait no
+  // longer.
+  bool run_off_loop = false;
 };
 
 // The body of a request whose body must be a JSON object: `json_body` when the request carries it,

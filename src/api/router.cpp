@@ -111,8 +111,21 @@ Response Router::Handle(const Request& request, const std::shared_ptr<app::Appli
                         app::QueuedGroup* queued) {
   Response response;
   Caller caller;
+  // Reads are bounded in time: a read request on a network thread gets a slice, where the
+  // thread's other connections wait for it; off them (a slow read again, a write's reads on a
+  // writer thread) the whole timeout.
+  const bool on_loop = (request.method == Method::kGet || request.method == Method::kHead) && !request.off_loop;
+  const storage::ReadDeadline deadline(std::chrono::steady_clock::now() +
+                                       (on_loop ? options_.read_slice : options_.read_timeout));
   try {
     response = Route(request, opened, queued, caller);
+  } catch (const storage::ReadTimedOut&) {
+    if (on_loop) {
+      Response again;
+      again.run_off_loop = true;
+      return again;
+    }
+    response = ErrorResponse(errors::QueryTimeout(std::chrono::duration_cast<std::chrono::seconds>(options_.read_timeout).count()));
   } catch (const storage::OutOfDescriptors& e) {
     log::Warn("out of file descriptors", {{"method", request.method_name}, {"error", e.what()}});
     response = ErrorResponse(errors::Unavailable("too many open files, try again"));

@@ -4,6 +4,7 @@
 // Thread-safe: Handle() is called concurrently from all server threads.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -22,6 +23,10 @@ struct RouterOptions {
   // The word in `/core/...` and `X-Core-*` (DESIGN.md rule 5): `core`, or `parse` to answer Parse
   // clients.
   std::string prefix = "core";
+  // How long a read may run on a network thread, where other connections wait for it, before it
+  // is moved to a thread of slow reads; and how long it may run in all (400 124 beyond).
+  std::chrono::milliseconds read_slice{20};
+  std::chrono::milliseconds read_timeout{15'000};
 };
 
 class Router {

@@ -29,6 +29,8 @@ struct ServeFlags {
   int reset_mails_per_hour = 3;
   int password_slots = 0;      // 0: one per core
   int password_rate = 300;     // password checks per address per minute, for callers without a key
+  int read_timeout = 15;       // seconds a request's reads may run in all (400 124 beyond)
+  int read_slice_ms = 20;      // milliseconds a read runs on a network thread before it moves off it
 };
 
 // `crmd app create` and `crmd key create|revoke|list`.

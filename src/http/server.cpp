@@ -4,6 +4,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -30,6 +33,9 @@ namespace {
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 // How often a stopping server checks whether in-flight requests have finished.
 constexpr std::chrono::milliseconds kDrainPoll{20};
+// The nice value of slow-read threads (0 is the network threads'): they get a core when the
+// network threads leave one.
+constexpr int kSlowReadNice = 10;
 // How long the accept loop waits after running out of descriptors before it tries again.
 constexpr std::chrono::milliseconds kAcceptPause{50};
 // After refusing a request, how long input is drained so the client can read the refusal.
@@ -218,6 +224,7 @@ struct Server::Impl {
   asio::io_context& ioc;
   std::size_t next_context = 0;  // touched only by Accept()
   asio::thread_pool writers;
+  asio::thread_pool slow_reads;
   // The acceptor is used by Accept() and closed by the signal handler: both run on this strand.
   asio::strand<asio::io_context::executor_type> acceptor_strand{ioc.get_executor()};
   tcp::acceptor acceptor{acceptor_strand};
@@ -229,7 +236,8 @@ struct Server::Impl {
         early(std::move(e)),
         contexts(MakeContexts(std::max(1, options.threads) + 1)),
         ioc(contexts.front()),
-        writers(static_cast<std::size_t>(options.write_threads)) {
+        writers(static_cast<std::size_t>(options.write_threads)),
+        slow_reads(static_cast<std::size_t>(std::max(1, options.slow_read_threads))) {
     for (auto& context : contexts) {
       keep_running.push_back(asio::make_work_guard(context));
       // Each context's reactor (an epoll, an eventfd, a timerfd) is made now, not by its first
@@ -333,6 +341,14 @@ struct Server::Impl {
       if (ec) break;
       drained += n;
     }
+  }
+
+  // Slow reads yield the cores to the network threads: once per slow-read thread, a nicer value.
+  static void LowerPriority() {
+    thread_local bool lowered = false;
+    if (lowered) return;
+    lowered = true;
+    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kSlowReadNice);
   }
 
   static bool IsQuietDisconnect(const beast::error_code& ec) {
@@ -454,6 +470,15 @@ struct Server::Impl {
         }
       } else {
         api_response = handler(api_request);
+        if (api_response.run_off_loop) {
+          // The read ran past its slice here: it runs again on a slow-read thread, and this
+          // thread goes back to its other connections meanwhile.
+          api_request.off_loop = true;
+          co_await asio::post(asio::bind_executor(slow_reads.get_executor(), asio::use_awaitable));
+          LowerPriority();
+          api_response = handler(api_request);
+          co_await asio::post(asio::bind_executor(stream.get_executor(), asio::use_awaitable));
+        }
       }
       const int status = api_response.status;
       const std::size_t bytes = api_response.body.size();
@@ -574,6 +599,7 @@ void Server::Run() {
   s.ioc.run();
   for (auto& t : threads) t.join();
   s.writers.join();
+  s.slow_reads.join();
 }
 
 }  // namespace crmd::http

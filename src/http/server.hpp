@@ -44,6 +44,9 @@ struct ServerOptions {
   // closed itself when none is idle. Each holds a descriptor: keep it well under the process's
   // open-file limit, which stores need too.
   int max_connections = 10000;
+  // Threads for reads that ran past their slice on a network thread (Response::run_off_loop).
+  // They run at a lower priority than the network threads.
+  int slow_read_threads = 2;
 };
 
 using Handler = std::function<api::Response(const api::Request&)>;

@@ -209,6 +209,10 @@ class Parser {
 
   Result<Expr> Regex(const Target& t, const json::value& pattern, const json::object& constraint) {
     if (!pattern.is_string()) return BadQuery("bad $regex: pattern must be a string");
+    if (++regexes_ > kMaxRegexes)
+      return BadQuery("bad $regex: a query may hold at most " + std::to_string(kMaxRegexes) + " patterns");
+    if (pattern.get_string().size() > kMaxRegexLength)
+      return BadQuery("bad $regex: a pattern may be at most " + std::to_string(kMaxRegexLength) + " characters");
     std::string flags;
     if (const auto* o = constraint.if_contains("$options")) {
       if (!o->is_string()) return BadQuery("bad $options: must be a string");
@@ -223,6 +227,7 @@ class Parser {
                                      : "(?" + flags + ")" + std::string(pattern.get_string());
     RE2::Options options;
     options.set_log_errors(false);
+    options.set_max_mem(kRegexMemory);
     RE2 re(full, options);
     if (!re.ok()) return BadQuery("bad $regex: " + re.error());
     Expr e;
@@ -418,6 +423,7 @@ class Parser {
   const schema::Snapshot& snapshot_;
   const auth::Identity& identity_;
   std::size_t nodes_ = 0;
+  std::size_t regexes_ = 0;
 };
 
 }  // namespace

@@ -22,6 +22,11 @@ namespace crmd::query {
 inline constexpr std::size_t kMaxWhereNodes = 500;
 inline constexpr std::size_t kMaxSubQueryDepth = 4;
 inline constexpr std::size_t kMaxInValues = 100000;
+// `$regex` constraints one query holds at most (sub-queries included), and the longest pattern:
+// each is run on every row the query reads, and compiled with up to kRegexMemory of automaton.
+inline constexpr std::size_t kMaxRegexes = 16;
+inline constexpr std::size_t kMaxRegexLength = 1000;
+inline constexpr std::int64_t kRegexMemory = 1 << 20;
 
 // `snapshot` resolves sub-query classes; `identity` is checked (find) on each of them through
 // auth::Authorize, the same door as a direct query.

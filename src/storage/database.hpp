@@ -9,6 +9,7 @@
 // Faults (I/O errors, a corrupt file) throw StorageError; expected outcomes are return values.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -35,6 +36,28 @@ struct StorageError : std::runtime_error {
 // condition of the moment, answered 503, not a fault of the store.
 struct OutOfDescriptors : StorageError {
   using StorageError::StorageError;
+};
+
+// A read that ran past the deadline of its thread's ReadDeadline: stopped, nothing returned.
+struct ReadTimedOut : StorageError {
+  using StorageError::StorageError;
+};
+
+// The time bound of the reads this thread starts while it is in scope (they throw ReadTimedOut
+// once it passed; checked every few thousand steps of SQLite's machine, and between two calls of a
+// function such as $regex's). Scopes nest; the innermost decides. Reads inside a write's
+// transaction are not bounded by it: the write's own limits bound them.
+class ReadDeadline {
+ public:
+  explicit ReadDeadline(std::chrono::steady_clock::time_point deadline);
+  ~ReadDeadline();
+  ReadDeadline(const ReadDeadline&) = delete;
+  ReadDeadline& operator=(const ReadDeadline&) = delete;
+  // Whether this thread's innermost deadline has passed (false without one).
+  static bool Passed();
+
+ private:
+  std::optional<std::chrono::steady_clock::time_point> previous_;
 };
 
 // An insert of an objectId that a row of the class already has. The statement failed alone: the

@@ -140,6 +140,11 @@ ApiError FunctionNotFound() { return Make(400, kScriptFailed, "function not foun
 
 ApiError Unauthorized() { return ApiError{403, 0, "unauthorized", ErrorBody::kErrorOnly}; }
 
+ApiError QueryTimeout(long seconds) {
+  return ApiError{400, 124,
+                  fmt::format("The query took longer than {} s; narrow it with where, keys or limit.", seconds)};
+}
+
 ApiError Unavailable(std::string_view why) {
   return ApiError{503, kInternal, fmt::format("Service unavailable: {}", why)};
 }

@@ -69,5 +69,6 @@ ApiError TooManyKeys(std::size_t max); // 400 107 `A body may hold at most <max>
 ApiError RouteNotFound(std::string_view method, std::string_view path);
 ApiError Internal();                   // 500 {"code":1,"message":"Internal server error."}
 ApiError Unavailable(std::string_view why);  // 503 {"code":1,"error":"Service unavailable: <why>"}
+ApiError QueryTimeout(long seconds);   // 400 124 `The query took longer than <n> s; ...`
 
 }  // namespace crmd::errors

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import {
   setup, stopAll, request, rawRequest, masterHeaders, apiKeyHeaders, appHeaders, HOST, sleep,
+  makeDataDir, createApp, startServer, createRecord,
 } from './lib/harness.mjs';
 
 let server;
@@ -356,4 +357,63 @@ test('issue 17 #9: classes-aggregate with $count or $group needs the count permi
   const rows = await request(server, 'GET', `/core/classes-aggregate/NoCountAgg?pipeline=${enc([{ $match: {} }])}`, { headers: S });
   assert.equal(rows.status, 200, 'a pipeline without a total is a find');
   assert.equal(rows.body.results.length, 3);
+});
+
+// A value of `n` letters from a fixed sequence: no pattern below matches it.
+function letters(n, seed) {
+  const out = Buffer.alloc(n);
+  let x = seed;
+  for (let i = 0; i < n; i++) { x = (x * 1103515245 + 12345) & 0x7fffffff; out[i] = 97 + (x % 26); }
+  return out.toString('latin1');
+}
+// Patterns whose automaton RE2 cannot keep small: tens of milliseconds per 400 KB value each.
+const hostileWhere = (n) => ({ $or: Array.from({ length: n }, (_, i) => ({ Body: { $regex: `(?:[a-q][^u-z]{40}|[b-r][^t-y]{40})${i}` } })) });
+
+test('issue 17 #3: hostile $regex reads are bounded in patterns and time, and never hold /health or another application', async () => {
+  const dir = makeDataDir();
+  const victim = createApp(dir);
+  const bystander = createApp(dir);
+  // Four network threads, so that four hostile reads could take them all.
+  const srv = await startServer(dir, { threads: 4, extraArgs: ['--read-timeout', '3'] });
+  const V = masterHeaders(victim);
+  for (let i = 0; i < 20; i++) await createRecord(srv, victim, 'Notes', { Body: letters(400_000, i + 1) });
+  const bystanderId = await createRecord(srv, bystander, 'Accounts', { Name: 'elsewhere' });
+  const find = (where, limit = 10) => request(srv, 'GET', `/core/classes/Notes?where=${encodeURIComponent(JSON.stringify(where))}&limit=${limit}&keys=objectId`, { headers: V, timeoutMs: 60_000 });
+
+  const tooMany = await find(hostileWhere(17));
+  assert.equal(tooMany.status, 400, tooMany.text);
+  assert.deepEqual(tooMany.body, { code: 102, error: 'bad $regex: a query may hold at most 16 patterns' });
+  const tooLong = await find({ Body: { $regex: 'a'.repeat(1001) } });
+  assert.equal(tooLong.status, 400, tooLong.text);
+  assert.equal(tooLong.body.code, 102);
+
+  const started = performance.now();
+  const hostile = Array.from({ length: 4 }, () => find(hostileWhere(16)));
+  let worstHealth = 0;
+  let worstGet = 0;
+  let probes = 0;
+  await sleep(100);
+  while (performance.now() - started < 2500) {
+    worstHealth = Math.max(worstHealth, await healthMs(srv, 30_000));
+    const t = performance.now();
+    const got = await request(srv, 'GET', `/core/classes/Accounts/${bystanderId}`, { headers: masterHeaders(bystander), timeoutMs: 30_000 });
+    assert.equal(got.status, 200, got.text);
+    worstGet = Math.max(worstGet, performance.now() - t);
+    probes++;
+    await sleep(10);
+  }
+  const answers = await Promise.all(hostile);
+  const hostileMs = performance.now() - started;
+  assert.ok(worstHealth < 1000 && worstGet < 1000,
+    `while four hostile reads ran: /health ${worstHealth.toFixed(0)} ms, another application's get ${worstGet.toFixed(0)} ms at worst`);
+  assert.ok(probes >= 10, `only ${probes} probes ran while the hostile reads did`);
+  for (const r of answers) {
+    assert.equal(r.status, 400, r.text);
+    assert.deepEqual(r.body, { code: 124, error: 'The query took longer than 3 s; narrow it with where, keys or limit.' });
+  }
+  assert.ok(hostileMs < 10_000, `the hostile reads were answered after ${hostileMs.toFixed(0)} ms (read timeout 3 s)`);
+  // A read that is merely long on a network thread is not cut at its slice: it ends off the loop.
+  const one = await find(hostileWhere(1));
+  assert.equal(one.status, 200, one.text);
+  assert.deepEqual(one.body.results, []);
 });

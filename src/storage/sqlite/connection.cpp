@@ -91,6 +91,7 @@ bool Statement::Step() {
   if (rc == SQLITE_DONE) return false;
   if (rc == SQLITE_CONSTRAINT_PRIMARYKEY)  // extended codes are on for every connection
     throw DuplicateKeyError(fmt::format("sqlite: step: {}", sqlite3_errmsg(sqlite3_db_handle(stmt_))));
+  if (rc == SQLITE_INTERRUPT && ReadDeadline::Passed()) throw ReadTimedOut("sqlite: the read ran past its deadline");
   Fail(sqlite3_db_handle(stmt_), "step");
 }
 
@@ -160,6 +161,18 @@ Connection::Connection(const std::string& path, bool sync_full) {
     sqlite3_close(db_);
     throw;
   }
+}
+
+namespace {
+// Steps of SQLite's virtual machine between two looks at the clock: ~tens of microseconds of
+// work, so a read stops within a millisecond of its deadline at a cost nobody measures.
+constexpr int kStepsBetweenChecks = 2000;
+int DeadlinePassed(void*) { return ReadDeadline::Passed() ? 1 : 0; }
+}  // namespace
+
+void Connection::BoundReads() {
+  sqlite3_progress_handler(db_, kStepsBetweenChecks, DeadlinePassed, nullptr);
+  RegisterRegexp(db_, /*bounded=*/true);
 }
 
 Connection::~Connection() {

@@ -87,6 +87,9 @@ class Connection {
   // remembered with the statement cache.
   bool PlanSorts(const std::string& sql);
 
+  // Makes reads on this connection stop (ReadTimedOut) once their thread's ReadDeadline passed.
+  void BoundReads();
+
   // Calls `hook` with the log's size in pages after each commit on this connection. It replaces
   // SQLite's automatic checkpoint (both are SQLite's WAL hook); must not throw.
   void OnCommit(std::function<void(int frames)> hook);

@@ -2,6 +2,8 @@
 
 #include <re2/re2.h>
 
+#include "storage/database.hpp"
+
 #include <string_view>
 
 namespace crmd::storage::sqlite {
@@ -13,6 +15,13 @@ void DeleteRegexp(void* p) { delete static_cast<RE2*>(p); }
 // 1 when `value` (text) contains a match of `pattern`; 0 otherwise, also for non-text values
 // (Mongo's $regex never matches numbers). The compiled pattern is cached per statement.
 void Regexp(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  // One call can take tens of milliseconds on a large value, and a statement makes few steps
+  // between calls: SQLite's progress handler would not see a deadline pass for a long time.
+  if (sqlite3_user_data(ctx) != nullptr && ReadDeadline::Passed()) {
+    sqlite3_interrupt(sqlite3_context_db_handle(ctx));
+    sqlite3_result_int(ctx, 0);
+    return;
+  }
   if (sqlite3_value_type(argv[1]) != SQLITE_TEXT) {
     sqlite3_result_int(ctx, 0);
     return;
@@ -26,6 +35,9 @@ void Regexp(sqlite3_context* ctx, int, sqlite3_value** argv) {
     }
     RE2::Options options;
     options.set_log_errors(false);
+    // Its automaton's memory: RE2's default is 8 MiB per pattern, per statement; past this it
+    // runs slower, not larger (query::kRegexMemory).
+    options.set_max_mem(1 << 20);
     re = new RE2(std::string_view(pattern, static_cast<std::size_t>(sqlite3_value_bytes(argv[0]))),
                  options);
     if (!re->ok()) {
@@ -47,9 +59,10 @@ void Regexp(sqlite3_context* ctx, int, sqlite3_value** argv) {
 
 }  // namespace
 
-void RegisterRegexp(sqlite3* db) {
-  sqlite3_create_function_v2(db, "crmd_regexp", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
-                             Regexp, nullptr, nullptr, nullptr);
+void RegisterRegexp(sqlite3* db, bool bounded) {
+  static char bounded_marker;
+  sqlite3_create_function_v2(db, "crmd_regexp", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                             bounded ? &bounded_marker : nullptr, Regexp, nullptr, nullptr, nullptr);
 }
 
 }  // namespace crmd::storage::sqlite

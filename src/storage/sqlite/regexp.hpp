@@ -6,6 +6,8 @@
 
 namespace crmd::storage::sqlite {
 
-void RegisterRegexp(sqlite3* db);
+// `bounded`: a call made once the thread's ReadDeadline passed interrupts its statement
+// (Connection::BoundReads).
+void RegisterRegexp(sqlite3* db, bool bounded = false);
 
 }  // namespace crmd::storage::sqlite

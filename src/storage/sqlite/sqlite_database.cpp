@@ -696,6 +696,7 @@ class SqliteDatabase final : public Database {
     // far more pages than any cache; the OS page cache serves those), and every reader has its own:
     // 1 MiB each instead of SQLite's 2 MiB default keeps the process small.
     reader->Exec("PRAGMA cache_size=-1024");
+    reader->BoundReads();
     return Lease(reader.release(), Return{this});
   }
 
