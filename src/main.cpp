@@ -116,6 +116,13 @@ int Serve(const cli::ServeFlags& flags) {
   // Idle reader connections kept: one per thread that reads; more are opened when a request needs
   // two at once, and closed when they come back.
   store.readers = options.threads + options.write_threads;
+  // What connections leave of the open-file limit, at ~16 descriptors per store (a writer, a few
+  // readers, each with its log).
+  if (flags.max_open_apps < 0 || flags.page_cache_mib <= 0) return Fail("--max-open-apps and --page-cache-mib must be positive");
+  store.max_open = flags.max_open_apps > 0
+                       ? static_cast<std::size_t>(flags.max_open_apps)
+                       : std::clamp<std::uint64_t>((open_files - std::min<std::uint64_t>(open_files, options.max_connections)) / 16, 16, 1000);
+  storage::LimitPageCache(static_cast<std::int64_t>(flags.page_cache_mib) << 20);
 
   if (flags.session_ttl <= 0 || flags.lockout_minutes <= 0)
     return Fail("--session-ttl and --lockout-minutes must be positive");
@@ -171,6 +178,7 @@ int Serve(const cli::ServeFlags& flags) {
   apps.SetPublicUrl(public_url);
   log::Info("listening", {{"address", options.host},
                           {"max_connections", options.max_connections},
+                          {"max_open_apps", static_cast<std::int64_t>(store.max_open)},
                           {"open_files", static_cast<std::int64_t>(open_files)},
                           {"port", port},
                           {"threads", options.threads},

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -33,8 +34,10 @@ struct Request {
   std::shared_ptr<const boost::json::value> json_body;
   std::string remote_ip;
   // A read handled again off the network threads, after it ran past its slice on one
-  // (Response::run_off_loop): it gets the whole read timeout.
+  // (Response::run_off_loop): it gets the whole read timeout, counted from `arrived`.
   bool off_loop = false;
+  // When the request was read whole (the server sets it).
+  std::chrono::steady_clock::time_point arrived = std::chrono::steady_clock::now();
 
   // The first header named `lower_name`, if present.
   std::optional<std::string_view> Header(std::string_view lower_name) const;

@@ -115,8 +115,10 @@ Response Router::Handle(const Request& request, const std::shared_ptr<app::Appli
   // thread's other connections wait for it; off them (a slow read again, a write's reads on a
   // writer thread) the whole timeout.
   const bool on_loop = (request.method == Method::kGet || request.method == Method::kHead) && !request.off_loop;
-  const storage::ReadDeadline deadline(std::chrono::steady_clock::now() +
-                                       (on_loop ? options_.read_slice : options_.read_timeout));
+  // A slow read's time counts from its arrival: waiting for a slow-read thread is part of it.
+  const storage::ReadDeadline deadline(on_loop            ? std::chrono::steady_clock::now() + options_.read_slice
+                                       : request.off_loop ? request.arrived + options_.read_timeout
+                                                          : std::chrono::steady_clock::now() + options_.read_timeout);
   try {
     response = Route(request, opened, queued, caller);
   } catch (const storage::ReadTimedOut&) {

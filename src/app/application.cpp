@@ -1,10 +1,11 @@
 #include "app/application.hpp"
 
 #include <filesystem>
+#include <stdexcept>
 #include <vector>
 
 #include "schema/system_classes.hpp"
-#include <stdexcept>
+#include "util/log.hpp"
 
 namespace crmd::app {
 
@@ -81,33 +82,145 @@ void Application::StopWrites() {
 
 Applications::Applications(std::string data_dir, StoreOptions options, Settings settings, Preparer prepare)
     : data_dir_(std::move(data_dir)), options_(options), settings_(std::move(settings)), prepare_(std::move(prepare)) {
+  if (options_.max_open == 0) throw std::invalid_argument("at least one application must be open at a time");
   if (!settings_.smtp_url.empty())
     smtp_ = std::make_unique<mail::SmtpMailer>(settings_.smtp_url, settings_.mail_from);
+  closer_ = std::thread([this] { CloserLoop(); });
+}
+
+Applications::~Applications() {
+  try {
+    StopWrites();
+  } catch (const std::exception& e) {
+    log::Error("stopping the applications failed", {{"error", e.what()}});
+  }
 }
 
 std::shared_ptr<Application> Applications::Open(const std::string& app_id) {
   if (!IsValidAppId(app_id)) throw std::invalid_argument("invalid application id");
-  std::lock_guard lock(mutex_);
-  auto it = open_.find(app_id);
-  if (it != open_.end()) return it->second;
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    auto it = open_.find(app_id);
+    if (it != open_.end() && it->second.app) {
+      recent_.splice(recent_.begin(), recent_, it->second.recent);
+      return it->second.app;
+    }
+    if (it == open_.end()) break;
+    changed_.wait(lock);  // another caller opens it
+  }
+  recent_.push_front(app_id);
+  open_.emplace(app_id, Slot{nullptr, recent_.begin()});
+  lock.unlock();
+
+  std::shared_ptr<Application> app;
+  try {
+    try {
+      app = OpenStore(app_id);
+    } catch (const storage::OutOfDescriptors&) {
+      // Descriptors held by applications nobody uses are better spent on this one.
+      lock.lock();
+      auto idle = TakeIdle(/*keep_free=*/8);
+      lock.unlock();
+      if (idle.empty()) throw;
+      Close(std::move(idle));
+      app = OpenStore(app_id);
+    }
+  } catch (...) {
+    lock.lock();
+    auto it = open_.find(app_id);
+    recent_.erase(it->second.recent);
+    open_.erase(it);
+    changed_.notify_all();
+    throw;
+  }
+  lock.lock();
+  open_.find(app_id)->second.app = app;
+  auto idle = TakeIdle(0);
+  for (auto& closed : idle) to_close_.push_back(std::move(closed));
+  changed_.notify_all();
+  return app;
+}
+
+std::shared_ptr<Application> Applications::OpenStore(const std::string& app_id) {
   auto dir = std::filesystem::path(data_dir_) / "apps" / app_id;
   std::filesystem::create_directories(dir);
   auto db = storage::OpenSqlite((dir / "data.db").string(), options_.durability, options_.readers);
   auto app = std::make_shared<Application>(app_id, std::move(db), dir.string(), settings_, smtp_.get(), &after_commit_);
   if (prepare_) prepare_(*app);
-  open_.emplace(app_id, app);
   return app;
+}
+
+std::vector<std::shared_ptr<Application>> Applications::TakeIdle(std::size_t keep_free) {
+  std::vector<std::shared_ptr<Application>> taken;
+  const std::size_t target = options_.max_open > keep_free ? options_.max_open - keep_free : 0;
+  // From the least recently used end; an application in use (held by anyone but this cache, or
+  // still opening) is passed over.
+  for (auto it = recent_.end(); open_.size() > target && it != recent_.begin();) {
+    --it;
+    auto slot = open_.find(*it);
+    if (!slot->second.app || slot->second.app.use_count() > 1) continue;
+    ++closing_;
+    taken.push_back(std::move(slot->second.app));
+    open_.erase(slot);
+    it = recent_.erase(it);
+  }
+  return taken;
+}
+
+void Applications::Close(std::vector<std::shared_ptr<Application>> apps) {
+  for (auto& app : apps) {
+    const std::string id = app->id();
+    try {
+      app->StopWrites();
+      app.reset();  // the store closes here
+    } catch (const std::exception& e) {
+      log::Error("closing an application failed", {{"app", id}, {"error", e.what()}});
+    }
+    std::lock_guard lock(mutex_);
+    --closing_;
+  }
+}
+
+void Applications::CloserLoop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    // Also now and then: an application still in use when a newer one was opened (a queued
+    // write, rows of the request log) is closed once its users are done.
+    changed_.wait_for(lock, kRecheck, [this] { return stopped_ || !to_close_.empty(); });
+    if (stopped_ && to_close_.empty()) return;
+    for (auto& idle : TakeIdle(0)) to_close_.push_back(std::move(idle));
+    if (to_close_.empty()) continue;
+    std::vector<std::shared_ptr<Application>> batch(std::make_move_iterator(to_close_.begin()),
+                                                    std::make_move_iterator(to_close_.end()));
+    to_close_.clear();
+    lock.unlock();
+    Close(std::move(batch));
+    lock.lock();
+  }
 }
 
 std::vector<std::shared_ptr<Application>> Applications::OpenApplications() {
   std::lock_guard lock(mutex_);
   std::vector<std::shared_ptr<Application>> apps;
   apps.reserve(open_.size());
-  for (auto& [id, app] : open_) apps.push_back(app);
+  for (auto& [id, slot] : open_)
+    if (slot.app) apps.push_back(slot.app);
   return apps;
 }
 
+std::size_t Applications::open_count() {
+  std::lock_guard lock(mutex_);
+  return open_.size() + closing_;
+}
+
 void Applications::StopWrites() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return;
+    stopped_ = true;
+    changed_.notify_all();
+  }
+  if (closer_.joinable()) closer_.join();  // closes what was taken out before it ends
   for (auto& app : OpenApplications()) app->StopWrites();
   after_commit_.Stop();  // runs what the last writes left to do
 }

@@ -6,12 +6,17 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include "app/after_commit.hpp"
 #include "app/write_queue.hpp"
@@ -87,9 +92,16 @@ class Application {
 struct StoreOptions {
   storage::Durability durability = storage::Durability::kFull;
   int readers = 4;
+  // Stores kept open at most. Past it, the least recently used ones nobody is using are closed
+  // (one in use stays open until its last user lets go: the cache may run over for a while).
+  std::size_t max_open = 1000;
 };
 
-// Opens application stores on first use and keeps them open. Thread-safe.
+// Opens application stores on first use and keeps the most recently used open (a bounded cache:
+// each open store holds descriptors, a few MiB and, while busy, threads). Thread-safe.
+//
+// An Application stays valid while anyone holds its shared_ptr, closed or not: work that outlives
+// its request (a queued write, an after-commit action) holds one, never a bare reference.
 class Applications {
  public:
   // Runs on every application as it is opened, before anyone else can use it: it brings the
@@ -97,13 +109,17 @@ class Applications {
   using Preparer = std::function<void(Application&)>;
 
   Applications(std::string data_dir, StoreOptions options, Settings settings = {}, Preparer prepare = {});
+  ~Applications();  // StopWrites()
 
   // `app_id` must already be known to the registry (callers check); it names a directory, so it
-  // is validated again here.
+  // is validated again here. Two callers of one closed application open it once; callers of
+  // different ones open them at the same time.
   std::shared_ptr<Application> Open(const std::string& app_id);
 
-  // The applications opened so far.
+  // The applications open now.
   std::vector<std::shared_ptr<Application>> OpenApplications();
+  // Stores open now, the ones being closed included.
+  std::size_t open_count();
 
   // Finishes every application's queued writes and ends their threads (after the server stopped).
   void StopWrites();
@@ -112,13 +128,33 @@ class Applications {
   void SetPublicUrl(std::string url) { settings_.public_url = std::move(url); }
 
  private:
+  struct Slot {
+    std::shared_ptr<Application> app;  // null while its first caller opens it
+    std::list<std::string>::iterator recent;
+  };
+  std::shared_ptr<Application> OpenStore(const std::string& app_id);
+  // Takes the least recently used applications nobody uses out of the cache, down to max_open or
+  // `keep` fewer; mutex_ held. The caller hands them to the closer.
+  std::vector<std::shared_ptr<Application>> TakeIdle(std::size_t keep_free);
+  void Close(std::vector<std::shared_ptr<Application>> apps);
+  void CloserLoop();
+  static constexpr std::chrono::seconds kRecheck{1};
+
   std::string data_dir_;
   StoreOptions options_;
   Settings settings_;
   Preparer prepare_;
   std::unique_ptr<mail::Mailer> smtp_;
   std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<Application>, std::less<>> open_;
+  std::condition_variable changed_;  // an application finished opening, or one is to be closed
+  std::map<std::string, Slot, std::less<>> open_;
+  std::list<std::string> recent_;        // ids in open_, the most recently used first
+  // Taken out, not closed yet. One may be opened again meanwhile: SQLite shares a file between
+  // connections, and the one taken out has no users left.
+  std::size_t closing_ = 0;
+  std::deque<std::shared_ptr<Application>> to_close_;
+  bool stopped_ = false;
+  std::thread closer_;  // closes taken-out stores off the request that evicted them
   // Last: destroyed (drained) first, while the applications its actions use are still open. A
   // write queue stopped after it runs its last actions itself.
   AfterCommitRunner after_commit_;

@@ -57,7 +57,9 @@ class WriteQueue {
   static constexpr std::size_t kMaxGroup = 128;
   // A queue's thread ends after this long without a job and starts again with the next: a server
   // of many applications keeps threads only for the ones being written to.
-  static constexpr std::chrono::milliseconds kIdle{60'000};
+  // A few seconds: starting a thread costs tens of microseconds, and a thousand applications
+  // written to within the last minute would otherwise keep a thousand threads.
+  static constexpr std::chrono::milliseconds kIdle{5'000};
 
   explicit WriteQueue(storage::Database& db, std::chrono::milliseconds idle = kIdle);
   ~WriteQueue();  // Stop()

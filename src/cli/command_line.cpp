@@ -45,6 +45,10 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                         "Password hashes running at once, 64 MiB each (default: one per core)");
   serve_cmd->add_option("--password-rate", serve.password_rate,
                         "Password checks and reset requests per address per minute without a key (default: 300)");
+  serve_cmd->add_option("--max-open-apps", serve.max_open_apps,
+                        "Application stores kept open, the least recently used closed beyond (default: from the open-file limit, at most 1,000)");
+  serve_cmd->add_option("--page-cache-mib", serve.page_cache_mib,
+                        "MiB of page cache all open stores share (default: 256)");
   serve_cmd->add_option("--read-timeout", serve.read_timeout,
                         "Seconds a request's reads may run in all; beyond, 400 code 124 (default: 15)");
   serve_cmd->add_option("--read-slice-ms", serve.read_slice_ms,

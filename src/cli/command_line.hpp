@@ -29,6 +29,8 @@ struct ServeFlags {
   int reset_mails_per_hour = 3;
   int password_slots = 0;      // 0: one per core
   int password_rate = 300;     // password checks per address per minute, for callers without a key
+  int max_open_apps = 0;       // 0: from the open-file limit
+  int page_cache_mib = 256;    // SQLite page cache of all open stores together
   int read_timeout = 15;       // seconds a request's reads may run in all (400 124 beyond)
   int read_slice_ms = 20;      // milliseconds a read runs on a network thread before it moves off it
 };

@@ -207,6 +207,11 @@ class Database {
 // are kept open between requests.
 std::unique_ptr<Database> OpenSqlite(const std::string& path, Durability durability, int readers);
 
+// The memory the page caches of every open store may take together: each connection's cache is
+// its share (a writer and a reader per open store), at most its default. A store's caches are
+// sized as its connections open, readers again as they are taken from the pool.
+void LimitPageCache(std::int64_t bytes);
+
 // The declared columns of a class in storage order: every field but Relations.
 std::vector<std::string> StoredColumns(const schema::ClassSchema& cls);
 

@@ -90,6 +90,9 @@ class Connection {
   // Makes reads on this connection stop (ReadTimedOut) once their thread's ReadDeadline passed.
   void BoundReads();
 
+  // Sets the page cache to `kib` KiB when it is not that already.
+  void FitCache(int kib);
+
   // Calls `hook` with the log's size in pages after each commit on this connection. It replaces
   // SQLite's automatic checkpoint (both are SQLite's WAL hook); must not throw.
   void OnCommit(std::function<void(int frames)> hook);
@@ -102,6 +105,7 @@ class Connection {
   static int WalHook(void* self, sqlite3* db, const char* schema, int frames) noexcept;
 
   sqlite3* db_ = nullptr;
+  int cache_kib_ = 0;  // as FitCache set it; 0: SQLite's default
   std::function<void(int)> on_commit_;
   std::unordered_map<std::string, sqlite3_stmt*> cache_;
   std::unordered_map<std::string, bool> sorts_;

@@ -508,11 +508,34 @@ class SqliteWriteTransaction final : public WriteTransaction {
   int savepoints_ = 0;  // nested savepoints open
 };
 
+// The page cache budget of all stores (LimitPageCache; 0: none), and the stores open.
+std::atomic<std::int64_t> g_cache_budget{0};
+std::atomic<int> g_open_stores{0};
+// SQLite's default for the writer; a reader's cache holds the B-tree's upper levels and little
+// else (rows are spread over far more pages than any cache; the OS page cache serves those), and
+// every reader has its own: 1 MiB each keeps the process small.
+constexpr int kWriterCacheKib = 2000;
+constexpr int kReaderCacheKib = 1024;
+constexpr int kLeastCacheKib = 64;
+
+// A connection's share of the budget: the budget over a writer and a reader per open store, in
+// powers of two (so that one store more or less does not resize every cache), at most `kib`.
+int CacheKib(int kib) {
+  const std::int64_t budget = g_cache_budget.load(std::memory_order_relaxed);
+  if (budget <= 0) return kib;
+  const std::int64_t share = budget / 1024 / (2 * std::max(1, g_open_stores.load(std::memory_order_relaxed)));
+  if (share >= kib) return kib;
+  int fit = kLeastCacheKib;
+  while (fit * 2 <= share) fit *= 2;
+  return fit;
+}
+
 class SqliteDatabase final : public Database {
  public:
   SqliteDatabase(std::string path, Durability durability, int readers)
       : path_(std::move(path)), sync_full_(durability == Durability::kFull), max_readers_(readers) {
     writer_ = std::make_unique<Connection>(path_, sync_full_);
+    writer_->FitCache(CacheKib(kWriterCacheKib));
     // Replaces SQLite's checkpoint inside the COMMIT, on the thread every queued write waits for.
     writer_->OnCommit([this](int frames) { checkpointer_.AfterCommit(*writer_, frames); });
     // A log that grew long (passes behind, a long reader) is cut back to this when it starts over,
@@ -688,14 +711,13 @@ class SqliteDatabase final : public Database {
       if (!idle_.empty()) {
         Connection* c = idle_.back().release();
         idle_.pop_back();
-        return Lease(c, Return{this});
+        Lease lease(c, Return{this});
+        lease->FitCache(CacheKib(kReaderCacheKib));  // the stores open may have changed
+        return lease;
       }
     }
     auto reader = std::make_unique<Connection>(path_, sync_full_);
-    // A reader's page cache holds the B-tree's upper levels and little else (rows are spread over
-    // far more pages than any cache; the OS page cache serves those), and every reader has its own:
-    // 1 MiB each instead of SQLite's 2 MiB default keeps the process small.
-    reader->Exec("PRAGMA cache_size=-1024");
+    reader->FitCache(CacheKib(kReaderCacheKib));
     reader->BoundReads();
     return Lease(reader.release(), Return{this});
   }
@@ -751,6 +773,11 @@ class SqliteDatabase final : public Database {
     std::vector<std::uint64_t> failed_;
   };
 
+  // First: counted while any of its connections is open.
+  struct Counted {
+    Counted() { g_open_stores.fetch_add(1, std::memory_order_relaxed); }
+    ~Counted() { g_open_stores.fetch_sub(1, std::memory_order_relaxed); }
+  } counted_;
   std::string path_;
   bool sync_full_;
   int max_readers_;
@@ -769,5 +796,7 @@ class SqliteDatabase final : public Database {
 std::unique_ptr<Database> OpenSqlite(const std::string& path, Durability durability, int readers) {
   return std::make_unique<sqlite::SqliteDatabase>(path, durability, readers);
 }
+
+void LimitPageCache(std::int64_t bytes) { sqlite::g_cache_budget.store(bytes, std::memory_order_relaxed); }
 
 }  // namespace crmd::storage
