@@ -25,6 +25,7 @@
 #include "auth/registry.hpp"
 #include "http/server.hpp"
 #include "logs/request_log.hpp"
+#include "storage/database.hpp"
 #include "storage/registry_store.hpp"
 #include "util/ids.hpp"
 #include "util/json.hpp"
@@ -100,7 +101,9 @@ int Serve(const cli::ServeFlags& flags) {
   options.threads = flags.threads > 0 ? flags.threads : cores * 2;
   options.write_threads = flags.write_threads > 0 ? flags.write_threads : cores * 8;
   options.upload_path_prefix = "/" + flags.prefix + "/files/";
-  if (flags.request_timeout <= 0 || flags.idle_timeout <= 0) return Fail("--request-timeout and --idle-timeout must be positive");
+  if (flags.request_timeout <= 0 || flags.idle_timeout <= 0 || flags.drain_timeout <= 0)
+    return Fail("--request-timeout, --idle-timeout and --drain-timeout must be positive");
+  options.drain_timeout = std::chrono::seconds(flags.drain_timeout);
   options.request_timeout = std::chrono::seconds(flags.request_timeout);
   options.idle_timeout = std::chrono::seconds(flags.idle_timeout);
   // Every connection and every open store holds descriptors: take all the system allows.
@@ -160,6 +163,7 @@ int Serve(const cli::ServeFlags& flags) {
   app::Applications apps(flags.data, store, settings, write::PrepareApplication);
   logs::RequestLog::Options log_options;
   log_options.retention_days = flags.request_log_days;
+  log_options.max_apps_waiting = std::max<std::size_t>(1, store.max_open / 4);
   logs::RequestLog request_log(apps, log_options);  // stopped (flushed) before the write queues
   api::RouterOptions router_options;
   router_options.prefix = flags.prefix;
@@ -167,6 +171,7 @@ int Serve(const cli::ServeFlags& flags) {
   router_options.read_slice = std::chrono::milliseconds(flags.read_slice_ms);
   api::Router router(router_options, registry, apps, &request_log);
   log::AccessLogBatching access_log_batching;
+  options.drain_expired = [] { storage::ReadDeadline::EndAll(); };
   http::Server server(
       options, [&router](const api::Request& r) { return router.Handle(r); },
       [&router](api::Request& r, std::function<void(api::Response)>& done) { return router.QueueWrite(r, done); },

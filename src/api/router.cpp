@@ -130,6 +130,7 @@ Response Router::Handle(const Request& request, const std::shared_ptr<app::Appli
     response = ErrorResponse(errors::QueryTimeout(std::chrono::duration_cast<std::chrono::seconds>(options_.read_timeout).count()));
   } catch (const storage::OutOfDescriptors& e) {
     log::Warn("out of file descriptors", {{"method", request.method_name}, {"error", e.what()}});
+    apps_.Relieve();  // so that the retry finds some
     response = ErrorResponse(errors::Unavailable("too many open files, try again"));
   } catch (const std::exception& e) {
     log::Error("request failed", {{"method", request.method_name}, {"error", e.what()}});
@@ -240,8 +241,8 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   // so the tree is freed on the network thread that allocated it: glibc takes a chunk freed on
   // another thread back to its own heap under that heap's lock, thousands of them for a batch.
   request.json_body = std::move(body);
-  // The job keeps the application alive while queued; applications are never closed before their
-  // queues stopped (Applications::StopWrites), so the job never holds the last reference.
+  // The job keeps the application open while queued: the store cache closes only applications
+  // nobody else holds, so the job never holds the last reference.
   queue->Submit({[this, pending, app](app::QueuedGroup& group) { pending->response = Handle(pending->request, app, &group); },
                [pending](bool durable) {
                  pending->request.json_body.reset();

@@ -117,12 +117,7 @@ std::shared_ptr<Application> Applications::Open(const std::string& app_id) {
     try {
       app = OpenStore(app_id);
     } catch (const storage::OutOfDescriptors&) {
-      // Descriptors held by applications nobody uses are better spent on this one.
-      lock.lock();
-      auto idle = TakeIdle(/*keep_free=*/8);
-      lock.unlock();
-      if (idle.empty()) throw;
-      Close(std::move(idle));
+      if (Relieve() == 0) throw;
       app = OpenStore(app_id);
     }
   } catch (...) {
@@ -135,10 +130,26 @@ std::shared_ptr<Application> Applications::Open(const std::string& app_id) {
   }
   lock.lock();
   open_.find(app_id)->second.app = app;
-  auto idle = TakeIdle(0);
-  for (auto& closed : idle) to_close_.push_back(std::move(closed));
+  for (auto& idle : TakeIdle(options_.max_open)) to_close_.push_back(std::move(idle));
   changed_.notify_all();
   return app;
+}
+
+std::size_t Applications::Relieve() {
+  std::vector<std::shared_ptr<Application>> idle;
+  {
+    std::lock_guard lock(mutex_);
+    idle = TakeIdle(open_.size() > kFreeWhenShort ? open_.size() - kFreeWhenShort : 0);
+    if (on_short_) on_short_();
+  }
+  const std::size_t closed = idle.size();
+  Close(std::move(idle));
+  return closed;
+}
+
+void Applications::OnShortOfDescriptors(std::function<void()> let_go) {
+  std::lock_guard lock(mutex_);
+  on_short_ = std::move(let_go);
 }
 
 std::shared_ptr<Application> Applications::OpenStore(const std::string& app_id) {
@@ -150,9 +161,8 @@ std::shared_ptr<Application> Applications::OpenStore(const std::string& app_id) 
   return app;
 }
 
-std::vector<std::shared_ptr<Application>> Applications::TakeIdle(std::size_t keep_free) {
+std::vector<std::shared_ptr<Application>> Applications::TakeIdle(std::size_t target) {
   std::vector<std::shared_ptr<Application>> taken;
-  const std::size_t target = options_.max_open > keep_free ? options_.max_open - keep_free : 0;
   // From the least recently used end; an application in use (held by anyone but this cache, or
   // still opening) is passed over.
   for (auto it = recent_.end(); open_.size() > target && it != recent_.begin();) {
@@ -188,7 +198,7 @@ void Applications::CloserLoop() {
     // write, rows of the request log) is closed once its users are done.
     changed_.wait_for(lock, kRecheck, [this] { return stopped_ || !to_close_.empty(); });
     if (stopped_ && to_close_.empty()) return;
-    for (auto& idle : TakeIdle(0)) to_close_.push_back(std::move(idle));
+    for (auto& idle : TakeIdle(options_.max_open)) to_close_.push_back(std::move(idle));
     if (to_close_.empty()) continue;
     std::vector<std::shared_ptr<Application>> batch(std::make_move_iterator(to_close_.begin()),
                                                     std::make_move_iterator(to_close_.end()));

@@ -121,6 +121,14 @@ class Applications {
   // Stores open now, the ones being closed included.
   std::size_t open_count();
 
+  // Out of descriptors: closes a few of the least recently used stores nobody uses, at once, and
+  // asks whoever keeps stores open for later work to let go (OnShortOfDescriptors). Returns how
+  // many it closed.
+  std::size_t Relieve();
+  // `let_go` runs in Relieve, under this cache's lock: it must be quick and must not call back.
+  // An empty function removes it.
+  void OnShortOfDescriptors(std::function<void()> let_go);
+
   // Finishes every application's queued writes and ends their threads (after the server stopped).
   void StopWrites();
 
@@ -133,12 +141,15 @@ class Applications {
     std::list<std::string>::iterator recent;
   };
   std::shared_ptr<Application> OpenStore(const std::string& app_id);
-  // Takes the least recently used applications nobody uses out of the cache, down to max_open or
-  // `keep` fewer; mutex_ held. The caller hands them to the closer.
-  std::vector<std::shared_ptr<Application>> TakeIdle(std::size_t keep_free);
+  // Takes the least recently used applications nobody uses out of the cache until it holds
+  // `target` (or none is left to take); mutex_ held. The caller closes them or hands them to the
+  // closer.
+  std::vector<std::shared_ptr<Application>> TakeIdle(std::size_t target);
   void Close(std::vector<std::shared_ptr<Application>> apps);
   void CloserLoop();
   static constexpr std::chrono::seconds kRecheck{1};
+  // Stores closed at once when opening one more ran out of descriptors.
+  static constexpr std::size_t kFreeWhenShort = 8;
 
   std::string data_dir_;
   StoreOptions options_;
@@ -154,6 +165,7 @@ class Applications {
   std::size_t closing_ = 0;
   std::deque<std::shared_ptr<Application>> to_close_;
   bool stopped_ = false;
+  std::function<void()> on_short_;
   std::thread closer_;  // closes taken-out stores off the request that evicted them
   // Last: destroyed (drained) first, while the applications its actions use are still open. A
   // write queue stopped after it runs its last actions itself.

@@ -37,6 +37,8 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                         "Days _RequestLog rows are kept (default: 30; 0 keeps them)");
   serve_cmd->add_option("--request-timeout", serve.request_timeout,
                         "Seconds a request has, from its first byte, to arrive whole (default: 30)");
+  serve_cmd->add_option("--drain-timeout", serve.drain_timeout,
+                        "Seconds requests in flight get to finish after SIGTERM; then reads still running end (default: 15)");
   serve_cmd->add_option("--idle-timeout", serve.idle_timeout,
                         "Seconds a keep-alive connection may wait for its next request (default: 60)");
   serve_cmd->add_option("--reset-mails-per-hour", serve.reset_mails_per_hour,

@@ -25,6 +25,7 @@ struct ServeFlags {
   int request_log_days = 30;
   int request_timeout = 30;  // seconds a request has from its first byte to arrive whole
   int idle_timeout = 60;     // seconds a connection may wait for its next request
+  int drain_timeout = 15;    // seconds in-flight requests get after SIGTERM
   int max_connections = 0;   // 0: from the open-file limit
   int reset_mails_per_hour = 3;
   int password_slots = 0;      // 0: one per core

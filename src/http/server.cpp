@@ -38,6 +38,9 @@ constexpr std::chrono::milliseconds kDrainPoll{20};
 constexpr int kSlowReadNice = 10;
 // How long the accept loop waits after running out of descriptors before it tries again.
 constexpr std::chrono::milliseconds kAcceptPause{50};
+// Out of descriptors, a connection idle this long is closed to make room: one just opened is
+// about to send its request.
+constexpr std::chrono::milliseconds kIdleToEvict{1000};
 // After refusing a request, how long input is drained so the client can read the refusal.
 constexpr std::chrono::seconds kLingerTime{2};
 constexpr std::size_t kLingerChunk = 64 * 1024;
@@ -154,7 +157,9 @@ struct Conn {
   std::atomic<int>& open;
   // Guarded by the idle list's mutex.
   std::list<std::weak_ptr<Conn>>::iterator idle_at;
+  std::chrono::steady_clock::time_point idle_since;
   bool idle = false;
+  bool answering = false;  // left the idle list for a request
   bool evicted = false;
 };
 
@@ -164,7 +169,9 @@ class IdleConnections {
   void Enter(const std::shared_ptr<Conn>& c) {
     std::lock_guard lock(mutex_);
     c->idle_at = list_.insert(list_.end(), c);
+    c->idle_since = std::chrono::steady_clock::now();
     c->idle = true;
+    c->answering = false;
   }
   // True when the connection was chosen to be closed while it waited: the session ends.
   bool Leave(const std::shared_ptr<Conn>& c) {
@@ -173,15 +180,19 @@ class IdleConnections {
       list_.erase(c->idle_at);
       c->idle = false;
     }
+    c->answering = true;
     return c->evicted;
   }
-  // Closes the connection idle the longest (on its own thread); false when none is idle.
-  bool EvictOldest() {
+  // Closes the connection idle the longest (on its own thread), if it has been idle `at_least`;
+  // false when none is.
+  bool EvictOldest(std::chrono::milliseconds at_least = {}) {
     std::shared_ptr<Conn> victim;
+    const auto idle_before = std::chrono::steady_clock::now() - at_least;
     {
       std::lock_guard lock(mutex_);
       while (!list_.empty() && !victim) {
         victim = list_.front().lock();
+        if (victim && victim->idle_since > idle_before) return false;
         list_.pop_front();
         if (victim) {
           victim->idle = false;
@@ -190,7 +201,9 @@ class IdleConnections {
       }
     }
     if (!victim) return false;
-    asio::post(victim->stream.get_executor(), [victim] {
+    asio::post(victim->stream.get_executor(), [this, victim] {
+      std::lock_guard lock(mutex_);
+      if (victim->answering) return;  // its request arrived first: the session closes after it
       beast::error_code ignored;
       victim->stream.socket().cancel(ignored);
     });
@@ -365,6 +378,7 @@ struct Server::Impl {
     beast::tcp_stream& stream = conn->stream;
     beast::flat_buffer buffer;
     buffer.reserve(kReadBuffer);
+    bool closing = false;  // chosen to make room: the request at hand is its last
     for (;;) {
       bhttp::request_parser<bhttp::string_body> parser;
       parser.header_limit(static_cast<std::uint32_t>(options.header_limit));
@@ -377,8 +391,9 @@ struct Server::Impl {
         stream.expires_after(options.idle_timeout);
         idle.Enter(conn);
         auto [first_ec, first_n] = co_await stream.async_read_some(buffer.prepare(kReadBuffer), kNoThrow);
-        const bool evicted = idle.Leave(conn);
-        if (first_ec || evicted) co_return;  // closed, timed out or evicted while idle: no answer
+        // Evicted as its request arrived: it is answered, then closed.
+        closing = idle.Leave(conn);
+        if (first_ec || (closing && first_n == 0)) co_return;  // closed, timed out or evicted while idle
         buffer.commit(first_n);
       }
       // From its first byte a request has request_timeout to arrive whole, headers and body.
@@ -452,7 +467,7 @@ struct Server::Impl {
       auto request = parser.release();
       const unsigned version = request.version();
       const bool head = request.method() == bhttp::verb::head;
-      const bool keep_alive = request.keep_alive() && !stopping.load();
+      const bool keep_alive = request.keep_alive() && !stopping.load() && !closing;
       api::Request api_request = ToApiRequest(std::move(request), facts.remote_ip);
       api::Response api_response;
       if (RunsOnWriters(api_request.method)) {
@@ -523,7 +538,7 @@ struct Server::Impl {
             log::Warn("out of file descriptors: accepting paused", {{"open_connections", open_connections.load()}});
             last_warning = now;
           }
-          idle.EvictOldest();
+          idle.EvictOldest(kIdleToEvict);
           pause.expires_after(kAcceptPause);
           co_await pause.async_wait(kNoThrow);
           continue;
@@ -557,6 +572,10 @@ struct Server::Impl {
     while (in_flight.load() > 0 && std::chrono::steady_clock::now() < deadline) {
       timer.expires_after(kDrainPoll);
       co_await timer.async_wait(kNoThrow);
+    }
+    if (in_flight.load() > 0) {
+      log::Warn("requests still running at the end of the drain", {{"in_flight", in_flight.load()}});
+      if (options.drain_expired) options.drain_expired();
     }
     keep_running.clear();
     for (auto& context : contexts) context.stop();

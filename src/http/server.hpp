@@ -40,6 +40,10 @@ struct ServerOptions {
   std::chrono::seconds idle_timeout{60};
   // On SIGTERM, in-flight requests get this long to finish.
   std::chrono::seconds drain_timeout{15};
+  // Called when drain_timeout passed with requests still in flight, to end what can be ended
+  // (the server then waits for its threads: a read the read timeout allows to run for minutes
+  // would hold the exit that long).
+  std::function<void()> drain_expired;
   // Open connections at most. At the cap, a new connection closes the one idle the longest, or is
   // closed itself when none is idle. Each holds a descriptor: keep it well under the process's
   // open-file limit, which stores need too.

@@ -76,7 +76,14 @@ storage::Row RowOf(const RequestEntry& e, std::vector<std::string>& columns) {
 }  // namespace
 
 RequestLog::RequestLog(app::Applications& apps, Options options)
-    : apps_(apps), options_(options), thread_([this] { Loop(); }) {}
+    : apps_(apps), options_(options), thread_([this] { Loop(); }) {
+  // Rows waiting hold their applications open: short of descriptors, they are written now.
+  apps_.OnShortOfDescriptors([this] {
+    std::lock_guard lock(mutex_);
+    write_now_ = true;
+    changed_.notify_all();
+  });
+}
 
 RequestLog::~RequestLog() { Stop(); }
 
@@ -88,7 +95,13 @@ void RequestLog::Append(std::shared_ptr<app::Application> app, RequestEntry entr
       return;
     }
     auto& w = waiting_[app->id()];
-    if (!w.app) w.app = std::move(app);
+    if (!w.app) {
+      w.app = std::move(app);
+      if (waiting_.size() >= options_.max_apps_waiting && !write_now_) {
+        write_now_ = true;
+        changed_.notify_all();
+      }
+    }
     w.rows.push_back(std::move(entry));
     ++count_;
   } catch (const std::exception&) {
@@ -102,6 +115,7 @@ void RequestLog::Stop() {
     if (stopping_) return;
     stopping_ = true;
   }
+  apps_.OnShortOfDescriptors({});
   changed_.notify_all();
   if (thread_.joinable()) thread_.join();  // its last turn started a job for every waiting row
   std::unique_lock lock(mutex_);
@@ -124,7 +138,8 @@ std::vector<RequestEntry> RequestLog::NextRows(Waiting& w) {
 void RequestLog::Loop() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    changed_.wait_for(lock, options_.interval, [&] { return stopping_; });
+    changed_.wait_for(lock, options_.interval, [&] { return stopping_ || write_now_; });
+    write_now_ = false;
     const std::uint64_t dropped = std::exchange(dropped_, 0);
     const bool stop = stopping_;
     // A chain of jobs for every application whose rows wait and that has none running.
@@ -168,7 +183,11 @@ void RequestLog::SubmitJob(std::shared_ptr<app::Application> app, std::vector<Re
                     count_ -= shared->size();
                     if (!durable) dropped_ += shared->size();
                     auto it = waiting_.find(app->id());
-                    if (it != waiting_.end()) next = NextRows(it->second);
+                    if (it != waiting_.end()) {
+                      next = NextRows(it->second);
+                      // Written up: lets go of the application, which the store cache may close.
+                      if (next.empty()) waiting_.erase(it);
+                    }
                     changed_.notify_all();
                   }
                   shared->clear();

@@ -57,6 +57,9 @@ class RequestLog {
     std::chrono::milliseconds interval{1000};
     // Rows buffered at most, over all applications: ~1 KiB each.
     std::size_t max_buffered = 50'000;
+    // Applications with rows waiting at most before they are written without waiting for the
+    // interval: each is kept open meanwhile, and the open stores are a bounded cache.
+    std::size_t max_apps_waiting = 64;
     // Rows older than this many days are deleted; 0 keeps them.
     int retention_days = 30;
     // How often the retention runs over the open applications.
@@ -98,6 +101,7 @@ class RequestLog {
   std::size_t count_ = 0;      // rows appended and not written yet (waiting or in a job)
   std::uint64_t dropped_ = 0;  // since the last log line
   bool stopping_ = false;
+  bool write_now_ = false;  // max_apps_waiting reached
   std::map<std::string, std::chrono::steady_clock::time_point> pruned_;  // by the log's thread only
   std::thread thread_;
 };

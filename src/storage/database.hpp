@@ -55,6 +55,9 @@ class ReadDeadline {
   ReadDeadline& operator=(const ReadDeadline&) = delete;
   // Whether this thread's innermost deadline has passed (false without one).
   static bool Passed();
+  // Makes every deadline pass now and from now on, on every thread: a stopping server that
+  // waited long enough ends the reads still running.
+  static void EndAll();
 
  private:
   std::optional<std::chrono::steady_clock::time_point> previous_;

@@ -1,9 +1,12 @@
 #include "storage/database.hpp"
 
+#include <atomic>
+
 namespace crmd::storage {
 
 namespace {
 thread_local std::optional<std::chrono::steady_clock::time_point> t_deadline;
+std::atomic<bool> g_ended{false};
 }  // namespace
 
 ReadDeadline::ReadDeadline(std::chrono::steady_clock::time_point deadline) : previous_(t_deadline) {
@@ -12,6 +15,10 @@ ReadDeadline::ReadDeadline(std::chrono::steady_clock::time_point deadline) : pre
 
 ReadDeadline::~ReadDeadline() { t_deadline = previous_; }
 
-bool ReadDeadline::Passed() { return t_deadline && std::chrono::steady_clock::now() >= *t_deadline; }
+bool ReadDeadline::Passed() {
+  return t_deadline && (g_ended.load(std::memory_order_relaxed) || std::chrono::steady_clock::now() >= *t_deadline);
+}
+
+void ReadDeadline::EndAll() { g_ended.store(true, std::memory_order_relaxed); }
 
 }  // namespace crmd::storage
