@@ -43,11 +43,13 @@ function makeApps(dir, count, productBase) {
   const list = path.join(dir, 'apps.json');
   let apps = fs.existsSync(list) ? JSON.parse(fs.readFileSync(list, 'utf8')) : [];
   if (apps.length < count) console.error(`making ${count - apps.length} applications in ${dir} ...`);
-  while (apps.length < count) {
-    const args = ['app', 'create', '--data', dir, '--id', `t${apps.length}`];
+  for (let n = apps.length; apps.length < count; n++) {
+    // One made by a run that stopped before it listed it is passed over (its keys are lost).
+    if (fs.existsSync(path.join(dir, 'apps', `t${n}`))) continue;
+    const args = ['app', 'create', '--data', dir, '--id', `t${n}`];
     if (!productBase) args.push('--no-product-base');
     apps.push(JSON.parse(execFileSync(CRMD, args, { encoding: 'utf8' })));
-    if (apps.length % 1000 === 0 || apps.length === count) fs.writeFileSync(list, JSON.stringify(apps));
+    if (apps.length % 100 === 0 || apps.length === count) fs.writeFileSync(list, JSON.stringify(apps));
   }
   return apps.slice(0, count);
 }

@@ -374,9 +374,10 @@ test('issue 17 #3: hostile $regex reads are bounded in patterns and time, and ne
   const victim = createApp(dir);
   const bystander = createApp(dir);
   // Four network threads, so that four hostile reads could take them all.
-  const srv = await startServer(dir, { threads: 4, extraArgs: ['--read-timeout', '3'] });
+  const srv = await startServer(dir, { threads: 4, extraArgs: ['--read-timeout', '1'] });
   const V = masterHeaders(victim);
-  for (let i = 0; i < 20; i++) await createRecord(srv, victim, 'Notes', { Body: letters(400_000, i + 1) });
+  // 16 MB: each hostile read takes over a second even alone.
+  for (let i = 0; i < 40; i++) await createRecord(srv, victim, 'Notes', { Body: letters(400_000, i + 1) });
   const bystanderId = await createRecord(srv, bystander, 'Accounts', { Name: 'elsewhere' });
   const find = (where, limit = 10) => request(srv, 'GET', `/core/classes/Notes?where=${encodeURIComponent(JSON.stringify(where))}&limit=${limit}&keys=objectId`, { headers: V, timeoutMs: 60_000 });
 
@@ -404,14 +405,14 @@ test('issue 17 #3: hostile $regex reads are bounded in patterns and time, and ne
   }
   const answers = await Promise.all(hostile);
   const hostileMs = performance.now() - started;
-  assert.ok(worstHealth < 1000 && worstGet < 1000,
+  assert.ok(worstHealth < 500 && worstGet < 500,
     `while four hostile reads ran: /health ${worstHealth.toFixed(0)} ms, another application's get ${worstGet.toFixed(0)} ms at worst`);
   assert.ok(probes >= 10, `only ${probes} probes ran while the hostile reads did`);
   for (const r of answers) {
     assert.equal(r.status, 400, r.text);
-    assert.deepEqual(r.body, { code: 124, error: 'The query took longer than 3 s; narrow it with where, keys or limit.' });
+    assert.deepEqual(r.body, { code: 124, error: 'The query took longer than 1 s; narrow it with where, keys or limit.' });
   }
-  assert.ok(hostileMs < 10_000, `the hostile reads were answered after ${hostileMs.toFixed(0)} ms (read timeout 3 s)`);
+  assert.ok(hostileMs < 10_000, `the hostile reads were answered after ${hostileMs.toFixed(0)} ms (read timeout 1 s)`);
   // A read that is merely long on a network thread is not cut at its slice: it ends off the loop.
   const one = await find(hostileWhere(1));
   assert.equal(one.status, 200, one.text);

@@ -2,6 +2,7 @@
 
 #include <re2/re2.h>
 
+#include "query/where_parser.hpp"
 #include "storage/database.hpp"
 
 #include <string_view>
@@ -35,9 +36,8 @@ void Regexp(sqlite3_context* ctx, int, sqlite3_value** argv) {
     }
     RE2::Options options;
     options.set_log_errors(false);
-    // Its automaton's memory: RE2's default is 8 MiB per pattern, per statement; past this it
-    // runs slower, not larger (query::kRegexMemory).
-    options.set_max_mem(1 << 20);
+    // Its automaton's memory, per pattern and statement: past it RE2 runs slower, not larger.
+    options.set_max_mem(query::kRegexMemory);
     re = new RE2(std::string_view(pattern, static_cast<std::size_t>(sqlite3_value_bytes(argv[0]))),
                  options);
     if (!re->ok()) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <mutex>
 #include <unordered_set>
 
@@ -530,6 +531,9 @@ int CacheKib(int kib) {
   return fit;
 }
 
+// A log this long is copied into the database before its store closes.
+constexpr std::uintmax_t kLongLogBytes = 1u << 20;
+
 class SqliteDatabase final : public Database {
  public:
   SqliteDatabase(std::string path, Durability durability, int readers)
@@ -545,6 +549,19 @@ class SqliteDatabase final : public Database {
     writer_->Exec(
         "CREATE TABLE IF NOT EXISTS _crmd_schema (className TEXT PRIMARY KEY NOT NULL, "
         "definition TEXT NOT NULL)");
+  }
+
+  ~SqliteDatabase() override {
+    // Connections close without a checkpoint (Connection): a short log costs the next open little
+    // (it reads the log to index it), a long one is copied now, and the log file cut to nothing.
+    std::error_code ec;
+    const auto log_bytes = std::filesystem::file_size(path_ + "-wal", ec);
+    if (ec || log_bytes < kLongLogBytes) return;
+    try {
+      writer_->Exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch (const std::exception& e) {
+      log::Warn("checkpoint before closing a store failed", {{"path", path_}, {"error", e.what()}});
+    }
   }
 
   std::vector<schema::ClassSchema> LoadSchema() override {
