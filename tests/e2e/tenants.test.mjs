@@ -81,7 +81,8 @@ test('issue 17 #18: out of descriptors for one more store, a request answers 503
       count(await send(a, 'GET', '/core/classes/Visits?limit=1'));
     });
   }
-  const seen = JSON.stringify(Object.fromEntries(statuses));
+  const errors = srv.logLines().filter((l) => l.level === 'error').map((l) => JSON.stringify(l)).slice(0, 5).join('\n');
+  const seen = `${JSON.stringify(Object.fromEntries(statuses))}\n${errors}`;
   for (const s of statuses.keys()) assert.ok([200, 201, 503].includes(s), `statuses ${seen}`);
   assert.ok(written >= 80, `${written} of 90 writes made within five tries; statuses ${seen}`);
   assert.equal(srv.exitCode, undefined, 'still running');

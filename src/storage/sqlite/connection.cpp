@@ -18,9 +18,11 @@ constexpr int kBusyTimeoutMs = 5000;
 constexpr std::size_t kMaxCachedStatements = 512;
 
 // Whether SQLite's last error on `db` came from the process or system running out of descriptors.
+// Also SQLITE_READONLY: crmd opens every store for writing, and SQLite opens a file read-only when
+// opening it for writing failed, out of descriptors too (a descriptor freed in between).
 bool OutOfFiles(sqlite3* db) {
   const int e = db ? sqlite3_system_errno(db) : 0;
-  return e == EMFILE || e == ENFILE;
+  return e == EMFILE || e == ENFILE || (db && sqlite3_errcode(db) == SQLITE_READONLY);
 }
 
 [[noreturn]] void Throw(sqlite3* db, std::string message) {
@@ -174,6 +176,12 @@ namespace {
 constexpr int kStepsBetweenChecks = 2000;
 int DeadlinePassed(void*) { return ReadDeadline::Passed() ? 1 : 0; }
 }  // namespace
+
+void Connection::CheckWritable() {
+  // An empty write transaction takes the write lock, which a file opened read-only refuses.
+  Exec("BEGIN IMMEDIATE");
+  Exec("COMMIT");
+}
 
 void Connection::FitCache(int kib) {
   if (kib == cache_kib_) return;

@@ -90,6 +90,10 @@ class Connection {
   // Makes reads on this connection stop (ReadTimedOut) once their thread's ReadDeadline passed.
   void BoundReads();
 
+  // Throws OutOfDescriptors when a file of this connection was opened read-only (SQLite does so
+  // when opening it for writing failed): a writer must find out as it opens, not at its first write.
+  void CheckWritable();
+
   // Sets the page cache to `kib` KiB when it is not that already.
   void FitCache(int kib);
 

@@ -545,6 +545,7 @@ class SqliteDatabase final : public Database {
     // A log that grew long (passes behind, a long reader) is cut back to this when it starts over,
     // rather than keep its longest size on disk; the log of steady writes stays well under it.
     writer_->Exec("PRAGMA journal_size_limit=67108864");
+    writer_->CheckWritable();
     group_ = std::make_unique<GroupCommit>(*writer_);
     writer_->Exec(
         "CREATE TABLE IF NOT EXISTS _crmd_schema (className TEXT PRIMARY KEY NOT NULL, "
