@@ -4,6 +4,7 @@
 
 #include "api/batch.hpp"
 #include "api/cors.hpp"
+#include "api/functions.hpp"
 #include "api/password_page.hpp"
 #include "api/records.hpp"
 #include "api/schemas.hpp"
@@ -154,7 +155,7 @@ void Router::LogWhenSent(const Request& request, const Caller& caller, Response&
   entry.content_length = static_cast<std::int64_t>(request.body.size());
   if (entry.content_length == 0)  // a body refused before it was read (Early): what was announced
     if (auto v = request.Header("content-length")) entry.content_length = std::strtoll(std::string(*v).c_str(), nullptr, 10);
-  entry.service = "core";
+  entry.service = entry.path.starts_with("/functions/") ? "functions" : "core";
   const auto& identity = caller.identity;
   entry.using_master = identity.IsMaster();
   // Spec §2.6: key requests point at the system user, which stands for them.
@@ -175,7 +176,9 @@ std::optional<Response> Router::Early(const Request& head) {
     const auto& segments = target->segments;
     Caller caller;
     std::optional<Response> decided;
-    if (segments.empty() || segments[0] != options_.prefix) {
+    if (segments.size() == 3 && segments[0] == "functions") {
+      return std::nullopt;  // a form: its handler decides
+    } else if (segments.empty() || segments[0] != options_.prefix) {
       decided = ErrorResponse(errors::RouteNotFound(head.method_name, target->path));
     } else if (segments.size() == 4 && segments[1] == "apps") {
       return std::nullopt;  // the password page: a form, its own application
@@ -268,6 +271,19 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
   if (segments.size() == 1 && segments[0] == "health" &&
       (request.method == Method::kGet || request.method == Method::kHead))
     return JsonResponse(200, boost::json::object{{"status", "ok"}});
+
+  // Spec §4.9: the public form functions, outside the prefix.
+  if (segments.size() == 3 && segments[0] == "functions" && request.method == Method::kPost) {
+    auto app_id = request.Header(app_id_header_);
+    auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
+    // The header must name the application the path names.
+    if (!credentials || credentials->app_id != segments[1]) return ErrorResponse(errors::Unauthorized());
+    auth::Context ctx;
+    ctx.remote_ip = request.remote_ip;
+    ctx.app = opened && opened->id() == credentials->app_id ? opened : apps_.Open(credentials->app_id);
+    caller.app = ctx.app;
+    return HandleFunction(request, segments[2], ctx);
+  }
 
   if (segments.empty() || segments[0] != options_.prefix)
     return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));

@@ -80,6 +80,31 @@ void Application::StopWrites() {
   if (queue) queue->Stop();
 }
 
+std::uint64_t Application::Generation(std::string_view class_name) const {
+  std::lock_guard lock(mutex_);
+  auto it = generations_.find(class_name);
+  return it == generations_.end() ? 0 : it->second;
+}
+
+void Application::Wrote(const std::set<std::string, std::less<>>& classes) {
+  std::lock_guard lock(mutex_);
+  for (const auto& name : classes) ++generations_[name];
+}
+
+std::optional<bool> Application::CachedFlag(std::string_view flag, std::uint64_t generation) const {
+  std::lock_guard lock(mutex_);
+  auto it = flags_.find(flag);
+  if (it == flags_.end() || it->second.generation != generation) return std::nullopt;
+  return it->second.on;
+}
+
+void Application::CacheFlag(std::string_view flag, std::uint64_t generation, bool on) {
+  std::lock_guard lock(mutex_);
+  auto it = flags_.find(flag);
+  if (it == flags_.end()) flags_.emplace(std::string(flag), Flag{generation, on});
+  else it->second = Flag{generation, on};
+}
+
 Applications::Applications(std::string data_dir, StoreOptions options, Settings settings, Preparer prepare)
     : data_dir_(std::move(data_dir)), options_(options), settings_(std::move(settings)), prepare_(std::move(prepare)) {
   if (options_.max_open == 0) throw std::invalid_argument("at least one application must be open at a time");

@@ -13,6 +13,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -63,6 +65,17 @@ class Application {
   std::string system_user_id() const;
   void SetSystemUserId(std::string id);
 
+  // How many durable commits wrote rows of `class_name` so far: what is derived from its rows
+  // holds while this stays the same. Read it before reading the rows (a commit during the read
+  // then makes what was read stale, not the next read).
+  std::uint64_t Generation(std::string_view class_name) const;
+  // After a durable commit that wrote rows of `classes`.
+  void Wrote(const std::set<std::string, std::less<>>& classes);
+
+  // A Config flag (spec §4.9) as read at `generation` of Config, or nullopt when not cached then.
+  std::optional<bool> CachedFlag(std::string_view flag, std::uint64_t generation) const;
+  void CacheFlag(std::string_view flag, std::uint64_t generation, bool on);
+
   // Hands the after-commit actions of a durable write unit to the runner's thread.
   void RunAfterCommit(std::vector<AfterCommitRunner::Action> actions) { after_commit_->Post(std::move(actions)); }
   AfterCommitRunner& after_commit() { return *after_commit_; }
@@ -85,6 +98,12 @@ class Application {
   mutable std::mutex mutex_;
   std::shared_ptr<const schema::Snapshot> schema_;
   std::string system_user_id_;          // guarded by mutex_
+  std::map<std::string, std::uint64_t, std::less<>> generations_;  // guarded by mutex_
+  struct Flag {
+    std::uint64_t generation;
+    bool on;
+  };
+  std::map<std::string, Flag, std::less<>> flags_;  // guarded by mutex_
   bool writes_stopped_ = false;         // guarded by mutex_
   std::unique_ptr<WriteQueue> writes_;  // after db_: stopped before the store closes
 };

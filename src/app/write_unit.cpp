@@ -52,6 +52,11 @@ void WriteUnit::Commit() {
   committed_ = true;
   // Before the exclusive transaction lets the next write in (it ends with the unit).
   if (schema_changed_) app_.Publish(schema_);
+  if (!wrote_.empty()) {
+    // Once durable: a read between this commit and the group's flush still sees the rows before.
+    if (queued_ && !txn_->Exclusive()) queued_->AfterFlush([app = &app_, classes = wrote_] { app->Wrote(classes); });
+    else app_.Wrote(wrote_);
+  }
   if (after_commit_.empty()) return;
   if (queued_ && !txn_->Exclusive()) {
     queued_->AfterFlush([app = &app_, actions = std::move(after_commit_)]() mutable {
@@ -61,6 +66,10 @@ void WriteUnit::Commit() {
     app_.RunAfterCommit(std::move(after_commit_));
   }
   after_commit_.clear();
+}
+
+void WriteUnit::Wrote(std::string_view class_name) {
+  if (wrote_.find(class_name) == wrote_.end()) wrote_.emplace(class_name);
 }
 
 WriteUnit::Nested WriteUnit::Nest() { return Nested(*this); }

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <set>
 #include <type_traits>
 #include <vector>
 
@@ -68,6 +69,10 @@ class WriteUnit {
   // RunWrite runs the unit again.
   static ApiError Restarting();
 
+  // Notes that the unit writes rows of `class_name`: once its commit is durable, the class's
+  // generation moves on (Application::Generation), so what was derived from its rows is read again.
+  void Wrote(std::string_view class_name);
+
   // Runs `action` once the unit's commit is durable; never when it rolls back. Added by a nested
   // write that is then rolled back, it goes with it.
   void AfterCommit(Action action);
@@ -110,6 +115,7 @@ class WriteUnit {
   bool committed_ = false;
   int depth_ = 0;
   std::vector<Action> after_commit_;
+  std::set<std::string, std::less<>> wrote_;  // a nested write rolled back may leave its class here: harmless
 };
 
 enum class WriteStart {

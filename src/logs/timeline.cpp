@@ -142,7 +142,11 @@ Status RecordChange(app::WriteUnit& unit, const auth::Context& ctx, const Change
   if (change.event != TimelineEvent::kDelete) {
     // Spec §2.6: a deletion row holds no data and no index pointers (it is on no record's card).
     if (change.body) add("data", DataOf(cls, *change.body));
-    if (ctx.identity.principal == auth::Principal::kUser && !ctx.referer.empty()) add("Referer", ctx.referer);
+    // A session user's page, or `server-side-code:<fn>` for a function's writes (which run as the
+    // system identity); a key's writes name none (spec §2.6).
+    if ((ctx.identity.principal == auth::Principal::kUser || ctx.identity.principal == auth::Principal::kSystem) &&
+        !ctx.referer.empty())
+      add("Referer", ctx.referer);
     if (const auto* index = timeline.if_contains("index"); index && index->is_object()) {
       for (const auto& kv : index->get_object()) {
         if (!kv.value().is_string()) continue;

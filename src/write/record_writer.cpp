@@ -166,6 +166,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
     } else {
       storage::InsertWithNewId(txn, cls, changes.columns, row, id_decides);
     }
+    unit.Wrote(cls.name);
     for (const auto& rel : changes.relations)
       txn.ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
     if (session_token) *session_token = auth::CreateSession(*ctx.app, txn, row.object_id, "signup");
@@ -234,6 +235,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
 
     if (changes.schema_changed) txn.SaveClass(existing, cls);
     txn.Update(cls, changes.columns, row);
+    unit.Wrote(cls.name);
     for (const auto& rel : changes.relations)
       txn.ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
     if (cls.timeline) {
@@ -280,6 +282,7 @@ Result<json::object> DeleteRecord(auth::Context& ctx, std::string_view class_nam
     if (auto ref = txn.FindReference(*snapshot, class_name, object_id, kNeverPins))
       return errors::PointerExists(object_id, ref->table, ref->field);
     txn.Delete(*cls, object_id);
+    unit.Wrote(cls->name);
     if (cls->timeline) {
       logs::Change change{logs::TimelineEvent::kDelete, cls, current->object_id, nullptr, {}, current->acl,
                           timeutil::NowIso()};

@@ -252,6 +252,7 @@ Result<json::object> DeleteSchema(auth::Context& ctx, std::string_view class_nam
       return SchemaError(kInvalidSchemaOperation,
                          fmt::format("Class {} is not empty, contains {} objects, cannot drop schema.", class_name, rows));
     unit.txn().DropClass(*existing);
+    unit.Wrote(existing->name);
     unit.ChangeSchema(snapshot->Without(class_name));
     return json::object{};
   }, app::WriteStart::kExclusive);
