@@ -1,0 +1,210 @@
+// Issue 18 / spec §4.9: the public form functions, POST /functions/{appId}/{fn}, with the
+// application id alone; §7's form errors ({"error": ...} without a code); §2.6's history and
+// request-log rows of a function's writes.
+import test, { before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  setup, stopAll, request, rawRequest, masterHeaders, appHeaders, createApp, startServer, makeDataDir, sleep, pollUntil,
+} from './lib/harness.mjs';
+
+let server;
+let app;
+let M;
+before(async () => {
+  ({ server, app } = await setup({}, { productBase: true }));
+  M = masterHeaders(app);
+});
+after(stopAll);
+
+const form = (fn, body, { srv = server, a = app, headers } = {}) =>
+  request(srv, 'POST', `/functions/${a.appId}/${fn}`, { headers: headers ?? appHeaders(a), body });
+const accounts = async (where = {}) => {
+  const r = await request(server, 'GET', `/core/classes/Accounts?where=${encodeURIComponent(JSON.stringify(where))}&limit=1000`, { headers: M });
+  assert.equal(r.status, 200, r.text);
+  return r.body.results;
+};
+const count = async (cls) => {
+  const r = await request(server, 'GET', `/core/classes/${cls}?count=1&limit=0`, { headers: M });
+  assert.equal(r.status, 200, r.text);
+  return r.body.count;
+};
+const statusId = async (name) => {
+  const r = await request(server, 'GET', `/core/classes/LeadStatuses?where=${encodeURIComponent(JSON.stringify({ Name: name }))}`, { headers: M });
+  return r.body.results[0]?.objectId;
+};
+
+test('§4.9 getlead with the application id alone creates a lead in Accounts: 200 {success, accountId}', async () => {
+  const r = await form('getlead', { PhoneNumber: '050-7000001', Email: 'first.lead@example.test', Name: 'First Lead', City: 'Haifa' });
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(Object.keys(r.body).sort(), ['accountId', 'success']);
+  assert.equal(r.body.success, true);
+  assert.match(r.body.accountId, /^[A-Za-z0-9]{10}$/);
+  const got = await request(server, 'GET', `/core/classes/Accounts/${r.body.accountId}`, { headers: M });
+  assert.equal(got.status, 200, got.text);
+  assert.equal(got.body.PhoneNumber, '050-7000001');
+  assert.equal(got.body.Email, 'first.lead@example.test');
+  assert.equal(got.body.Name, 'First Lead');
+  assert.equal(got.body.City, 'Haifa');
+  assert.equal(got.body.LeadStatusId, undefined, 'a new address is no duplicate');
+});
+
+test('§4.9 getlead always creates a new row; a lead whose Email matches an Account points at the Duplicate lead status', async () => {
+  const duplicate = await statusId('Duplicate');
+  assert.ok(duplicate, 'the product base has a Duplicate lead status');
+  const first = await form('getlead', { Email: 'twice@example.test', Name: 'Once' });
+  const second = await form('getlead', { Email: 'twice@example.test', Name: 'Twice' });
+  assert.equal(first.status, 200, first.text);
+  assert.equal(second.status, 200, second.text);
+  assert.notEqual(first.body.accountId, second.body.accountId, 'not merged');
+  const rows = await accounts({ Email: 'twice@example.test' });
+  assert.equal(rows.length, 2);
+  const byId = new Map(rows.map((r) => [r.objectId, r]));
+  assert.equal(byId.get(first.body.accountId).LeadStatusId, undefined);
+  assert.deepEqual(byId.get(second.body.accountId).LeadStatusId, { __type: 'Pointer', className: 'LeadStatuses', objectId: duplicate });
+  assert.equal(byId.get(first.body.accountId).Name, 'Once', 'the existing contact is not updated');
+});
+
+test('§4.9 form values: unknown keys ignored, a wrapped Pointer or a bare 10-character id, dates as ISO, YYYY-MM-DD or a Date object', async () => {
+  const status = await statusId('Duplicate');
+  const r = await form('getlead', {
+    Email: 'values@example.test', utm_source: 'ads', 'first-name': 'x', NotAField: 1,
+    LeadStatusId: { __type: 'Pointer', className: 'LeadStatuses', objectId: status },
+    StatusId: 'AccSts0001', Birthday: '1990-05-17', LastContactDate: { __type: 'Date', iso: '2026-01-02T03:04:05.000Z' },
+  });
+  assert.equal(r.status, 200, r.text);
+  const got = (await request(server, 'GET', `/core/classes/Accounts/${r.body.accountId}`, { headers: M })).body;
+  assert.equal(got.utm_source, undefined);
+  assert.equal(got.NotAField, undefined);
+  assert.deepEqual(got.LeadStatusId, { __type: 'Pointer', className: 'LeadStatuses', objectId: status });
+  assert.deepEqual(got.StatusId, { __type: 'Pointer', className: 'AccountStatuses', objectId: 'AccSts0001' });
+  assert.deepEqual(got.Birthday, { __type: 'Date', iso: '1990-05-17T00:00:00.000Z' });
+  assert.deepEqual(got.LastContactDate, { __type: 'Date', iso: '2026-01-02T03:04:05.000Z' });
+  const flat = await form('getlead', { Email: 'flatdate@example.test', Birthday: '1991-02-03T10:00:00Z' });
+  assert.equal(flat.status, 200, flat.text);
+  const g2 = (await request(server, 'GET', `/core/classes/Accounts/${flat.body.accountId}`, { headers: M })).body;
+  assert.deepEqual(g2.Birthday, { __type: 'Date', iso: '1991-02-03T10:00:00.000Z' });
+  const schema = await request(server, 'GET', '/core/schemas/Accounts', { headers: M });
+  assert.equal(schema.body.fields.utm_source, undefined, 'an unknown key adds no field');
+});
+
+test('§4.9 a Pointer id of another length in getlead, or a File anywhere, fails the whole call with 400 and writes nothing', async () => {
+  const before = await count('Accounts');
+  for (const body of [
+    { Email: 'badptr@example.test', StatusId: 'short' },
+    { Email: 'badptr@example.test', LeadStatusId: { __type: 'Pointer', className: 'LeadStatuses', objectId: 'waytoolongid' } },
+    { Email: 'file@example.test', Image: { __type: 'File', name: 'a.png', url: 'http://x/a.png' } },
+    { Email: 'file@example.test', NotAField: { __type: 'File', name: 'a.png' } },
+  ]) {
+    const r = await form('getlead', body);
+    assert.equal(r.status, 400, r.text);
+    assert.deepEqual(Object.keys(r.body), ['error'], 'a form error has no code');
+  }
+  assert.equal(await count('Accounts'), before);
+});
+
+test('§4.9 an unknown function answers 400 {"error":"User function not found"}; names match exactly', async () => {
+  for (const fn of ['nope', 'GetLead', 'getleads', 'getlea', 'GETLEAD']) {
+    const r = await form(fn, {});
+    assert.equal(r.status, 400, `${fn}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'User function not found' });
+  }
+  const generic = await request(server, 'POST', '/core/functions/getlead', { headers: appHeaders(app), body: {} });
+  assert.deepEqual(generic.body, { code: 141, error: 'function not found' });
+});
+
+test('§4.9 the application id header is required and must name the path\'s application; nothing is written', async () => {
+  const other = createApp(server.dataDir, { productBase: false });
+  await sleep(1100);  // the running server sees the new application within a second
+  const before = await count('Accounts');
+  const missing = await request(server, 'POST', `/functions/${app.appId}/getlead`, { body: { Email: 'nohdr@example.test' } });
+  assert.equal(missing.status, 403, missing.text);
+  assert.deepEqual(missing.body, { error: 'unauthorized' });
+  const wrong = await request(server, 'POST', `/functions/${app.appId}/getlead`, { headers: appHeaders(other), body: { Email: 'wrong@example.test' } });
+  assert.equal(wrong.status, 403, wrong.text);
+  const unknownPath = await request(server, 'POST', '/functions/NoSuchApp0/getlead', { headers: appHeaders(app), body: {} });
+  assert.equal(unknownPath.status, 403, unknownPath.text);
+  assert.equal(await count('Accounts'), before);
+});
+
+test('§4.9 Config gate: AcceptWebLeads decides, the first-created row of a Name wins, and a change is seen at the next call', async () => {
+  const dir = makeDataDir();
+  const a = createApp(dir, { productBase: true });
+  const srv = await startServer(dir);
+  const A = masterHeaders(a);
+  const call = () => form('getlead', { Email: 'gate@example.test' }, { srv, a });
+  assert.equal((await call()).status, 200, 'on in a fresh application');
+
+  const rows = await request(srv, 'GET', `/core/classes/Config?where=${encodeURIComponent(JSON.stringify({ Name: 'AcceptWebLeads' }))}`, { headers: A });
+  const first = rows.body.results[0].objectId;
+  const off = await request(srv, 'PUT', `/core/classes/Config/${first}`, { headers: A, body: { Value: { AcceptWebLeads: false } } });
+  assert.equal(off.status, 200, off.text);
+  const disabled = await call();
+  assert.equal(disabled.status, 400, disabled.text);
+  assert.deepEqual(disabled.body, { error: 'AcceptWebLeads is Disabled' });
+
+  // A newer row saying true does not count: the first created decides.
+  const newer = await request(srv, 'POST', '/core/classes/Config', { headers: A, body: { Name: 'AcceptWebLeads', Value: { AcceptWebLeads: true } } });
+  assert.equal(newer.status, 201, newer.text);
+  assert.deepEqual((await call()).body, { error: 'AcceptWebLeads is Disabled' });
+
+  const del = await request(srv, 'DELETE', `/core/classes/Config/${first}`, { headers: A });
+  assert.equal(del.status, 200, del.text);
+  assert.equal((await call()).status, 200, 'the newer row is the first now');
+
+  const delNewer = await request(srv, 'DELETE', `/core/classes/Config/${newer.body.objectId}`, { headers: A });
+  assert.equal(delNewer.status, 200, delNewer.text);
+  assert.deepEqual((await call()).body, { error: 'AcceptWebLeads is Disabled' }, 'a missing row is off');
+
+  const accounts = await request(srv, 'GET', `/core/classes/Accounts?where=${encodeURIComponent(JSON.stringify({ Email: 'gate@example.test' }))}&count=1&limit=0`, { headers: A });
+  assert.equal(accounts.body.count, 2, 'a disabled call writes nothing');
+});
+
+test('§2.6 a function\'s write shows in _Timeline as Master with Referer server-side-code:getlead, and in _RequestLog as service functions', async () => {
+  const r = await form('getlead', { Email: 'history@example.test' });
+  assert.equal(r.status, 200, r.text);
+  const where = encodeURIComponent(JSON.stringify({ objectIdValue: r.body.accountId }));
+  const history = await request(server, 'GET', `/core/classes/_Timeline?where=${where}`, { headers: M });
+  assert.equal(history.status, 200, history.text);
+  assert.equal(history.body.results.length, 1);
+  const row = history.body.results[0];
+  assert.equal(row.event, 'create');
+  assert.equal(row.user, 'Master');
+  assert.equal(row.Referer, 'server-side-code:getlead');
+  const logged = await pollUntil(async () => {
+    const q = encodeURIComponent(JSON.stringify({ path: `/functions/${app.appId}/getlead`, statusCode: 200 }));
+    const l = await request(server, 'GET', `/core/classes/_RequestLog?where=${q}&limit=1`, { headers: M });
+    return { done: l.status === 200 && l.body.results.length > 0, row: l.body.results?.[0] };
+  }, { timeoutMs: 5000, intervalMs: 100 });
+  assert.ok(logged.ok, 'a _RequestLog row');
+  assert.equal(logged.last.row.service, 'functions');
+  assert.equal(logged.last.row.method, 'POST');
+});
+
+test('§4.9 SECURITY hostile form input: non-JSON, 10,000 keys, __proto__ and SQL in keys answer 400 {error}; nothing is written', async () => {
+  const before = await count('Accounts');
+  const path = `/functions/${app.appId}/getlead`;
+  const raw = await rawRequest(server, `POST ${path} HTTP/1.1\r\nX-Core-Application-Id: ${app.appId}\r\nContent-Type: application/json`, 'not json');
+  assert.equal(raw.status, 400, raw.text);
+  assert.deepEqual(Object.keys(raw.body), ['error']);
+  const wide = await form('getlead', Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i])));
+  assert.equal(wide.status, 400, wide.text);
+  assert.deepEqual(Object.keys(wide.body), ['error']);
+  for (const key of ['__proto__', 'x"; DROP TABLE Accounts; --', '$where', "Name' OR '1'='1"]) {
+    const r = await request(server, 'POST', path, { headers: { ...appHeaders(app), 'Content-Type': 'application/json' }, body: `{"Email":"hostile@example.test",${JSON.stringify(key)}:1}` });
+    assert.equal(r.status, 400, `${key}: ${r.text}`);
+    assert.deepEqual(Object.keys(r.body), ['error']);
+  }
+  const array = await form('getlead', [1, 2]);
+  assert.equal(array.status, 400, array.text);
+  assert.equal(await count('Accounts'), before);
+  assert.equal((await request(server, 'GET', '/health')).status, 200);
+});
+
+test('§4.9 with --prefix parse the functions path is the same', async () => {
+  const dir = makeDataDir();
+  const a = createApp(dir, { productBase: true });
+  const srv = await startServer(dir, { prefix: 'parse' });
+  const r = await request(srv, 'POST', `/functions/${a.appId}/getlead`, { headers: { 'X-Parse-Application-Id': a.appId }, body: { Email: 'parse@example.test' } });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.success, true);
+});
