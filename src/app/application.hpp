@@ -39,6 +39,9 @@ struct Settings {
   std::string mail_from = "no-reply@crmd.invalid";
   // Password reset mails one address gets per hour at most (a flood of requests sends no more).
   int reset_mails_per_hour = 3;
+  // Where a phone number without a country code is from (ISO 3166 alpha-2): the product base's
+  // market. Contacts are matched by phone in this region's reading of their numbers.
+  std::string phone_region = "IL";
 };
 
 class Application {

@@ -11,6 +11,7 @@
 #include "util/ids.hpp"
 #include "util/time.hpp"
 #include "write/field_changes.hpp"
+#include "write/phone_keys.hpp"
 #include "write/record_writer.hpp"
 
 namespace crmd::functions {
@@ -81,9 +82,9 @@ Result<json::object> FormFields(const schema::ClassSchema& cls, const json::obje
   for (const auto& kv : body) {
     const std::string_view key = kv.key();
     if (IsFile(kv.value())) return FormError(400, "Form functions do not accept files.");
+    if (!schema::IsValidFieldName(key) && LooksHostile(key)) return FormError(400, fmt::format("Invalid field name: {}.", key));
     if (!key.starts_with(prefix)) continue;
     const std::string_view name = key.substr(prefix.size());
-    if (!schema::IsValidFieldName(name) && LooksHostile(name)) return FormError(400, fmt::format("Invalid field name: {}.", key));
     const auto* field = cls.FindField(name);
     if (!field || schema::IsBuiltinField(name)) continue;
     CRMD_ASSIGN(auto value, FormValue(*field, key, kv.value(), wrapped_pointers));
@@ -93,7 +94,7 @@ Result<json::object> FormFields(const schema::ClassSchema& cls, const json::obje
 }
 
 // The `Duplicate` lead status, when the application has one.
-std::optional<std::string> DuplicateStatus(storage::Database& db, const schema::Snapshot& snapshot) {
+std::optional<std::string> DuplicateStatus(storage::WriteTransaction& db, const schema::Snapshot& snapshot) {
   const auto* statuses = snapshot.Find(kLeadStatuses);
   if (!statuses || !statuses->FindField("Name")) return std::nullopt;
   auto row = storage::FindFirst(db, *statuses, "Name", std::string(kDuplicateStatus));
@@ -101,23 +102,100 @@ std::optional<std::string> DuplicateStatus(storage::Database& db, const schema::
   return row->object_id;
 }
 
-// Spec §4.9 getlead: a new lead in Accounts on every call; one whose Email matches an existing
-// Account is still created, pointing at the `Duplicate` lead status.
+// The unit the form runs in (RunForm begins it): its lookups see its own writes.
+storage::WriteTransaction& TxnOf(auth::Context& ctx) { return ctx.unit->txn(); }
+
+json::object PointerTo(std::string_view cls, std::string_view id) {
+  return json::object{{"__type", "Pointer"}, {"className", cls}, {"objectId", id}};
+}
+
+// Spec §4.9 getlead: a new lead in Accounts on every call; one whose phone (in any form) or Email
+// matches an existing Account is still created, pointing at the `Duplicate` lead status.
 Result<json::object> GetLead(auth::Context& ctx, const json::object& body) {
   if (!ConfigFlag(*ctx.app, "AcceptWebLeads")) return Disabled("AcceptWebLeads");
   auto snapshot = ctx.app->schema();
   const auto* accounts = snapshot->Find(kAccounts);
   if (!accounts) return FormError(400, "Accounts does not exist");
   CRMD_ASSIGN(auto fields, FormFields(*accounts, body, "", /*wrapped_pointers=*/true));
+  auto& txn = TxnOf(ctx);
   bool duplicate = false;
-  if (const auto* email = fields.if_contains("Email"); email && email->is_string() && !email->get_string().empty())
-    duplicate = storage::FindFirst(ctx.app->db(), *accounts, "Email", std::string(email->get_string())).has_value();
+  if (const auto* phone = fields.if_contains("PhoneNumber"); phone && phone->is_string())
+    duplicate = !write::ContactsByPhone(txn, phone->get_string(), ctx.app->settings().phone_region, 1).empty();
+  if (const auto* email = fields.if_contains("Email"); !duplicate && email && email->is_string() && !email->get_string().empty())
+    duplicate = storage::FindFirst(txn, *accounts, "Email", std::string(email->get_string())).has_value();
   if (duplicate && accounts->FindField("LeadStatusId")) {
-    if (auto status = DuplicateStatus(ctx.app->db(), *snapshot))
-      fields["LeadStatusId"] = json::object{{"__type", "Pointer"}, {"className", kLeadStatuses}, {"objectId", *status}};
+    if (auto status = DuplicateStatus(txn, *snapshot)) fields["LeadStatusId"] = PointerTo(kLeadStatuses, *status);
   }
   CRMD_ASSIGN(auto created, write::CreateRecord(ctx, kAccounts, fields));
   return json::object{{"success", true}, {"accountId", created["objectId"]}};
+}
+
+struct TableForm {
+  std::string_view flag;
+  std::string_view table;  // empty: the body's `table`
+  bool sale = false;       // web2sale's extra fields
+};
+
+std::optional<std::string_view> StringKey(const json::object& body, std::string_view key) {
+  const auto* v = body.if_contains(key);
+  if (!v || !v->is_string() || v->get_string().empty()) return std::nullopt;
+  return std::string_view(v->get_string());
+}
+
+// Spec §4.9 web2table (and web2case, web2sale with the table fixed): the contact is found by
+// phone among Accounts or created with the `account_<Field>` values, never updated; a new row in
+// the table carries `Name`, the `table_<Field>` values and a Pointer to the contact in AccountId.
+Result<json::object> WebToTable(auth::Context& ctx, const json::object& body, const TableForm& form) {
+  if (!ConfigFlag(*ctx.app, form.flag)) return Disabled(form.flag);
+  std::string_view table = form.table;
+  if (table.empty()) {
+    auto named = StringKey(body, "table");
+    if (!named) return FormError(400, "missing \"table\" in request body");
+    table = *named;
+  }
+  auto phone = StringKey(body, "phone");
+  if (!phone) return FormError(400, "missing \"phone\"");
+  auto snapshot = ctx.app->schema();
+  const auto* accounts = snapshot->Find(kAccounts);
+  const auto* target = snapshot->Find(table);
+  // A public form writes to tables that exist, and never to a system table.
+  if (!schema::IsValidUserClassName(table) || !target) return FormError(400, fmt::format("table {} does not exist", table));
+  if (!accounts) return FormError(400, "Accounts does not exist");
+  CRMD_ASSIGN(auto row, FormFields(*target, body, "table_", /*wrapped_pointers=*/false));
+  CRMD_ASSIGN(auto contact_fields, FormFields(*accounts, body, "account_", /*wrapped_pointers=*/true));
+
+  auto& txn = TxnOf(ctx);
+  const auto& region = ctx.app->settings().phone_region;
+  auto found = write::ContactsByPhone(txn, *phone, region, 1);
+  const bool new_contact = found.empty();
+  std::string contact_id;
+  if (new_contact) {
+    // account_PhoneNumber fills the field; the phone that found no one is the field otherwise.
+    if (!contact_fields.contains("PhoneNumber")) contact_fields["PhoneNumber"] = *phone;
+    CRMD_ASSIGN(auto created, write::CreateRecord(ctx, kAccounts, contact_fields));
+    contact_id = std::string(created["objectId"].as_string());
+  } else {
+    contact_id = found.front();
+  }
+
+  if (auto name = body.if_contains("Name"); name && name->is_string()) row["Name"] = *name;
+  row["AccountId"] = PointerTo(kAccounts, contact_id);
+  if (form.sale) {
+    query::Query earlier;
+    earlier.where = query::FieldEquals("AccountId", contact_id);
+    earlier.limit = 1;
+    bool had_sale = false;
+    if (target->FindField("AccountId")) txn.Find(*target, earlier, [&](storage::Row&) { return had_sale = true, false; });
+    row["IsFirst"] = !had_sale;
+    row["AccountNotExist"] = new_contact;
+    for (std::string_view key : {"CampaignName", "PageName"})
+      if (auto v = StringKey(body, key)) row[key] = *v;
+    row["PhoneNumber"] = *phone;
+    if (auto email = StringKey(body, "email")) row["Email"] = *email;
+    else if (auto account_email = StringKey(body, "account_Email")) row["Email"] = *account_email;
+  }
+  CRMD_ASSIGN(auto created, write::CreateRecord(ctx, table, row));
+  return json::object{{"success", true}, {"accountId", contact_id}, {"Id", created["objectId"]}};
 }
 
 // A record-API error as a form answers it: its status, `{"error": message}`.
@@ -132,6 +210,12 @@ std::optional<Result<json::object>> RunForm(auth::Context& ctx, std::string_view
   using Form = Result<json::object> (*)(auth::Context&, const json::object&);
   Form form = nullptr;
   if (name == "getlead") form = GetLead;
+  if (name == "web2table")
+    form = [](auth::Context& c, const json::object& b) { return WebToTable(c, b, {"AcceptWebToTable", ""}); };
+  if (name == "web2case")
+    form = [](auth::Context& c, const json::object& b) { return WebToTable(c, b, {"AcceptWebToCaseLeads", "Cases"}); };
+  if (name == "web2sale")
+    form = [](auth::Context& c, const json::object& b) { return WebToTable(c, b, {"AcceptWebToSaleLeads", "Sales", true}); };
   if (!form) return std::nullopt;
   if (body.size() > write::kMaxBodyKeys) return Result<json::object>(AsFormError(errors::TooManyKeys(write::kMaxBodyKeys)));
   ctx.identity = auth::Identity::System();

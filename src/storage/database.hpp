@@ -128,6 +128,18 @@ class WriteTransaction {
   // Find inside this transaction (uniqueness checks, single-use tokens).
   virtual void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) = 0;
 
+  // Phone keys (spec §4.9: local and international forms of one number are one contact): the
+  // normalised phone of a record, kept beside its class's table and indexed. nullopt removes it.
+  virtual void SetPhoneKey(std::string_view class_name, std::string_view object_id,
+                           const std::optional<std::string>& phone) = 0;
+  // The first `limit` records of `class_name` whose phone key is `phone`, oldest key first.
+  virtual std::vector<std::string> FindByPhoneKey(std::string_view class_name, std::string_view phone,
+                                                  std::size_t limit) = 0;
+  // Whether the phone keys of `class_name` were filled for `region` (`MarkPhoneKeys`): a store of
+  // an earlier release, or one whose region changed, has them computed again.
+  virtual bool PhoneKeysFor(std::string_view class_name, std::string_view region) = 0;
+  virtual void MarkPhoneKeys(std::string_view class_name, std::string_view region) = 0;
+
   // The first Pointer field in `classes` that points at `target_class`/`object_id`, if any,
   // leaving out the classes `ignored` names.
   virtual std::optional<Reference> FindReference(const schema::Snapshot& classes,
@@ -201,6 +213,9 @@ class Database {
   // Owners (owningId) of Relation `field` of `cls` that hold any of `related_ids`.
   virtual std::vector<std::string> RelationOwners(const schema::ClassSchema& cls, std::string_view field,
                                                   const std::vector<std::string>& related_ids) = 0;
+
+  // WriteTransaction::PhoneKeysFor, read outside a write.
+  virtual bool PhoneKeysFor(std::string_view class_name, std::string_view region) = 0;
 
   // True when the store's own consistency check passes.
   virtual bool CheckIntegrity() = 0;

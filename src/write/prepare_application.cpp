@@ -9,6 +9,7 @@
 #include "util/ids.hpp"
 #include "util/log.hpp"
 #include "util/time.hpp"
+#include "write/phone_keys.hpp"
 
 namespace crmd::write {
 
@@ -73,6 +74,7 @@ std::vector<std::pair<const schema::ClassSchema*, schema::ClassSchema>> ClassCha
 }  // namespace
 
 void PrepareApplication(app::Application& app) {
+  FillPhoneKeys(app, app.settings().phone_region);
   {
     // Most opens: nothing to do, and no write to find that out.
     auto snapshot = app.schema();
