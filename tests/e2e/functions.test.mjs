@@ -208,3 +208,146 @@ test('§4.9 with --prefix parse the functions path is the same', async () => {
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.success, true);
 });
+
+// An application with the web-to-table flags on.
+async function formsApp() {
+  const dir = makeDataDir();
+  const a = createApp(dir, { productBase: true });
+  const srv = await startServer(dir);
+  const A = masterHeaders(a);
+  for (const flag of ['AcceptWebToTable', 'AcceptWebToCaseLeads', 'AcceptWebToSaleLeads']) {
+    const r = await request(srv, 'POST', '/core/classes/Config', { headers: A, body: { Name: flag, Value: { [flag]: true } } });
+    assert.equal(r.status, 201, r.text);
+  }
+  const call = (fn, body) => form(fn, body, { srv, a });
+  const list = async (cls, where = {}) => {
+    const r = await request(srv, 'GET', `/core/classes/${cls}?where=${encodeURIComponent(JSON.stringify(where))}&order=createdAt&limit=1000`, { headers: A });
+    assert.equal(r.status, 200, r.text);
+    return r.body.results;
+  };
+  return { srv, a, A, call, list };
+}
+
+test('§4.9 web2table, web2case, web2sale answer "<Flag> is Disabled" while their Config row is missing', async () => {
+  for (const [fn, flag] of [['web2table', 'AcceptWebToTable'], ['web2case', 'AcceptWebToCaseLeads'], ['web2sale', 'AcceptWebToSaleLeads']]) {
+    const r = await form(fn, { table: 'Tasks', phone: '0501111111' });
+    assert.equal(r.status, 400, r.text);
+    assert.deepEqual(r.body, { error: `${flag} is Disabled` });
+  }
+});
+
+test('§4.9 web2table: table and phone are required; the contact is found by phone in any form and never updated; the row links it', async () => {
+  const { A, srv, call, list } = await formsApp();
+  assert.deepEqual((await call('web2table', { phone: '0501234567' })).body, { error: 'missing "table" in request body' });
+  assert.deepEqual((await call('web2table', { table: 'Tasks' })).body, { error: 'missing "phone"' });
+
+  const first = await call('web2table', { table: 'Tasks', phone: '050-1234567', Name: 'Call back', account_Name: 'Dana', account_City: 'Haifa', table_Date: '2026-12-01' });
+  assert.equal(first.status, 200, first.text);
+  assert.deepEqual(Object.keys(first.body).sort(), ['Id', 'accountId', 'success']);
+  const contact = (await request(srv, 'GET', `/core/classes/Accounts/${first.body.accountId}`, { headers: A })).body;
+  assert.equal(contact.Name, 'Dana');
+  assert.equal(contact.City, 'Haifa');
+  assert.equal(contact.PhoneNumber, '050-1234567');
+  const task = (await request(srv, 'GET', `/core/classes/Tasks/${first.body.Id}`, { headers: A })).body;
+  assert.equal(task.Name, 'Call back');
+  assert.deepEqual(task.AccountId, { __type: 'Pointer', className: 'Accounts', objectId: first.body.accountId });
+  assert.deepEqual(task.Date, { __type: 'Date', iso: '2026-12-01T00:00:00.000Z' });
+
+  // The same number written three other ways is the same contact, which is not updated.
+  for (const phone of ['+972 50-123-4567', '0501234567', '972501234567']) {
+    const again = await call('web2table', { table: 'Tasks', phone, Name: `again ${phone}`, account_Name: 'Someone else' });
+    assert.equal(again.status, 200, again.text);
+    assert.equal(again.body.accountId, first.body.accountId, phone);
+  }
+  assert.equal((await list('Accounts')).length, 1);
+  assert.equal((await request(srv, 'GET', `/core/classes/Accounts/${first.body.accountId}`, { headers: A })).body.Name, 'Dana');
+  assert.equal((await list('Tasks')).length, 4, 'web2table never updates: a row per call');
+
+  // A contact made through the record API is found too; account_PhoneNumber does not feed the match.
+  const made = await request(srv, 'POST', '/core/classes/Accounts', { headers: A, body: { Name: 'Typed in', PhoneNumber: '(052) 999-8888' } });
+  assert.equal(made.status, 201, made.text);
+  const byApi = await call('web2table', { table: 'Tasks', phone: '+972529998888' });
+  assert.equal(byApi.body.accountId, made.body.objectId);
+  const other = await call('web2table', { table: 'Tasks', phone: '0533333333', account_PhoneNumber: '0529998888' });
+  assert.notEqual(other.body.accountId, made.body.objectId);
+  assert.equal((await request(srv, 'GET', `/core/classes/Accounts/${other.body.accountId}`, { headers: A })).body.PhoneNumber, '0529998888');
+  // A contact whose phone changed is found by the new number only.
+  await request(srv, 'PUT', `/core/classes/Accounts/${made.body.objectId}`, { headers: A, body: { PhoneNumber: '0544444444' } });
+  assert.notEqual((await call('web2table', { table: 'Tasks', phone: '0529998888' })).body.accountId, made.body.objectId);
+  assert.equal((await call('web2table', { table: 'Tasks', phone: '+972544444444' })).body.accountId, made.body.objectId);
+});
+
+test('§4.9 web2table value rules: table_ Pointers only as a bare 10-character id (others dropped, still 200); account_ Pointers wrapped too, a wrong length fails', async () => {
+  const { A, srv, call, list } = await formsApp();
+  const ok = await call('web2table', {
+    table: 'Tasks', phone: '0507777777', table_OwnerId: { __type: 'Pointer', className: '_User', objectId: 'abcdefghij' },
+    table_TaskTypeId: 'short', account_StatusId: { __type: 'Pointer', className: 'AccountStatuses', objectId: 'AccSts0001' },
+  });
+  assert.equal(ok.status, 200, ok.text);
+  const task = (await request(srv, 'GET', `/core/classes/Tasks/${ok.body.Id}`, { headers: A })).body;
+  assert.equal(task.OwnerId, undefined, 'a wrapped Pointer in table_ is dropped');
+  assert.equal(task.TaskTypeId, undefined, 'a short id in table_ is dropped');
+  const contact = (await request(srv, 'GET', `/core/classes/Accounts/${ok.body.accountId}`, { headers: A })).body;
+  assert.deepEqual(contact.StatusId, { __type: 'Pointer', className: 'AccountStatuses', objectId: 'AccSts0001' });
+
+  const accounts = (await list('Accounts')).length;
+  const tasks = (await list('Tasks')).length;
+  const bad = await call('web2table', { table: 'Tasks', phone: '0508888888', account_StatusId: 'toolongid12' });
+  assert.equal(bad.status, 400, bad.text);
+  const file = await call('web2table', { table: 'Tasks', phone: '0508888888', table_Attachment: { __type: 'File', name: 'x.pdf' } });
+  assert.equal(file.status, 400, file.text);
+  assert.equal((await list('Accounts')).length, accounts, 'no contact left behind');
+  assert.equal((await list('Tasks')).length, tasks, 'no row left behind');
+  for (const table of ['_User', '_Session', 'NoSuchTable', 'x"; DROP TABLE Tasks; --']) {
+    const r = await call('web2table', { table, phone: '0508888888' });
+    assert.equal(r.status, 400, `${table}: ${r.text}`);
+    assert.deepEqual(Object.keys(r.body), ['error']);
+  }
+  assert.equal((await list('Accounts')).length, accounts);
+});
+
+test('§4.9 §2.3 web2case writes Cases; web2sale writes Sales and adds IsFirst, AccountNotExist, CampaignName, PageName, PhoneNumber, Email on first use', async () => {
+  const { A, srv, call, list } = await formsApp();
+  const kase = await call('web2case', { phone: '0541230000', Name: 'Broken', table: 'Tasks' });
+  assert.equal(kase.status, 200, kase.text);
+  assert.equal((await request(srv, 'GET', `/core/classes/Cases/${kase.body.Id}`, { headers: A })).status, 200, 'the table is fixed: Cases');
+  assert.equal((await list('Tasks')).length, 0);
+
+  const before = await request(srv, 'GET', '/core/schemas/Sales', { headers: A });
+  for (const f of ['IsFirst', 'AccountNotExist', 'CampaignName', 'PageName', 'PhoneNumber', 'Email']) assert.equal(before.body.fields[f], undefined, f);
+  const sale = await call('web2sale', { phone: '0541230000', Name: 'Deal', CampaignName: 'Spring', PageName: 'lp-1', email: 'buyer@example.test', table_Total: 120 });
+  assert.equal(sale.status, 200, sale.text);
+  assert.equal(sale.body.accountId, kase.body.accountId, 'the case made the contact');
+  const after = await request(srv, 'GET', '/core/schemas/Sales', { headers: A });
+  assert.deepEqual(
+    Object.fromEntries(['IsFirst', 'AccountNotExist', 'CampaignName', 'PageName', 'PhoneNumber', 'Email'].map((f) => [f, after.body.fields[f]?.type])),
+    { IsFirst: 'Boolean', AccountNotExist: 'Boolean', CampaignName: 'String', PageName: 'String', PhoneNumber: 'String', Email: 'String' });
+  const row = (await request(srv, 'GET', `/core/classes/Sales/${sale.body.Id}`, { headers: A })).body;
+  assert.equal(row.Name, 'Deal');
+  assert.equal(row.Total, 120);
+  assert.equal(row.IsFirst, true);
+  assert.equal(row.AccountNotExist, false);
+  assert.equal(row.CampaignName, 'Spring');
+  assert.equal(row.PageName, 'lp-1');
+  assert.equal(row.PhoneNumber, '0541230000');
+  assert.equal(row.Email, 'buyer@example.test');
+  const second = await call('web2sale', { phone: '+972 54 123 0000' });
+  const again = (await request(srv, 'GET', `/core/classes/Sales/${second.body.Id}`, { headers: A })).body;
+  assert.equal(again.IsFirst, false);
+  const fresh = await call('web2sale', { phone: '0549990000' });
+  const third = (await request(srv, 'GET', `/core/classes/Sales/${fresh.body.Id}`, { headers: A })).body;
+  assert.equal(third.AccountNotExist, true);
+  assert.equal(third.IsFirst, true);
+});
+
+test('§4.9 getlead marks a lead Duplicate when its phone matches an Account in another form', async () => {
+  const { A, srv, call } = await formsApp();
+  const made = await request(srv, 'POST', '/core/classes/Accounts', { headers: A, body: { Name: 'Known', PhoneNumber: '054-5550000' } });
+  assert.equal(made.status, 201, made.text);
+  const lead = await call('getlead', { PhoneNumber: '+972545550000' });
+  assert.equal(lead.status, 200, lead.text);
+  const row = (await request(srv, 'GET', `/core/classes/Accounts/${lead.body.accountId}`, { headers: A })).body;
+  assert.equal(row.LeadStatusId?.objectId, 'LeadSts007');
+  const fresh = await call('getlead', { PhoneNumber: '0545550001' });
+  assert.equal((await request(srv, 'GET', `/core/classes/Accounts/${fresh.body.accountId}`, { headers: A })).body.LeadStatusId, undefined);
+});
