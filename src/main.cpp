@@ -30,6 +30,7 @@
 #include "util/ids.hpp"
 #include "util/json.hpp"
 #include "util/log.hpp"
+#include "util/phone.hpp"
 #include "util/time.hpp"
 #include "write/prepare_application.hpp"
 #include "write/product_base.hpp"
@@ -161,6 +162,10 @@ int Serve(const cli::ServeFlags& flags) {
   auth::Registry registry(RegistryPath(flags.data));
   registry.StartWatching();
   app::Applications apps(flags.data, store, settings, write::PrepareApplication);
+  apps.SetRegionSource([&registry](const std::string& app_id) {
+    auto credentials = registry.Find(app_id);
+    return credentials ? credentials->region : std::string(app::kDefaultPhoneRegion);
+  });
   logs::RequestLog::Options log_options;
   log_options.retention_days = flags.request_log_days;
   log_options.max_apps_waiting = std::max<std::size_t>(1, store.max_open / 4);
@@ -212,12 +217,15 @@ int Serve(const cli::ServeFlags& flags) {
   return 0;
 }
 
-int CreateApp(const std::string& data, std::string app_id, const std::string& name, bool product_base) {
+int CreateApp(const std::string& data, std::string app_id, const std::string& name, bool product_base,
+              std::string region) {
   if (app_id.empty()) app_id = ids::RandomAlnum(20);
   if (!app::IsValidAppId(app_id)) return Fail("--id must be 1-64 of [A-Za-z0-9_-]");
+  if (region.empty()) region = app::kDefaultPhoneRegion;
+  if (!phone::IsKnownRegion(region)) return Fail("--region must be an ISO 3166 region with phone numbers, such as IL or US");
   const std::string master = ids::NewSecret(), api_key = ids::NewSecret(), now = timeutil::NowIso();
   storage::AppRecord record{app_id, name.empty() ? app_id : name, ids::HashSecret(master), now,
-                            {{kDefaultKeyName, ids::HashSecret(api_key), now, std::nullopt}}};
+                            {{kDefaultKeyName, ids::HashSecret(api_key), now, std::nullopt}}, region};
   storage::RegistryStore store(RegistryPath(data));
   if (store.Load(app_id)) return Fail("application " + app_id + " already exists");
   // The store is complete before the registry names the application, so a running server never
@@ -226,6 +234,7 @@ int CreateApp(const std::string& data, std::string app_id, const std::string& na
   std::filesystem::remove_all(dir);
   try {
     app::Applications apps(data, app::StoreOptions{storage::Durability::kFull, 1}, {}, write::PrepareApplication);
+    apps.SetRegionSource([&region](const std::string&) { return region; });
     auto app = apps.Open(app_id);
     if (product_base) write::LoadProductBase(*app);
   } catch (...) {
@@ -236,6 +245,15 @@ int CreateApp(const std::string& data, std::string app_id, const std::string& na
     return Fail("application " + app_id + " already exists");
   Print(json::object{{"appId", app_id}, {"masterKey", master}, {"apiKey", api_key},
                      {"apiKeyName", kDefaultKeyName}});
+  return 0;
+}
+
+int SetRegion(const std::string& data, const std::string& app_id, const std::string& region) {
+  if (!phone::IsKnownRegion(region)) return Fail("--region must be an ISO 3166 region with phone numbers, such as IL or US");
+  storage::RegistryStore store(RegistryPath(data));
+  // A running server sees it within a second and computes the application's phone keys again.
+  if (store.SetRegion(app_id, region) != storage::RegistryChange::kDone) return Fail("no application " + app_id);
+  Print(json::object{{"appId", app_id}, {"region", region}});
   return 0;
 }
 
@@ -287,7 +305,8 @@ int main(int argc, char** argv) {
   try {
     switch (command.kind) {
       case cli::CommandKind::kServe: return Serve(command.serve);
-      case cli::CommandKind::kAppCreate: return CreateApp(a.data, a.app_id, a.name, !a.no_product_base);
+      case cli::CommandKind::kAppCreate: return CreateApp(a.data, a.app_id, a.name, !a.no_product_base, a.region);
+      case cli::CommandKind::kAppRegion: return SetRegion(a.data, a.app_id, a.region);
       case cli::CommandKind::kKeyCreate: return CreateKey(a.data, a.app_id, a.name);
       case cli::CommandKind::kKeyRevoke: return RevokeKey(a.data, a.app_id, a.name);
       case cli::CommandKind::kKeyList: return ListKeys(a.data, a.app_id);

@@ -18,6 +18,7 @@
 #include "util/json.hpp"
 #include "util/log.hpp"
 #include "util/time.hpp"
+#include "write/phone_keys.hpp"
 #include "write/record_writer.hpp"
 
 namespace crmd::api {
@@ -260,6 +261,15 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   return true;
 }
 
+namespace {
+// The registry's region of an open application changed (`crmd app region`): its phone keys are
+// computed again before the request that finds out goes on.
+void FollowRegion(app::Application& app, const auth::AppCredentials& credentials) {
+  if (credentials.region.empty() || !app.SetPhoneRegion(credentials.region)) return;
+  write::FillPhoneKeys(app, credentials.region);
+}
+}  // namespace
+
 Response Router::Route(const Request& request, const std::shared_ptr<app::Application>& opened,
                        app::QueuedGroup* queued, Caller& caller) {
   if (request.method == Method::kOptions) return Preflight(request, header_prefix_);
@@ -282,6 +292,7 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
     ctx.remote_ip = request.remote_ip;
     ctx.app = opened && opened->id() == credentials->app_id ? opened : apps_.Open(credentials->app_id);
     caller.app = ctx.app;
+    FollowRegion(*ctx.app, *credentials);
     return HandleFunction(request, segments[2], ctx);
   }
 
@@ -309,6 +320,7 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
   ctx.remote_ip = request.remote_ip;
   ctx.app = opened && opened->id() == credentials->app_id ? opened : apps_.Open(credentials->app_id);
   if (ctx.app == opened) ctx.queued = queued;
+  FollowRegion(*ctx.app, *credentials);
   if (auto referer = request.Header("referer")) ctx.referer = std::string(*referer);
   // A session token counts when no key is sent (a key decides alone). Tokens live in the
   // application's own store, so another application's token is simply unknown: 209.

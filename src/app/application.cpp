@@ -91,6 +91,18 @@ void Application::Wrote(const std::set<std::string, std::less<>>& classes) {
   for (const auto& name : classes) ++generations_[name];
 }
 
+std::string Application::phone_region() const {
+  std::lock_guard lock(mutex_);
+  return phone_region_;
+}
+
+bool Application::SetPhoneRegion(std::string region) {
+  std::lock_guard lock(mutex_);
+  if (region == phone_region_) return false;
+  phone_region_ = std::move(region);
+  return true;
+}
+
 std::optional<bool> Application::CachedFlag(std::string_view flag, std::uint64_t generation) const {
   std::lock_guard lock(mutex_);
   auto it = flags_.find(flag);
@@ -182,6 +194,7 @@ std::shared_ptr<Application> Applications::OpenStore(const std::string& app_id) 
   std::filesystem::create_directories(dir);
   auto db = storage::OpenSqlite((dir / "data.db").string(), options_.durability, options_.readers);
   auto app = std::make_shared<Application>(app_id, std::move(db), dir.string(), settings_, smtp_.get(), &after_commit_);
+  if (region_of_) app->SetPhoneRegion(region_of_(app_id));
   if (prepare_) prepare_(*app);
   return app;
 }

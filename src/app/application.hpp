@@ -39,10 +39,11 @@ struct Settings {
   std::string mail_from = "no-reply@crmd.invalid";
   // Password reset mails one address gets per hour at most (a flood of requests sends no more).
   int reset_mails_per_hour = 3;
-  // Where a phone number without a country code is from (ISO 3166 alpha-2): the product base's
-  // market. Contacts are matched by phone in this region's reading of their numbers.
-  std::string phone_region = "IL";
 };
+
+// Where a phone number without a country code is from, unless the registry says otherwise: the
+// product base's market.
+inline constexpr std::string_view kDefaultPhoneRegion = "IL";
 
 class Application {
  public:
@@ -75,6 +76,12 @@ class Application {
   // After a durable commit that wrote rows of `classes`.
   void Wrote(const std::set<std::string, std::less<>>& classes);
 
+  // The application's region (ISO 3166 alpha-2, `crmd app create --region`): contacts are matched
+  // by phone in its reading of their numbers. Returns whether it changed (the phone keys must then
+  // be computed again: write::FillPhoneKeys).
+  std::string phone_region() const;
+  bool SetPhoneRegion(std::string region);
+
   // A Config flag (spec §4.9) as read at `generation` of Config, or nullopt when not cached then.
   std::optional<bool> CachedFlag(std::string_view flag, std::uint64_t generation) const;
   void CacheFlag(std::string_view flag, std::uint64_t generation, bool on);
@@ -101,6 +108,7 @@ class Application {
   mutable std::mutex mutex_;
   std::shared_ptr<const schema::Snapshot> schema_;
   std::string system_user_id_;          // guarded by mutex_
+  std::string phone_region_{kDefaultPhoneRegion};  // guarded by mutex_
   std::map<std::string, std::uint64_t, std::less<>> generations_;  // guarded by mutex_
   struct Flag {
     std::uint64_t generation;
@@ -137,6 +145,10 @@ class Applications {
   // is validated again here. Two callers of one closed application open it once; callers of
   // different ones open them at the same time.
   std::shared_ptr<Application> Open(const std::string& app_id);
+
+  // Where each application's region comes from (the registry); by default kDefaultPhoneRegion.
+  // Set before the first Open.
+  void SetRegionSource(std::function<std::string(const std::string& app_id)> region_of) { region_of_ = std::move(region_of); }
 
   // The applications open now.
   std::vector<std::shared_ptr<Application>> OpenApplications();
@@ -177,6 +189,7 @@ class Applications {
   StoreOptions options_;
   Settings settings_;
   Preparer prepare_;
+  std::function<std::string(const std::string&)> region_of_;
   std::unique_ptr<mail::Mailer> smtp_;
   std::mutex mutex_;
   std::condition_variable changed_;  // an application finished opening, or one is to be closed

@@ -29,6 +29,7 @@ void Registry::Reload() {
     creds->app_id = app.app_id;
     creds->name = app.name;
     creds->master_key_hash = app.master_key_hash;
+    creds->region = app.region;
     for (auto& key : app.api_keys)
       if (!key.revoked_at) creds->api_keys.push_back({key.name, key.key_hash});
     (*next)[app.app_id] = std::move(creds);

@@ -27,6 +27,7 @@ struct AppCredentials {
   std::string name;
   std::string master_key_hash;
   std::vector<ApiKey> api_keys;  // active keys only
+  std::string region;            // phone numbers without a country code are read in it
 };
 
 class Registry {

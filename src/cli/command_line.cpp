@@ -70,6 +70,13 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   bool& no_product_base = command.admin.no_product_base;
   app_create->add_flag("--no-product-base", no_product_base,
                        "Start empty (system classes only) instead of from the CRM product base");
+  std::string& region = command.admin.region;
+  app_create->add_option("--region", region,
+                         "Region of phone numbers without a country code, ISO 3166 (default: IL)");
+  auto* app_region = app_cmd->add_subcommand("region", "Change the region of an application's phone numbers");
+  app_region->add_option("--data", data, "Data directory")->required();
+  app_region->add_option("--app", app_id, "Application id")->required();
+  app_region->add_option("--region", region, "ISO 3166 region, such as IL or US")->required();
 
   auto* key_cmd = cli.add_subcommand("key", "Manage API keys");
   key_cmd->require_subcommand(1);
@@ -90,6 +97,7 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   }
   if (serve_cmd->parsed()) command.kind = CommandKind::kServe;
   else if (app_create->parsed()) command.kind = CommandKind::kAppCreate;
+  else if (app_region->parsed()) command.kind = CommandKind::kAppRegion;
   else if (key_create->parsed()) command.kind = CommandKind::kKeyCreate;
   else if (key_revoke->parsed()) command.kind = CommandKind::kKeyRevoke;
   else if (key_list->parsed()) command.kind = CommandKind::kKeyList;

@@ -42,9 +42,10 @@ struct AdminArgs {
   std::string app_id;
   std::string name;
   bool no_product_base = false;
+  std::string region;  // empty: the default (app create), required (app region)
 };
 
-enum class CommandKind { kServe, kAppCreate, kKeyCreate, kKeyRevoke, kKeyList };
+enum class CommandKind { kServe, kAppCreate, kAppRegion, kKeyCreate, kKeyRevoke, kKeyList };
 
 struct Command {
   CommandKind kind = CommandKind::kServe;

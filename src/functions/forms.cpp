@@ -120,7 +120,7 @@ Result<json::object> GetLead(auth::Context& ctx, const json::object& body) {
   auto& txn = TxnOf(ctx);
   bool duplicate = false;
   if (const auto* phone = fields.if_contains("PhoneNumber"); phone && phone->is_string())
-    duplicate = !write::ContactsByPhone(txn, phone->get_string(), ctx.app->settings().phone_region, 1).empty();
+    duplicate = !write::ContactsByPhone(txn, phone->get_string(), ctx.app->phone_region(), 1).empty();
   if (const auto* email = fields.if_contains("Email"); !duplicate && email && email->is_string() && !email->get_string().empty())
     duplicate = storage::FindFirst(txn, *accounts, "Email", std::string(email->get_string())).has_value();
   if (duplicate && accounts->FindField("LeadStatusId")) {
@@ -165,7 +165,7 @@ Result<json::object> WebToTable(auth::Context& ctx, const json::object& body, co
   CRMD_ASSIGN(auto contact_fields, FormFields(*accounts, body, "account_", /*wrapped_pointers=*/true));
 
   auto& txn = TxnOf(ctx);
-  const auto& region = ctx.app->settings().phone_region;
+  const std::string region = ctx.app->phone_region();
   auto found = write::ContactsByPhone(txn, *phone, region, 1);
   const bool new_contact = found.empty();
   std::string contact_id;

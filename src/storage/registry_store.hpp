@@ -23,6 +23,8 @@ struct AppRecord {
   std::string master_key_hash;
   std::string created_at;
   std::vector<ApiKeyRecord> api_keys;  // active and revoked
+  // Where the application's phone numbers without a country code are from (ISO 3166 alpha-2).
+  std::string region = "IL";
 };
 
 enum class RegistryChange { kDone, kNoSuchApp, kAlreadyExists, kNoSuchKey };
@@ -39,6 +41,7 @@ class RegistryStore {
   RegistryChange AddApiKey(const std::string& app_id, const ApiKeyRecord& key);
   RegistryChange RevokeApiKey(const std::string& app_id, const std::string& name,
                               const std::string& revoked_at);
+  RegistryChange SetRegion(const std::string& app_id, const std::string& region);
   std::vector<AppRecord> LoadAll();
   std::optional<AppRecord> Load(const std::string& app_id);
 

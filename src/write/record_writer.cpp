@@ -168,7 +168,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
       storage::InsertWithNewId(txn, cls, changes.columns, row, id_decides);
     }
     unit.Wrote(cls.name);
-    KeepPhoneKey(txn, cls, ctx.app->settings().phone_region, changes.columns, row);
+    KeepPhoneKey(txn, cls, ctx.app->phone_region(), changes.columns, row);
     for (const auto& rel : changes.relations)
       txn.ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
     if (session_token) *session_token = auth::CreateSession(*ctx.app, txn, row.object_id, "signup");
@@ -238,7 +238,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     if (changes.schema_changed) txn.SaveClass(existing, cls);
     txn.Update(cls, changes.columns, row);
     unit.Wrote(cls.name);
-    KeepPhoneKey(txn, cls, ctx.app->settings().phone_region, changes.columns, row);
+    KeepPhoneKey(txn, cls, ctx.app->phone_region(), changes.columns, row);
     for (const auto& rel : changes.relations)
       txn.ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
     if (cls.timeline) {

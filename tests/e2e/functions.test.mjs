@@ -5,6 +5,7 @@ import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   setup, stopAll, request, rawRequest, masterHeaders, appHeaders, createApp, startServer, makeDataDir, sleep, pollUntil,
+  cli, cliJson,
 } from './lib/harness.mjs';
 
 let server;
@@ -350,4 +351,28 @@ test('§4.9 getlead marks a lead Duplicate when its phone matches an Account in 
   assert.equal(row.LeadStatusId?.objectId, 'LeadSts007');
   const fresh = await call('getlead', { PhoneNumber: '0545550001' });
   assert.equal((await request(srv, 'GET', `/core/classes/Accounts/${fresh.body.accountId}`, { headers: A })).body.LeadStatusId, undefined);
+});
+
+test('§4.9 the phone region is an application setting: crmd app create --region, changed with crmd app region; contacts are matched in it', async () => {
+  const dir = makeDataDir();
+  const a = cliJson(['app', 'create', '--data', dir, '--region', 'US']);
+  const srv = await startServer(dir);
+  const A = masterHeaders(a);
+  const flag = await request(srv, 'POST', '/core/classes/Config', { headers: A, body: { Name: 'AcceptWebToTable', Value: { AcceptWebToTable: true } } });
+  assert.equal(flag.status, 201, flag.text);
+  const call = (phone) => form('web2table', { table: 'Tasks', phone }, { srv, a });
+  const us = await call('(650) 253-0000');
+  assert.equal((await call('+1 650 253 0000')).body.accountId, us.body.accountId, 'a US local number meets its international form');
+  const local = await request(srv, 'POST', '/core/classes/Accounts', { headers: A, body: { Name: 'Israeli', PhoneNumber: '050-1234567' } });
+  assert.equal(local.status, 201, local.text);
+  assert.notEqual((await call('+972501234567')).body.accountId, local.body.objectId, 'read as a US number, it is another');
+
+  const changed = cliJson(['app', 'region', '--data', dir, '--app', a.appId, '--region', 'IL']);
+  assert.deepEqual(changed, { appId: a.appId, region: 'IL' });
+  const seen = await pollUntil(async () => ({ done: (await call('+972501234567')).body.accountId === local.body.objectId }), { timeoutMs: 5000, intervalMs: 250 });
+  assert.ok(seen.ok, 'after the change the running server reads local numbers as Israeli, for the contacts it had too');
+
+  assert.throws(() => cli(['app', 'region', '--data', dir, '--app', a.appId, '--region', 'ZZ']), /--region/);
+  assert.throws(() => cli(['app', 'create', '--data', dir, '--region', 'Israel']), /--region/);
+  assert.throws(() => cli(['app', 'region', '--data', dir, '--app', 'NoSuchApp', '--region', 'US']), /no application/);
 });

@@ -13,7 +13,14 @@ struct RegistryStore::Impl {
 RegistryStore::RegistryStore(const std::string& path) : impl_(new Impl(path)) {
   impl_->c.Exec(
       "CREATE TABLE IF NOT EXISTS apps (app_id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, "
-      "master_key_hash TEXT NOT NULL, created_at TEXT NOT NULL)");
+      "master_key_hash TEXT NOT NULL, created_at TEXT NOT NULL, region TEXT NOT NULL DEFAULT 'IL')");
+  // A registry of an earlier release: its applications get the default region.
+  bool has_region = false;
+  {
+    auto st = impl_->c.Prepare("SELECT 1 FROM pragma_table_info('apps') WHERE name = 'region'");
+    has_region = st.Step();
+  }
+  if (!has_region) impl_->c.Exec("ALTER TABLE apps ADD COLUMN region TEXT NOT NULL DEFAULT 'IL'");
   impl_->c.Exec(
       "CREATE TABLE IF NOT EXISTS api_keys (app_id TEXT NOT NULL, name TEXT NOT NULL, "
       "key_hash TEXT NOT NULL, created_at TEXT NOT NULL, revoked_at TEXT, "
@@ -65,11 +72,12 @@ RegistryChange RegistryStore::CreateApp(const AppRecord& app) {
   return InTransaction(c, [&] {
     if (AppExists(c, app.app_id)) return RegistryChange::kAlreadyExists;
     auto st = c.Prepare(
-        "INSERT INTO apps (app_id, name, master_key_hash, created_at) VALUES (?, ?, ?, ?)");
+        "INSERT INTO apps (app_id, name, master_key_hash, created_at, region) VALUES (?, ?, ?, ?, ?)");
     st.Bind(1, app.app_id);
     st.Bind(2, app.name);
     st.Bind(3, app.master_key_hash);
     st.Bind(4, app.created_at);
+    st.Bind(5, app.region);
     st.Step();
     for (const auto& key : app.api_keys) InsertKey(c, app.app_id, key);
     return RegistryChange::kDone;
@@ -103,13 +111,25 @@ RegistryChange RegistryStore::RevokeApiKey(const std::string& app_id, const std:
   return changed ? RegistryChange::kDone : RegistryChange::kNoSuchKey;
 }
 
+RegistryChange RegistryStore::SetRegion(const std::string& app_id, const std::string& region) {
+  auto& c = impl_->c;
+  return InTransaction(c, [&] {
+    if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
+    auto st = c.Prepare("UPDATE apps SET region = ? WHERE app_id = ?");
+    st.Bind(1, region);
+    st.Bind(2, app_id);
+    st.Step();
+    return RegistryChange::kDone;
+  });
+}
+
 std::vector<AppRecord> RegistryStore::LoadAll() {
   std::vector<AppRecord> apps;
   {
     auto st = impl_->c.Prepare(
-        "SELECT app_id, name, master_key_hash, created_at FROM apps ORDER BY app_id");
+        "SELECT app_id, name, master_key_hash, created_at, region FROM apps ORDER BY app_id");
     while (st.Step())
-      apps.push_back({st.ColumnText(0), st.ColumnText(1), st.ColumnText(2), st.ColumnText(3), {}});
+      apps.push_back({st.ColumnText(0), st.ColumnText(1), st.ColumnText(2), st.ColumnText(3), {}, st.ColumnText(4)});
   }
   auto st = impl_->c.Prepare(
       "SELECT app_id, name, key_hash, created_at, revoked_at FROM api_keys ORDER BY app_id, name");
