@@ -15,11 +15,13 @@
 #include <algorithm>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
 #include "api/router.hpp"
 #include "cli/command_line.hpp"
+#include "functions/lua_function.hpp"
 #include "app/application.hpp"
 #include "auth/password_gate.hpp"
 #include "auth/registry.hpp"
@@ -41,6 +43,7 @@ namespace json = boost::json;
 using namespace crmd;
 
 constexpr const char* kDefaultKeyName = "default";
+constexpr std::size_t kMaxFunctionBytes = 1u << 20;  // source of one deployed function
 
 std::string RegistryPath(const std::string& data_dir) {
   std::filesystem::create_directories(data_dir);
@@ -174,6 +177,10 @@ int Serve(const cli::ServeFlags& flags) {
   router_options.prefix = flags.prefix;
   router_options.read_timeout = std::chrono::seconds(flags.read_timeout);
   router_options.read_slice = std::chrono::milliseconds(flags.read_slice_ms);
+  if (flags.function_memory_mib <= 0 || flags.function_instructions <= 0)
+    return Fail("--function-memory-mib and --function-instructions must be positive");
+  router_options.function_limits.memory_bytes = static_cast<std::size_t>(flags.function_memory_mib) << 20;
+  router_options.function_limits.instructions = flags.function_instructions;
   api::Router router(router_options, registry, apps, &request_log);
   log::AccessLogBatching access_log_batching;
   options.drain_expired = [] { storage::ReadDeadline::EndAll(); };
@@ -257,6 +264,49 @@ int SetRegion(const std::string& data, const std::string& app_id, const std::str
   return 0;
 }
 
+// Spec §4.9: the form functions' names are crmd's own.
+bool IsBuiltinFunction(std::string_view name) {
+  return name == "getlead" || name == "web2table" || name == "web2case" || name == "web2sale";
+}
+
+int DeployFunction(const std::string& data, const std::string& app_id, const std::string& name, const std::string& file) {
+  if (!IsValidKeyName(name)) return Fail("--name must be 1-64 of [A-Za-z0-9._-]");
+  if (IsBuiltinFunction(name)) return Fail(name + " is a built-in form function and cannot be replaced");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Fail("cannot read " + file);
+  std::string code((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (code.size() > kMaxFunctionBytes) return Fail("a function may hold at most 1 MiB of source");
+  if (auto wrong = functions::CheckLua(name, code)) return Fail("the function does not compile: " + *wrong);
+  storage::RegistryStore store(RegistryPath(data));
+  // A running server sees it within a second.
+  if (store.DeployFunction(app_id, {name, code, timeutil::NowIso()}) != storage::RegistryChange::kDone)
+    return Fail("no application " + app_id);
+  Print(json::object{{"appId", app_id}, {"deployed", name}, {"bytes", static_cast<std::int64_t>(code.size())}});
+  return 0;
+}
+
+int ListFunctions(const std::string& data, const std::string& app_id) {
+  storage::RegistryStore store(RegistryPath(data));
+  auto app = store.Load(app_id);
+  if (!app) return Fail("no application " + app_id);
+  json::array list;
+  for (const auto& f : app->functions)
+    list.push_back(json::object{{"name", f.name}, {"deployedAt", f.deployed_at}, {"bytes", static_cast<std::int64_t>(f.code.size())}});
+  Print(json::object{{"appId", app_id}, {"functions", std::move(list)}});
+  return 0;
+}
+
+int RemoveFunction(const std::string& data, const std::string& app_id, const std::string& name) {
+  storage::RegistryStore store(RegistryPath(data));
+  switch (store.RemoveFunction(app_id, name)) {
+    case storage::RegistryChange::kNoSuchApp: return Fail("no application " + app_id);
+    case storage::RegistryChange::kNoSuchKey: return Fail("no function named " + name);
+    default: break;
+  }
+  Print(json::object{{"appId", app_id}, {"removed", name}});
+  return 0;
+}
+
 int CreateKey(const std::string& data, const std::string& app_id, const std::string& name) {
   if (!IsValidKeyName(name)) return Fail("--name must be 1-64 of [A-Za-z0-9._-]");
   const std::string key = ids::NewSecret();
@@ -310,6 +360,9 @@ int main(int argc, char** argv) {
       case cli::CommandKind::kKeyCreate: return CreateKey(a.data, a.app_id, a.name);
       case cli::CommandKind::kKeyRevoke: return RevokeKey(a.data, a.app_id, a.name);
       case cli::CommandKind::kKeyList: return ListKeys(a.data, a.app_id);
+      case cli::CommandKind::kFunctionDeploy: return DeployFunction(a.data, a.app_id, a.name, a.file);
+      case cli::CommandKind::kFunctionList: return ListFunctions(a.data, a.app_id);
+      case cli::CommandKind::kFunctionRemove: return RemoveFunction(a.data, a.app_id, a.name);
     }
   } catch (const std::exception& e) {
     log::Error("fatal", {{"error", e.what()}});

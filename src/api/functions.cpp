@@ -1,6 +1,11 @@
 #include "api/functions.hpp"
 
+#include <fmt/format.h>
+
+#include "app/write_unit.hpp"
+#include "functions/config_flags.hpp"
 #include "functions/forms.hpp"
+#include "util/log.hpp"
 
 namespace crmd::api {
 
@@ -9,16 +14,40 @@ Response FormErrorResponse(ApiError error) {
   error.body = ErrorBody::kErrorOnly;
   return ErrorResponse(error);
 }
+
+// An operator's function: one write unit for all it writes, as the system identity.
+Result<boost::json::value> RunDeployed(const FunctionCall& call, const boost::json::object& body, auth::Context& ctx) {
+  ctx.identity = auth::Identity::System();
+  ctx.referer = fmt::format("server-side-code:{}", call.name);
+  const std::string app_id = ctx.app->id();
+  const std::string name(call.name);
+  functions::LuaHost host;
+  host.dispatch = [&](std::string_view method, const std::string& target, const boost::json::value* item) {
+    auth::Context item_ctx = ctx;  // joins the function's unit
+    return call.dispatch(item_ctx, method, target, item);
+  };
+  host.config_flag = [&](std::string_view flag) { return functions::ConfigFlag(*ctx.app, flag); };
+  host.log = [&](std::string_view message) {
+    log::Info("function", {{"app", app_id}, {"function", name}, {"message", message}});
+  };
+  return app::RunWrite(ctx, [&](app::WriteUnit&) {
+    return functions::RunLua(call.name, *call.code, body, nullptr, call.limits, host);
+  });
+}
 }  // namespace
 
-Response HandleFunction(const Request& request, std::string_view name, auth::Context& ctx) {
+Response HandleFunction(const Request& request, const FunctionCall& call, auth::Context& ctx) {
   boost::json::value storage;
   auto body = BodyObject(request, storage);
   if (!body.ok()) return FormErrorResponse(std::move(body).error());
-  auto answer = functions::RunForm(ctx, name, *body.value());
-  if (!answer) return FormErrorResponse(ApiError{400, 0, "User function not found", ErrorBody::kErrorOnly});
-  if (!answer->ok()) return FormErrorResponse(std::move(*answer).error());
-  return JsonResponse(200, std::move(*answer).value());
+  if (auto answer = functions::RunForm(ctx, call.name, *body.value())) {
+    if (!answer->ok()) return FormErrorResponse(std::move(*answer).error());
+    return JsonResponse(200, std::move(*answer).value());
+  }
+  if (!call.code) return FormErrorResponse(ApiError{400, 0, "User function not found", ErrorBody::kErrorOnly});
+  auto answer = RunDeployed(call, *body.value(), ctx);
+  if (!answer.ok()) return FormErrorResponse(std::move(answer).error());
+  return JsonResponse(200, std::move(answer).value());
 }
 
 }  // namespace crmd::api

@@ -1,15 +1,30 @@
-// `POST /functions/{appId}/{fn}` (spec §4.9): the public form functions. Outside the prefix, with
-// the application id header alone; answers and errors are `{"error": ...}` without a code (§7).
+// `POST /functions/{appId}/{fn}` (spec §4.9): the public form functions and the operator's Lua
+// functions. Outside the prefix, with the application id header alone; answers and errors are
+// `{"error": ...}` without a code (§7).
 #pragma once
 
+#include <memory>
+#include <string>
 #include <string_view>
 
 #include "api/message.hpp"
 #include "auth/context.hpp"
+#include "functions/lua_function.hpp"
 
 namespace crmd::api {
 
+struct FunctionCall {
+  std::string_view name;
+  // The deployed function of that name, if any (a form's name always runs the form).
+  std::shared_ptr<const std::string> code;
+  functions::LuaLimits limits;
+  // Re-enters the record API below the prefix, with the call's context (its identity and unit).
+  std::function<std::pair<int, boost::json::value>(auth::Context& ctx, std::string_view method,
+                                                   const std::string& target, const boost::json::value* body)>
+      dispatch;
+};
+
 // `ctx` is the caller's, for the application the header and the path both name.
-Response HandleFunction(const Request& request, std::string_view name, auth::Context& ctx);
+Response HandleFunction(const Request& request, const FunctionCall& call, auth::Context& ctx);
 
 }  // namespace crmd::api

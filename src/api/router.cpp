@@ -293,7 +293,13 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
     ctx.app = opened && opened->id() == credentials->app_id ? opened : apps_.Open(credentials->app_id);
     caller.app = ctx.app;
     FollowRegion(*ctx.app, *credentials);
-    return HandleFunction(request, segments[2], ctx);
+    FunctionCall call;
+    call.name = segments[2];
+    if (auto it = credentials->functions.find(call.name); it != credentials->functions.end()) call.code = it->second;
+    call.limits = options_.function_limits;
+    call.dispatch = [this](auth::Context& item_ctx, std::string_view method, const std::string& target,
+                           const boost::json::value* body) { return Dispatch(item_ctx, method, target, body); };
+    return HandleFunction(request, call, ctx);
   }
 
   if (segments.empty() || segments[0] != options_.prefix)
@@ -334,6 +340,20 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
   caller.identity = ctx.identity;
 
   return RouteFamily(request, std::move(*target), ctx, token);
+}
+
+std::pair<int, boost::json::value> Router::Dispatch(auth::Context& ctx, std::string_view method,
+                                                   const std::string& target, const boost::json::value* body) {
+  Request item;
+  item.method = method == "POST" ? Method::kPost : method == "PUT" ? Method::kPut : method == "DELETE" ? Method::kDelete : Method::kGet;
+  item.method_name = std::string(method);
+  item.target = "/" + options_.prefix + target;
+  if (body) item.json_body = std::make_shared<const boost::json::value>(*body);
+  auto parsed = ParseTarget(item.target);
+  if (!parsed) return {400, boost::json::object{{"error", "Invalid request target."}}};
+  Response answer = RouteFamily(item, std::move(*parsed), ctx, std::nullopt);
+  auto json = ParseJson(answer.body);
+  return {answer.status, json.ok() ? std::move(json).value() : boost::json::value()};
 }
 
 Response Router::RouteFamily(const Request& request, Target target, auth::Context& ctx,

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "api/message.hpp"
+#include "functions/lua_function.hpp"
 #include "api/target.hpp"
 #include "app/application.hpp"
 #include "auth/context.hpp"
@@ -27,6 +28,8 @@ struct RouterOptions {
   // is moved to a thread of slow reads; and how long it may run in all (400 124 beyond).
   std::chrono::milliseconds read_slice{20};
   std::chrono::milliseconds read_timeout{15'000};
+  // What one call of an operator's Lua function may use.
+  functions::LuaLimits function_limits;
 };
 
 class Router {
@@ -69,6 +72,9 @@ class Router {
   // A request below the prefix for a caller already known (its own, or its batch's: the items of a
   // batch are the batch's caller, resolved once, as in Parse).
   // `target` is consumed: its first segment (the prefix) is dropped for the family's handler.
+  // A request of a function's `crm` API, below the prefix, with the function's context.
+  std::pair<int, boost::json::value> Dispatch(auth::Context& ctx, std::string_view method, const std::string& target,
+                                              const boost::json::value* body);
   Response RouteFamily(const Request& request, Target target, auth::Context& ctx,
                        std::optional<std::string_view> token);
 

@@ -30,6 +30,8 @@ void Registry::Reload() {
     creds->name = app.name;
     creds->master_key_hash = app.master_key_hash;
     creds->region = app.region;
+    for (auto& fn : app.functions)
+      creds->functions.emplace(std::move(fn.name), std::make_shared<const std::string>(std::move(fn.code)));
     for (auto& key : app.api_keys)
       if (!key.revoked_at) creds->api_keys.push_back({key.name, key.key_hash});
     (*next)[app.app_id] = std::move(creds);

@@ -28,6 +28,8 @@ struct AppCredentials {
   std::string master_key_hash;
   std::vector<ApiKey> api_keys;  // active keys only
   std::string region;            // phone numbers without a country code are read in it
+  // Operator-deployed functions (`crmd function deploy`): name to Lua source.
+  std::map<std::string, std::shared_ptr<const std::string>, std::less<>> functions;
 };
 
 class Registry {

@@ -51,6 +51,10 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                         "Application stores kept open, the least recently used closed beyond (default: from the open-file limit, at most 1,000)");
   serve_cmd->add_option("--page-cache-mib", serve.page_cache_mib,
                         "MiB of page cache all open stores share (default: 256)");
+  serve_cmd->add_option("--function-memory-mib", serve.function_memory_mib,
+                        "MiB of Lua heap one call of an operator's function may use (default: 64)");
+  serve_cmd->add_option("--function-instructions", serve.function_instructions,
+                        "Lua instructions one call of an operator's function may run (default: 10,000,000)");
   serve_cmd->add_option("--read-timeout", serve.read_timeout,
                         "Seconds a request's reads may run in all; beyond, 400 code 124 (default: 15)");
   serve_cmd->add_option("--read-slice-ms", serve.read_slice_ms,
@@ -90,6 +94,19 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   key_create->add_option("--name", name, "Key name")->required();
   key_revoke->add_option("--name", name, "Key name")->required();
 
+  auto* fn_cmd = cli.add_subcommand("function", "Deploy the operator's Lua functions (POST /functions/{appId}/{name})");
+  fn_cmd->require_subcommand(1);
+  auto* fn_deploy = fn_cmd->add_subcommand("deploy", "Deploy (or replace) a function");
+  auto* fn_list = fn_cmd->add_subcommand("list", "List an application's functions");
+  auto* fn_remove = fn_cmd->add_subcommand("remove", "Remove a function");
+  for (auto* sub : {fn_deploy, fn_list, fn_remove}) {
+    sub->add_option("--data", data, "Data directory")->required();
+    sub->add_option("--app", app_id, "Application id")->required();
+  }
+  fn_deploy->add_option("--name", name, "Function name")->required();
+  fn_deploy->add_option("--file", command.admin.file, "Lua source file")->required();
+  fn_remove->add_option("--name", name, "Function name")->required();
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -101,6 +118,9 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   else if (key_create->parsed()) command.kind = CommandKind::kKeyCreate;
   else if (key_revoke->parsed()) command.kind = CommandKind::kKeyRevoke;
   else if (key_list->parsed()) command.kind = CommandKind::kKeyList;
+  else if (fn_deploy->parsed()) command.kind = CommandKind::kFunctionDeploy;
+  else if (fn_list->parsed()) command.kind = CommandKind::kFunctionList;
+  else if (fn_remove->parsed()) command.kind = CommandKind::kFunctionRemove;
   else return 1;
   return command;
 }

@@ -3,6 +3,7 @@
 // does not compile them again.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <variant>
 
@@ -34,6 +35,8 @@ struct ServeFlags {
   int page_cache_mib = 256;    // SQLite page cache of all open stores together
   int read_timeout = 15;       // seconds a request's reads may run in all (400 124 beyond)
   int read_slice_ms = 20;      // milliseconds a read runs on a network thread before it moves off it
+  int function_memory_mib = 64;                // an operator function's Lua heap per call
+  std::int64_t function_instructions = 10'000'000;  // Lua instructions per call
 };
 
 // `crmd app create` and `crmd key create|revoke|list`.
@@ -43,9 +46,12 @@ struct AdminArgs {
   std::string name;
   bool no_product_base = false;
   std::string region;  // empty: the default (app create), required (app region)
+  std::string file;    // function deploy: the Lua source
 };
 
-enum class CommandKind { kServe, kAppCreate, kAppRegion, kKeyCreate, kKeyRevoke, kKeyList };
+enum class CommandKind {
+  kServe, kAppCreate, kAppRegion, kKeyCreate, kKeyRevoke, kKeyList, kFunctionDeploy, kFunctionList, kFunctionRemove
+};
 
 struct Command {
   CommandKind kind = CommandKind::kServe;

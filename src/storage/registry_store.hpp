@@ -17,6 +17,13 @@ struct ApiKeyRecord {
   std::optional<std::string> revoked_at;
 };
 
+// An operator-deployed function (spec §4.9): Lua source, run by `POST /functions/{app}/{name}`.
+struct FunctionRecord {
+  std::string name;
+  std::string code;
+  std::string deployed_at;
+};
+
 struct AppRecord {
   std::string app_id;
   std::string name;
@@ -25,6 +32,7 @@ struct AppRecord {
   std::vector<ApiKeyRecord> api_keys;  // active and revoked
   // Where the application's phone numbers without a country code are from (ISO 3166 alpha-2).
   std::string region = "IL";
+  std::vector<FunctionRecord> functions;
 };
 
 enum class RegistryChange { kDone, kNoSuchApp, kAlreadyExists, kNoSuchKey };
@@ -42,6 +50,9 @@ class RegistryStore {
   RegistryChange RevokeApiKey(const std::string& app_id, const std::string& name,
                               const std::string& revoked_at);
   RegistryChange SetRegion(const std::string& app_id, const std::string& region);
+  // Deploying a name again replaces its code. kNoSuchKey: no function of that name to remove.
+  RegistryChange DeployFunction(const std::string& app_id, const FunctionRecord& function);
+  RegistryChange RemoveFunction(const std::string& app_id, const std::string& name);
   std::vector<AppRecord> LoadAll();
   std::optional<AppRecord> Load(const std::string& app_id);
 

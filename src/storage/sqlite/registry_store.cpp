@@ -22,6 +22,9 @@ RegistryStore::RegistryStore(const std::string& path) : impl_(new Impl(path)) {
   }
   if (!has_region) impl_->c.Exec("ALTER TABLE apps ADD COLUMN region TEXT NOT NULL DEFAULT 'IL'");
   impl_->c.Exec(
+      "CREATE TABLE IF NOT EXISTS functions (app_id TEXT NOT NULL, name TEXT NOT NULL, code TEXT NOT NULL, "
+      "deployed_at TEXT NOT NULL, PRIMARY KEY (app_id, name))");
+  impl_->c.Exec(
       "CREATE TABLE IF NOT EXISTS api_keys (app_id TEXT NOT NULL, name TEXT NOT NULL, "
       "key_hash TEXT NOT NULL, created_at TEXT NOT NULL, revoked_at TEXT, "
       "PRIMARY KEY (app_id, name))");
@@ -123,6 +126,36 @@ RegistryChange RegistryStore::SetRegion(const std::string& app_id, const std::st
   });
 }
 
+RegistryChange RegistryStore::DeployFunction(const std::string& app_id, const FunctionRecord& function) {
+  auto& c = impl_->c;
+  return InTransaction(c, [&] {
+    if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
+    auto st = c.Prepare(
+        "INSERT INTO functions (app_id, name, code, deployed_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (app_id, name) DO UPDATE SET code = excluded.code, deployed_at = excluded.deployed_at");
+    st.Bind(1, app_id);
+    st.Bind(2, function.name);
+    st.Bind(3, function.code);
+    st.Bind(4, function.deployed_at);
+    st.Step();
+    return RegistryChange::kDone;
+  });
+}
+
+RegistryChange RegistryStore::RemoveFunction(const std::string& app_id, const std::string& name) {
+  auto& c = impl_->c;
+  return InTransaction(c, [&] {
+    if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
+    auto st = c.Prepare("DELETE FROM functions WHERE app_id = ? AND name = ? RETURNING name");
+    st.Bind(1, app_id);
+    st.Bind(2, name);
+    bool removed = st.Step();
+    while (st.Step()) {
+    }
+    return removed ? RegistryChange::kDone : RegistryChange::kNoSuchKey;
+  });
+}
+
 std::vector<AppRecord> RegistryStore::LoadAll() {
   std::vector<AppRecord> apps;
   {
@@ -141,6 +174,14 @@ std::vector<AppRecord> RegistryStore::LoadAll() {
     ApiKeyRecord key{st.ColumnText(1), st.ColumnText(2), st.ColumnText(3), std::nullopt};
     if (!st.ColumnIsNull(4)) key.revoked_at = st.ColumnText(4);
     apps[i].api_keys.push_back(std::move(key));
+  }
+  auto fn = impl_->c.Prepare("SELECT app_id, name, code, deployed_at FROM functions ORDER BY app_id, name");
+  i = 0;
+  while (fn.Step()) {
+    std::string app_id = fn.ColumnText(0);
+    while (i < apps.size() && apps[i].app_id < app_id) ++i;
+    if (i == apps.size() || apps[i].app_id != app_id) continue;
+    apps[i].functions.push_back({fn.ColumnText(1), fn.ColumnText(2), fn.ColumnText(3)});
   }
   return apps;
 }

@@ -1,0 +1,44 @@
+// Operator-deployed functions (spec §4.9): Lua 5.4, sandboxed. A call gets a fresh interpreter
+// without io, os, package, debug or any way to load bytecode, a memory cap and an instruction
+// budget; it reads and writes through the `crm` API, which re-enters the record API (DESIGN.md:
+// one door for every read and write). docs/FUNCTIONS.md documents the API.
+#pragma once
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "util/result.hpp"
+
+namespace crmd::functions {
+
+struct LuaLimits {
+  std::size_t memory_bytes = 64u << 20;      // the interpreter's heap
+  std::int64_t instructions = 10'000'000;    // Lua VM instructions per call (~0.1 s)
+};
+
+// What a function's `crm` calls reach. `method` GET, POST or PUT; `target` a path below the prefix
+// with its query (`/classes/Tasks?where=...`); `body` for writes. Answers the status and JSON body
+// the record API answers.
+struct LuaHost {
+  std::function<std::pair<int, boost::json::value>(std::string_view method, const std::string& target,
+                                                   const boost::json::value* body)>
+      dispatch;
+  std::function<bool(std::string_view flag)> config_flag;
+  std::function<void(std::string_view message)> log;
+};
+
+// Compiles `code` without running it: nullopt, or what is wrong (for `crmd function deploy`).
+std::optional<std::string> CheckLua(std::string_view name, std::string_view code);
+
+// Runs function `name`: the chunk `code` with the global `request` ({body=..., record=...}); its
+// return value is the 200 answer (nil: `{}`). `error({status=..., error=...})`, or a failed `crm`
+// call nobody caught, answers that status and `{"error": ...}`; any other error, the memory cap or
+// the instruction budget answers 500 (the cause in a log line via `host.log`).
+Result<boost::json::value> RunLua(std::string_view name, std::string_view code, const boost::json::object& body,
+                                  const boost::json::value* record, const LuaLimits& limits, const LuaHost& host);
+
+}  // namespace crmd::functions
