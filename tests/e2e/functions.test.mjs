@@ -3,6 +3,8 @@
 // request-log rows of a function's writes.
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import {
   setup, stopAll, request, rawRequest, masterHeaders, appHeaders, createApp, startServer, makeDataDir, sleep, pollUntil,
   cli, cliJson,
@@ -375,4 +377,130 @@ test('§4.9 the phone region is an application setting: crmd app create --region
   assert.throws(() => cli(['app', 'region', '--data', dir, '--app', a.appId, '--region', 'ZZ']), /--region/);
   assert.throws(() => cli(['app', 'create', '--data', dir, '--region', 'Israel']), /--region/);
   assert.throws(() => cli(['app', 'region', '--data', dir, '--app', 'NoSuchApp', '--region', 'US']), /no application/);
+});
+
+// An application with the operator's functions deployed from `sources` ({name: code}).
+async function luaApp(sources, extraArgs = []) {
+  const dir = makeDataDir();
+  const a = createApp(dir, { productBase: true });
+  for (const [name, code] of Object.entries(sources)) deploy(dir, a, name, code);
+  const srv = await startServer(dir, { extraArgs });
+  return { dir, a, srv, A: masterHeaders(a), call: (name, body = {}) => form(name, body, { srv, a }) };
+}
+function deploy(dir, a, name, code) {
+  const file = path.join(dir, `${name}.lua`);
+  fs.writeFileSync(file, code);
+  return cliJson(['function', 'deploy', '--data', dir, '--app', a.appId, '--name', name, '--file', file]);
+}
+
+const makeTask = `
+local account = crm.get("Accounts", request.body.accountId)
+if not account then error({status = 404, error = "no such account"}) end
+local task = crm.create("Tasks", {
+  Name = "Call " .. account.Name,
+  AccountId = {__type = "Pointer", className = "Accounts", objectId = account.objectId},
+})
+crm.log("made task", task.objectId)
+return {taskId = task.objectId, leads = crm.config("AcceptWebLeads"), found = #crm.find("Accounts", {Name = account.Name}, {limit = 5})}
+`;
+
+test('§4.9 an operator function deployed with the CLI runs with master rights through the record API: a Task for an Account', async () => {
+  const { srv, A, call } = await luaApp({ maketask: makeTask });
+  const account = await request(srv, 'POST', '/core/classes/Accounts', { headers: A, body: { Name: 'Dana' } });
+  const r = await call('maketask', { accountId: account.body.objectId });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.leads, true);
+  assert.equal(r.body.found, 1);
+  const task = await request(srv, 'GET', `/core/classes/Tasks/${r.body.taskId}`, { headers: A });
+  assert.equal(task.status, 200, task.text);
+  assert.equal(task.body.Name, 'Call Dana');
+  assert.deepEqual(task.body.AccountId, { __type: 'Pointer', className: 'Accounts', objectId: account.body.objectId });
+  const history = await request(srv, 'GET', `/core/classes/_Timeline?where=${encodeURIComponent(JSON.stringify({ objectIdValue: r.body.taskId }))}`, { headers: A });
+  assert.equal(history.body.results[0].Referer, 'server-side-code:maketask');
+  assert.equal(history.body.results[0].user, 'Master');
+  assert.ok(srv.logLines().some((l) => l.msg === 'function' && l.function === 'maketask' && l.message === `made task ${r.body.taskId}`));
+
+  const missing = await call('maketask', { accountId: 'NoSuchAcc1' });
+  assert.equal(missing.status, 404, missing.text);
+  assert.deepEqual(missing.body, { error: 'no such account' });
+});
+
+test('§4.9 a function call is one unit: a failure after a write leaves nothing behind; a failed crm call answers its status', async () => {
+  const { srv, A, call } = await luaApp({
+    halfway: 'crm.create("Tasks", {Name = "kept?"})\nerror({status = 409, error = "changed my mind"})',
+    badwrite: 'crm.create("Tasks", {Name = "first"})\ncrm.create("Tasks", {Name = 5, Date = "not a date"})\nreturn {}',
+    crash: 'crm.create("Tasks", {Name = "before the crash"})\nlocal x = nil\nreturn x.field',
+  });
+  const tasks = async () => (await request(srv, 'GET', '/core/classes/Tasks?count=1&limit=0', { headers: A })).body.count;
+  const before = await tasks();
+  const r = await call('halfway');
+  assert.equal(r.status, 409, r.text);
+  assert.deepEqual(r.body, { error: 'changed my mind' });
+  const bad = await call('badwrite');
+  assert.equal(bad.status, 400, bad.text);
+  assert.deepEqual(Object.keys(bad.body), ['error']);
+  const crash = await call('crash');
+  assert.equal(crash.status, 500, crash.text);
+  assert.deepEqual(crash.body, { error: 'function crash failed' });
+  assert.equal(await tasks(), before, 'nothing written by the failed calls');
+});
+
+test('§4.9 SECURITY the Lua sandbox: no io, os, package, debug or code loading; an endless loop and a memory hog are stopped; the server goes on', async () => {
+  const { srv, call } = await luaApp({
+    probe: 'return {io = io == nil, os = os == nil, package = package == nil, debug = debug == nil, load = load == nil, dofile = dofile == nil, loadfile = loadfile == nil, require = require == nil, dump = string.dump == nil}',
+    escape: 'return os.execute("touch /tmp/crmd-escaped")',
+    loop: 'while true do end',
+    caught: 'while true do pcall(function() while true do end end) end',
+    hog: 'local t = {}\nfor i = 1, 1e9 do t[i] = string.rep("x", 4096) .. i end',
+    bigstring: 'return string.rep("x", 1 << 30)',
+  }, ['--function-instructions', '2000000', '--function-memory-mib', '16']);
+  const probe = await call('probe');
+  assert.equal(probe.status, 200, probe.text);
+  assert.deepEqual(probe.body, { io: true, os: true, package: true, debug: true, load: true, dofile: true, loadfile: true, require: true, dump: true });
+  const escape = await call('escape');
+  assert.equal(escape.status, 500, escape.text);
+  assert.equal(fs.existsSync('/tmp/crmd-escaped'), false);
+  for (const [name, why] of [['loop', 'ran past its instruction budget'], ['caught', 'ran past its instruction budget'],
+    ['hog', 'ran out of memory'], ['bigstring', 'ran out of memory']]) {
+    const t = performance.now();
+    const r = await call(name);
+    assert.equal(r.status, 500, `${name}: ${r.text}`);
+    assert.deepEqual(r.body, { error: `function ${name} ${why}` });
+    assert.ok(performance.now() - t < 10_000, `${name} took ${(performance.now() - t).toFixed(0)} ms`);
+  }
+  assert.ok(srv.logLines().some((l) => l.msg === 'function' && l.function === 'loop' && /instruction budget/.test(l.message)));
+  assert.equal((await request(srv, 'GET', '/health')).status, 200);
+  assert.equal((await call('probe')).status, 200, 'still serving functions');
+});
+
+test('§4.9 deploy and removal reach a running server within a second; built-in names cannot be shadowed; code that does not compile is refused', async () => {
+  const { dir, a, call } = await luaApp({});
+  assert.deepEqual((await call('hello')).body, { error: 'User function not found' });
+  deploy(dir, a, 'hello', 'return {hello = request.body.name}');
+  const seen = await pollUntil(async () => ({ done: (await call('hello', { name: 'crmd' })).status === 200 }), { timeoutMs: 3000, intervalMs: 100 });
+  assert.ok(seen.ok, 'deployed within a second');
+  assert.deepEqual((await call('hello', { name: 'crmd' })).body, { hello: 'crmd' });
+  deploy(dir, a, 'hello', 'return {hello = "again"}');
+  assert.ok((await pollUntil(async () => ({ done: (await call('hello')).body.hello === 'again' }), { timeoutMs: 3000, intervalMs: 100 })).ok, 'replaced');
+  const list = cliJson(['function', 'list', '--data', dir, '--app', a.appId]);
+  assert.deepEqual(list.functions.map((f) => f.name), ['hello']);
+  cliJson(['function', 'remove', '--data', dir, '--app', a.appId, '--name', 'hello']);
+  assert.ok((await pollUntil(async () => ({ done: (await call('hello')).status === 400 }), { timeoutMs: 3000, intervalMs: 100 })).ok, 'removed');
+  for (const name of ['getlead', 'web2table', 'web2case', 'web2sale']) assert.throws(() => deploy(dir, a, name, 'return {}'), /built-in/);
+  assert.throws(() => deploy(dir, a, 'broken', 'return {'), /does not compile/);
+  assert.throws(() => deploy(dir, a, 'bad name!', 'return {}'), /--name/);
+  assert.throws(() => cli(['function', 'remove', '--data', dir, '--app', a.appId, '--name', 'nothing']), /no function/);
+});
+
+test('§4.9 a function\'s answer is its return value as JSON; request.body is the body; crm.null stands for JSON null', async () => {
+  const { call } = await luaApp({
+    echo: 'return {body = request.body, list = {1, 2, 3}, empty = {}, null = crm.null, float = 1.5, text = "שלום"}',
+    nothing: 'local x = 1',
+    inf: 'return {x = 1/0}',
+  });
+  const r = await call('echo', { a: [1, null, { b: true }], s: 'x' });
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.body, { body: { a: [1, null, { b: true }], s: 'x' }, list: [1, 2, 3], empty: {}, null: null, float: 1.5, text: 'שלום' });
+  assert.deepEqual((await call('nothing')).body, {});
+  assert.equal((await call('inf')).status, 500);
 });
