@@ -504,3 +504,17 @@ test('§4.9 a function\'s answer is its return value as JSON; request.body is th
   assert.deepEqual((await call('nothing')).body, {});
   assert.equal((await call('inf')).status, 500);
 });
+
+test('docs/FUNCTIONS.md: the example function runs as documented', async () => {
+  const doc = fs.readFileSync(path.resolve(import.meta.dirname, '../../docs/FUNCTIONS.md'), 'utf8');
+  const code = /```lua\n([\s\S]*?)```/.exec(doc)[1];
+  const { srv, A, call } = await luaApp({ 'task-for-account': code });
+  const account = await request(srv, 'POST', '/core/classes/Accounts', { headers: A, body: { Name: 'Noa' } });
+  const r = await call('task-for-account', { accountId: account.body.objectId });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.success, true);
+  const task = await request(srv, 'GET', `/core/classes/Tasks/${r.body.taskId}`, { headers: A });
+  assert.equal(task.body.Name, 'Call Noa');
+  assert.deepEqual((await call('task-for-account', {})).body, { error: 'accountId is required' });
+  assert.equal((await call('task-for-account', { accountId: 'NoSuchAcc1' })).status, 404);
+});
