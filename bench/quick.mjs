@@ -2,7 +2,8 @@
 // no Parse Server, PostgreSQL or nginx, nothing written to docs/. Loopback only, bounded in time.
 //   node bench/quick.mjs [path/to/crmd] [extra serve flags...]
 // Environment: BENCH_ROWS (100000), BENCH_WARMUP (1), BENCH_DURATION (5), BENCH_ONLY (comma list of
-// workload keys: get,get64,query,count,include,update,create,create-plain,create-timeline), BENCH_KEEP (1: keep the data folder and
+// workload keys: get,get64,query,count,include,update,create,create-plain,create-timeline,
+// form-create,getlead,web2table), BENCH_KEEP (1: keep the data folder and
 // its request files for profiling; its path is printed).
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -94,6 +95,20 @@ await call('POST', `${PREFIX}/schemas/HistoryPlain`, {});
 await call('POST', `${PREFIX}/schemas/HistoryTimeline`, { timeline: { displayFields: { Name: true }, index: { AccountId: 'HistoryTimeline' } } });
 for (const name of ['HistoryPlain', 'HistoryTimeline'])
   files[name] = write(name, Array.from({ length: 2_000 }, (_, k) => `POST\t${PREFIX}/classes/${name}\t${JSON.stringify(accountRow(ROWS + k, leadIds))}`));
+// Issue 18's budget: the public forms against a plain create of the same small body. The form
+// finds contacts by phone (the indexed phone key) and Email (indexed, as in the product base).
+await call('PUT', `${PREFIX}/schemas/Accounts`, { indexes: { Email_1: { Email: 1 } } });
+await call('POST', `${PREFIX}/schemas/Tasks`, {});
+for (const flag of ['AcceptWebLeads', 'AcceptWebToTable'])
+  await call('POST', `${PREFIX}/classes/Config`, { Name: flag, Value: { [flag]: true } });
+r = prng(404);
+const lead = (k) => ({ Name: `Lead ${k}`, PhoneNumber: `05${Math.floor(r() * 1e8).toString().padStart(8, '0')}`, Email: `lead${k}@example.test` });
+// Enough distinct leads that most calls bring a new number, as a landing page's do.
+files['form-create'] = write('form-create', Array.from({ length: 40_000 }, (_, k) => `POST\t${cls}\t${JSON.stringify(lead(k))}`));
+files.getlead = write('getlead', Array.from({ length: 40_000 }, (_, k) => `POST\t/functions/${app.appId}/getlead\t${JSON.stringify(lead(k))}`));
+const knownPhones = Array.from({ length: 1_000 }, (_, k) => accountRow(k, leadIds).PhoneNumber);
+files.web2table = write('web2table', Array.from({ length: 2_000 }, (_, k) => `POST\t/functions/${app.appId}/web2table\t${JSON.stringify(
+  { table: 'Tasks', phone: k % 2 ? knownPhones[k % knownPhones.length] : lead(k).PhoneNumber, Name: `Task ${k}` })}`));
 r = prng(303);
 const wheres = Array.from({ length: 2_000 }, () => encodeURIComponent(JSON.stringify({ City: CITIES[Math.floor(r() * CITIES.length)], Score: { $gte: Math.floor(r() * 100) } })));
 files.query = write('query', wheres.map((w) => `GET\t${cls}?where=${w}&order=-createdAt&limit=100`));
@@ -108,7 +123,8 @@ const wrk = (file, conns, seconds) => {
 };
 const workloads = [['get', 'get', 16], ['get64', 'get', 64], ['query', 'query', 16], ['count', 'count', 16],
   ['include', 'include', 16], ['update', 'update', 16], ['create', 'create', 16],
-  ['create-plain', 'HistoryPlain', 16], ['create-timeline', 'HistoryTimeline', 16]];
+  ['create-plain', 'HistoryPlain', 16], ['create-timeline', 'HistoryTimeline', 16],
+  ['form-create', 'form-create', 16], ['getlead', 'getlead', 16], ['web2table', 'web2table', 16]];
 for (const [key, file, conns] of workloads) {
   if (ONLY && !ONLY.has(key)) continue;
   wrk(files[file], conns, WARMUP);

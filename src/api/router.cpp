@@ -18,7 +18,6 @@
 #include "util/json.hpp"
 #include "util/log.hpp"
 #include "util/time.hpp"
-#include "write/phone_keys.hpp"
 #include "write/record_writer.hpp"
 
 namespace crmd::api {
@@ -262,11 +261,10 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
 }
 
 namespace {
-// The registry's region of an open application changed (`crmd app region`): its phone keys are
-// computed again before the request that finds out goes on.
+// The registry's region of an open application changed (`crmd app region`): lookups by phone read
+// numbers in the new one from this request on.
 void FollowRegion(app::Application& app, const auth::AppCredentials& credentials) {
-  if (credentials.region.empty() || !app.SetPhoneRegion(credentials.region)) return;
-  write::FillPhoneKeys(app, credentials.region);
+  if (!credentials.region.empty()) app.SetPhoneRegion(credentials.region);
 }
 }  // namespace
 

@@ -103,6 +103,16 @@ bool Application::SetPhoneRegion(std::string region) {
   return true;
 }
 
+bool Application::PhoneIndexCheckedFor(const std::shared_ptr<const schema::Snapshot>& snapshot) const {
+  std::lock_guard lock(mutex_);
+  return phone_index_checked_ == snapshot;
+}
+
+void Application::SetPhoneIndexCheckedFor(std::shared_ptr<const schema::Snapshot> snapshot) {
+  std::lock_guard lock(mutex_);
+  phone_index_checked_ = std::move(snapshot);
+}
+
 std::optional<bool> Application::CachedFlag(std::string_view flag, std::uint64_t generation) const {
   std::lock_guard lock(mutex_);
   auto it = flags_.find(flag);

@@ -77,10 +77,14 @@ class Application {
   void Wrote(const std::set<std::string, std::less<>>& classes);
 
   // The application's region (ISO 3166 alpha-2, `crmd app create --region`): contacts are matched
-  // by phone in its reading of their numbers. Returns whether it changed (the phone keys must then
-  // be computed again: write::FillPhoneKeys).
+  // by phone in its reading of their numbers. Returns whether it changed.
   std::string phone_region() const;
   bool SetPhoneRegion(std::string region);
+
+  // The schema under which the contacts' phone index was last found in place (write/phone_keys):
+  // checked again when the schema changes.
+  bool PhoneIndexCheckedFor(const std::shared_ptr<const schema::Snapshot>& snapshot) const;
+  void SetPhoneIndexCheckedFor(std::shared_ptr<const schema::Snapshot> snapshot);
 
   // A Config flag (spec §4.9) as read at `generation` of Config, or nullopt when not cached then.
   std::optional<bool> CachedFlag(std::string_view flag, std::uint64_t generation) const;
@@ -109,6 +113,7 @@ class Application {
   std::shared_ptr<const schema::Snapshot> schema_;
   std::string system_user_id_;          // guarded by mutex_
   std::string phone_region_{kDefaultPhoneRegion};  // guarded by mutex_
+  std::shared_ptr<const schema::Snapshot> phone_index_checked_;  // guarded by mutex_
   std::map<std::string, std::uint64_t, std::less<>> generations_;  // guarded by mutex_
   struct Flag {
     std::uint64_t generation;

@@ -120,7 +120,7 @@ Result<json::object> GetLead(auth::Context& ctx, const json::object& body) {
   auto& txn = TxnOf(ctx);
   bool duplicate = false;
   if (const auto* phone = fields.if_contains("PhoneNumber"); phone && phone->is_string())
-    duplicate = !write::ContactsByPhone(txn, phone->get_string(), ctx.app->phone_region(), 1).empty();
+    duplicate = !write::ContactsByPhone(txn, *snapshot, phone->get_string(), ctx.app->phone_region(), 1).empty();
   if (const auto* email = fields.if_contains("Email"); !duplicate && email && email->is_string() && !email->get_string().empty())
     duplicate = storage::FindFirst(txn, *accounts, "Email", std::string(email->get_string())).has_value();
   if (duplicate && accounts->FindField("LeadStatusId")) {
@@ -166,7 +166,7 @@ Result<json::object> WebToTable(auth::Context& ctx, const json::object& body, co
 
   auto& txn = TxnOf(ctx);
   const std::string region = ctx.app->phone_region();
-  auto found = write::ContactsByPhone(txn, *phone, region, 1);
+  auto found = write::ContactsByPhone(txn, *snapshot, *phone, region, 1);
   const bool new_contact = found.empty();
   std::string contact_id;
   if (new_contact) {
@@ -220,6 +220,7 @@ std::optional<Result<json::object>> RunForm(auth::Context& ctx, std::string_view
   if (body.size() > write::kMaxBodyKeys) return Result<json::object>(AsFormError(errors::TooManyKeys(write::kMaxBodyKeys)));
   ctx.identity = auth::Identity::System();
   ctx.referer = fmt::format("server-side-code:{}", name);
+  write::EnsurePhoneIndex(*ctx.app);  // Accounts may have gained PhoneNumber since the store opened
   // One call, one unit: a failing call leaves nothing behind.
   auto answer = app::RunWrite(ctx, [&](app::WriteUnit&) { return form(ctx, body); });
   if (!answer.ok()) return Result<json::object>(AsFormError(std::move(answer).error()));

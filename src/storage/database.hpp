@@ -128,17 +128,11 @@ class WriteTransaction {
   // Find inside this transaction (uniqueness checks, single-use tokens).
   virtual void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) = 0;
 
-  // Phone keys (spec §4.9: local and international forms of one number are one contact): the
-  // normalised phone of a record, kept beside its class's table and indexed. nullopt removes it.
-  virtual void SetPhoneKey(std::string_view class_name, std::string_view object_id,
-                           const std::optional<std::string>& phone) = 0;
-  // The first `limit` records of `class_name` whose phone key is `phone`, oldest key first.
-  virtual std::vector<std::string> FindByPhoneKey(std::string_view class_name, std::string_view phone,
-                                                  std::size_t limit) = 0;
-  // Whether the phone keys of `class_name` were filled for `region` (`MarkPhoneKeys`): a store of
-  // an earlier release, or one whose region changed, has them computed again.
-  virtual bool PhoneKeysFor(std::string_view class_name, std::string_view region) = 0;
-  virtual void MarkPhoneKeys(std::string_view class_name, std::string_view region) = 0;
+  // Records of `cls` whose `field` has phone key `key` (phone::Key), through the expression index
+  // EnsurePhoneKeyIndex made (a scan without it): up to `limit` rows of objectId, createdAt and
+  // the field (cells: the field's), in no set order.
+  virtual std::vector<Row> FindByPhoneKey(const schema::ClassSchema& cls, std::string_view field,
+                                          std::string_view key, std::size_t limit) = 0;
 
   // The first Pointer field in `classes` that points at `target_class`/`object_id`, if any,
   // leaving out the classes `ignored` names.
@@ -214,8 +208,9 @@ class Database {
   virtual std::vector<std::string> RelationOwners(const schema::ClassSchema& cls, std::string_view field,
                                                   const std::vector<std::string>& related_ids) = 0;
 
-  // WriteTransaction::PhoneKeysFor, read outside a write.
-  virtual bool PhoneKeysFor(std::string_view class_name, std::string_view region) = 0;
+  // Makes the index on phone::Key of `field` of `cls` unless it exists (spec §4.9: contacts are
+  // found by phone in any form). Returns whether it had to (an exclusive write; checked by a read).
+  virtual bool EnsurePhoneKeyIndex(const schema::ClassSchema& cls, std::string_view field) = 0;
 
   // True when the store's own consistency check passes.
   virtual bool CheckIntegrity() = 0;

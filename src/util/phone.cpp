@@ -2,6 +2,8 @@
 
 #include <phonenumbers/phonenumberutil.h>
 
+#include <cctype>
+
 namespace crmd::phone {
 
 namespace {
@@ -24,6 +26,19 @@ std::optional<std::string> Normalize(std::string_view raw, std::string_view regi
   std::string out;
   util->Format(number, PhoneNumberUtil::E164, &out);
   return out;
+}
+
+std::optional<std::string> Key(std::string_view raw) {
+  constexpr std::size_t kKeyDigits = 9, kFewestDigits = 6;
+  if (raw.size() > kMaxLength) return std::nullopt;
+  std::string digits;
+  for (const char c : raw) {
+    if (c >= '0' && c <= '9') digits.push_back(c);
+    else if (std::isalpha(static_cast<unsigned char>(c)) || c == '#' || c == ';' || c == ',') break;  // an extension
+  }
+  if (digits.size() < kFewestDigits) return std::nullopt;
+  if (digits.size() > kKeyDigits) digits.erase(0, digits.size() - kKeyDigits);
+  return digits;
 }
 
 bool IsKnownRegion(std::string_view region) {

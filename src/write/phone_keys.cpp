@@ -1,52 +1,48 @@
 #include "write/phone_keys.hpp"
 
-#include <limits>
+#include <algorithm>
+#include <tuple>
 
 #include "util/phone.hpp"
 
 namespace crmd::write {
 
 namespace {
-std::optional<std::string> KeyOf(const storage::Cell& cell, std::string_view region) {
-  const auto* text = std::get_if<std::string>(&cell);
-  return text ? phone::Normalize(*text, region) : std::nullopt;
-}
+// Contacts sharing a key that one lookup checks: different numbers rarely share their last 9
+// digits, so more than a few means one number written many times over.
+constexpr std::size_t kCandidates = 64;
 }  // namespace
 
-void KeepPhoneKey(storage::WriteTransaction& txn, const schema::ClassSchema& cls, std::string_view region,
-                  const std::vector<std::string>& columns, const storage::Row& row) {
-  if (cls.name != kContactClass) return;
-  for (std::size_t i = 0; i < columns.size() && i < row.cells.size(); ++i) {
-    if (columns[i] != kContactPhoneField) continue;
-    txn.SetPhoneKey(cls.name, row.object_id, KeyOf(row.cells[i], region));
-    return;
-  }
-}
-
-std::vector<std::string> ContactsByPhone(storage::WriteTransaction& txn, std::string_view raw,
-                                         std::string_view region, std::size_t limit) {
-  auto key = phone::Normalize(raw, region);
-  if (!key) return {};
-  return txn.FindByPhoneKey(kContactClass, *key, limit);
-}
-
-void FillPhoneKeys(app::Application& app, std::string_view region) {
+void EnsurePhoneIndex(app::Application& app) {
   auto snapshot = app.schema();
+  if (app.PhoneIndexCheckedFor(snapshot)) return;  // a form call per request: no query
   const auto* contacts = snapshot->Find(kContactClass);
-  if (!contacts || !contacts->FindField(kContactPhoneField)) return;
-  if (app.db().PhoneKeysFor(kContactClass, region)) return;  // most opens: no write to find out
-  auto txn = app.db().BeginWrite(/*exclusive=*/true);
-  if (txn->PhoneKeysFor(kContactClass, region)) return;  // another open filled them meanwhile
-  query::Query all;
-  all.limit = std::numeric_limits<std::int64_t>::max();
-  std::vector<std::pair<std::string, std::optional<std::string>>> keys;
-  txn->Find(*contacts, all, [&](storage::Row& row) {
-    keys.emplace_back(row.object_id, KeyOf(storage::CellOf(*contacts, row, kContactPhoneField), region));
-    return true;
+  if (contacts && contacts->FindField(kContactPhoneField)) app.db().EnsurePhoneKeyIndex(*contacts, kContactPhoneField);
+  app.SetPhoneIndexCheckedFor(std::move(snapshot));
+}
+
+std::vector<std::string> ContactsByPhone(storage::WriteTransaction& txn, const schema::Snapshot& snapshot,
+                                         std::string_view raw, std::string_view region, std::size_t limit) {
+  const auto* contacts = snapshot.Find(kContactClass);
+  if (!contacts || !contacts->FindField(kContactPhoneField)) return {};
+  const auto key = phone::Key(raw);
+  if (!key) return {};
+  auto candidates = txn.FindByPhoneKey(*contacts, kContactPhoneField, *key, kCandidates);
+  if (candidates.empty()) return {};  // the usual answer for a new number, without libphonenumber
+  const auto wanted = phone::Normalize(raw, region);
+  if (!wanted) return {};
+  // The oldest first, and no further than needed: a number sent many times has many candidates.
+  std::sort(candidates.begin(), candidates.end(), [](const storage::Row& a, const storage::Row& b) {
+    return std::tie(a.created_at, a.object_id) < std::tie(b.created_at, b.object_id);
   });
-  for (const auto& [id, key] : keys) txn->SetPhoneKey(kContactClass, id, key);
-  txn->MarkPhoneKeys(kContactClass, region);
-  txn->Commit();
+  std::vector<std::string> ids;
+  for (auto& row : candidates) {
+    const auto* text = row.cells.empty() ? nullptr : std::get_if<std::string>(&row.cells[0]);
+    if (!text || phone::Normalize(*text, region) != wanted) continue;  // the same digits, another number
+    ids.push_back(std::move(row.object_id));
+    if (ids.size() == limit) break;
+  }
+  return ids;
 }
 
 }  // namespace crmd::write

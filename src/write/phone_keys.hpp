@@ -1,10 +1,10 @@
 // Contacts found by phone (spec §4.9: local and international forms of one number are one
-// contact): every write of an Accounts row keeps the normalised form of its PhoneNumber as the
-// row's phone key (storage's indexed side table), and an application's rows written before keys
-// existed, or under another region, get theirs as it opens.
+// contact). Accounts.PhoneNumber has an index on phone::Key of its value (the last digits, which
+// every written form of a number shares; SQLite keeps it as rows are written). A lookup reads the
+// few contacts of its key and keeps those whose number is the same in the application's region
+// (libphonenumber, ~20 us a number: too dear for every write, cheap for a few candidates).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,15 +18,13 @@ namespace crmd::write {
 inline constexpr std::string_view kContactClass = "Accounts";
 inline constexpr std::string_view kContactPhoneField = "PhoneNumber";
 
-// After a row of `cls` was written with `columns` and `row`: its phone key follows its phone.
-void KeepPhoneKey(storage::WriteTransaction& txn, const schema::ClassSchema& cls, std::string_view region,
-                  const std::vector<std::string>& columns, const storage::Row& row);
+// Makes the phone-key index of the contacts when they have a phone field and it is missing (an
+// application that opens, or whose Accounts gained PhoneNumber since).
+void EnsurePhoneIndex(app::Application& app);
 
-// The contacts whose phone is `raw` in any form, oldest first; none when `raw` is no number.
-std::vector<std::string> ContactsByPhone(storage::WriteTransaction& txn, std::string_view raw,
-                                         std::string_view region, std::size_t limit);
-
-// Fills the phone keys of every contact when the store has none for `region` yet.
-void FillPhoneKeys(app::Application& app, std::string_view region);
+// The contacts whose phone is `raw` in any form, read in `region`, the oldest first; none when
+// `raw` is no number.
+std::vector<std::string> ContactsByPhone(storage::WriteTransaction& txn, const schema::Snapshot& snapshot,
+                                         std::string_view raw, std::string_view region, std::size_t limit);
 
 }  // namespace crmd::write

@@ -74,7 +74,7 @@ std::vector<std::pair<const schema::ClassSchema*, schema::ClassSchema>> ClassCha
 }  // namespace
 
 void PrepareApplication(app::Application& app) {
-  FillPhoneKeys(app, app.phone_region());
+  EnsurePhoneIndex(app);
   {
     // Most opens: nothing to do, and no write to find that out.
     auto snapshot = app.schema();

@@ -4,7 +4,6 @@
 
 #include "app/application.hpp"
 #include "app/write_unit.hpp"
-#include "write/phone_keys.hpp"
 #include "auth/acl.hpp"
 #include "auth/authorize.hpp"
 #include "auth/sessions.hpp"
@@ -168,7 +167,6 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
       storage::InsertWithNewId(txn, cls, changes.columns, row, id_decides);
     }
     unit.Wrote(cls.name);
-    KeepPhoneKey(txn, cls, ctx.app->phone_region(), changes.columns, row);
     for (const auto& rel : changes.relations)
       txn.ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
     if (session_token) *session_token = auth::CreateSession(*ctx.app, txn, row.object_id, "signup");
@@ -238,7 +236,6 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     if (changes.schema_changed) txn.SaveClass(existing, cls);
     txn.Update(cls, changes.columns, row);
     unit.Wrote(cls.name);
-    KeepPhoneKey(txn, cls, ctx.app->phone_region(), changes.columns, row);
     for (const auto& rel : changes.relations)
       txn.ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
     if (cls.timeline) {
@@ -286,7 +283,6 @@ Result<json::object> DeleteRecord(auth::Context& ctx, std::string_view class_nam
       return errors::PointerExists(object_id, ref->table, ref->field);
     txn.Delete(*cls, object_id);
     unit.Wrote(cls->name);
-    if (cls->name == kContactClass) txn.SetPhoneKey(cls->name, object_id, std::nullopt);
     if (cls->timeline) {
       logs::Change change{logs::TimelineEvent::kDelete, cls, current->object_id, nullptr, {}, current->acl,
                           timeutil::NowIso()};

@@ -25,6 +25,16 @@ TEST(PhoneTest, WhatIsNoPhoneNumberHasNoForm) {
   EXPECT_EQ(Normalize(std::string(200, '5'), "IL"), std::nullopt);
 }
 
+// Every written form of one number has one key, whatever its region; the key needs no region.
+TEST(PhoneTest, KeysOfTheFormsOfOneNumberMeet) {
+  for (const char* written : {"050-1234567", "+972 50-123-4567", "00972501234567", "(050) 123 4567"})
+    EXPECT_EQ(Key(written), "501234567") << written;
+  EXPECT_EQ(Key("(650) 253-0000"), Key("+1 650 253 0000"));
+  EXPECT_EQ(Key("050-1234567 ext. 12"), "501234567");  // the extension is not the number
+  EXPECT_EQ(Key("03-123456"), "03123456");               // fewer than 9 digits: all of them
+  for (const char* written : {"", "12345", "abc", "+"}) EXPECT_EQ(Key(written), std::nullopt) << written;
+}
+
 TEST(PhoneTest, KnownRegions) {
   EXPECT_TRUE(IsKnownRegion("IL"));
   EXPECT_TRUE(IsKnownRegion("US"));

@@ -122,7 +122,7 @@ class FailingFlushes final : public storage::Database {
   std::vector<std::string> RelationOwners(const schema::ClassSchema&, std::string_view, const std::vector<std::string>&) override {
     throw std::logic_error("unused");
   }
-  bool PhoneKeysFor(std::string_view, std::string_view) override { throw std::logic_error("unused"); }
+  bool EnsurePhoneKeyIndex(const schema::ClassSchema&, std::string_view) override { throw std::logic_error("unused"); }
   bool CheckIntegrity() override { throw std::logic_error("unused"); }
 };
 

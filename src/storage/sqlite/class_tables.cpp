@@ -33,6 +33,14 @@ std::string IndexName(std::string_view table, std::string_view column) {
   return Quote(fmt::format("idx:{}:{}", table, column));
 }
 
+}  // namespace
+
+std::string PhoneKeyIndexName(std::string_view table, std::string_view column) {
+  return Quote(fmt::format("idx:{}:{}:phonekey", table, column));
+}
+
+namespace {
+
 // `trailing` are the columns after `column`: the tie-breaks of OrderBy, so a sort by the column
 // is read from the index in full order.
 void CreateIndex(Connection& c, std::string_view table, std::string_view column, std::string_view trailing = "") {
@@ -204,6 +212,7 @@ void AlterClassTables(Connection& c, const schema::ClassSchema& before, const sc
       continue;
     }
     c.Exec("DROP INDEX IF EXISTS " + IndexName(after.name, name));
+    c.Exec("DROP INDEX IF EXISTS " + PhoneKeyIndexName(after.name, name));
     c.Exec(fmt::format("ALTER TABLE {} DROP COLUMN {}", Quote(after.name), Quote(name)));
   }
   for (const auto& [name, def] : after.fields) {

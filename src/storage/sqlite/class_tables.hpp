@@ -26,6 +26,9 @@ std::string JoinTable(std::string_view field, std::string_view owner);
 
 // The table, indexes, text index and join tables of a new class.
 void CreateClassTables(Connection& c, const schema::ClassSchema& cls);
+
+// The index on crmd_phone_key(column) (Database::EnsurePhoneKeyIndex), quoted.
+std::string PhoneKeyIndexName(std::string_view table, std::string_view column);
 // Brings a class's tables from `before` to `after`: dropped fields, indexes and relations first
 // (SQLite refuses to drop a column an index or trigger still uses), then the added ones.
 void AlterClassTables(Connection& c, const schema::ClassSchema& before, const schema::ClassSchema& after);

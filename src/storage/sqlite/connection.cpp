@@ -6,6 +6,7 @@
 
 #include "storage/database.hpp"
 #include "storage/sqlite/coalescing_vfs.hpp"
+#include "storage/sqlite/phone_key.hpp"
 #include "storage/sqlite/regexp.hpp"
 
 namespace crmd::storage::sqlite {
@@ -160,6 +161,7 @@ Connection::Connection(const std::string& path, bool sync_full) {
   // long copies it before it closes (~SqliteDatabase), so that next open stays quick.
   sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   RegisterRegexp(db_);
+  RegisterPhoneKey(db_);
   try {
     Exec("PRAGMA journal_mode=WAL");
     Exec(sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");

@@ -280,27 +280,6 @@ std::optional<Row> GetRowFields(Connection& c, const schema::ClassSchema& cls, s
 
 // A write, in one of three forms: a member of the current commit group (group_commit.hpp), a
 // savepoint of a write group's open transaction, or exclusive.
-// Records of `class_name` with phone key `phone`, oldest key first (the marker row excluded).
-std::vector<std::string> PhoneKeyOwners(Connection& c, std::string_view class_name, std::string_view phone,
-                                        std::size_t limit) {
-  auto st = c.Prepare(
-      "SELECT objectId FROM _crmd_phones WHERE className = ? AND phone = ? AND objectId <> '' "
-      "ORDER BY rowid LIMIT ?");
-  st.Bind(1, class_name);
-  st.Bind(2, phone);
-  st.BindCell(3, Cell{static_cast<std::int64_t>(limit)});
-  std::vector<std::string> out;
-  while (st.Step()) out.push_back(st.ColumnText(0));
-  return out;
-}
-
-bool PhoneKeysMarked(Connection& c, std::string_view class_name, std::string_view region) {
-  auto st = c.Prepare("SELECT 1 FROM _crmd_phones WHERE className = ? AND objectId = '' AND phone = ?");
-  st.Bind(1, class_name);
-  st.Bind(2, region);
-  return st.Step();
-}
-
 class SqliteWriteTransaction final : public WriteTransaction {
  public:
   // Grouped form: a member of the commit group for as long as it lives.
@@ -425,31 +404,21 @@ class SqliteWriteTransaction final : public WriteTransaction {
     return std::get<std::int64_t>(st.Column(0));
   }
 
-  void SetPhoneKey(std::string_view class_name, std::string_view object_id,
-                   const std::optional<std::string>& phone) override {
-    auto del = c_.Prepare("DELETE FROM _crmd_phones WHERE className = ? AND objectId = ?");
-    del.Bind(1, class_name);
-    del.Bind(2, object_id);
-    del.Step();
-    if (!phone) return;
-    auto ins = c_.Prepare("INSERT INTO _crmd_phones (className, objectId, phone) VALUES (?, ?, ?)");
-    ins.Bind(1, class_name);
-    ins.Bind(2, object_id);
-    ins.Bind(3, std::string_view(*phone));
-    ins.Step();
-  }
-
-  std::vector<std::string> FindByPhoneKey(std::string_view class_name, std::string_view phone,
-                                          std::size_t limit) override {
-    return PhoneKeyOwners(c_, class_name, phone, limit);
-  }
-
-  bool PhoneKeysFor(std::string_view class_name, std::string_view region) override {
-    return PhoneKeysMarked(c_, class_name, region);
-  }
-
-  void MarkPhoneKeys(std::string_view class_name, std::string_view region) override {
-    SetPhoneKey(class_name, "", std::string(region));  // '' is no objectId: the marker row
+  std::vector<Row> FindByPhoneKey(const schema::ClassSchema& cls, std::string_view field, std::string_view key,
+                                  std::size_t limit) override {
+    auto st = c_.Prepare(fmt::format("SELECT objectId, createdAt, {0} FROM {1} WHERE crmd_phone_key({0}) = ? LIMIT ?",
+                                     Quote(field), Quote(cls.name)));
+    st.Bind(1, key);
+    st.BindCell(2, Cell{static_cast<std::int64_t>(limit)});
+    std::vector<Row> rows;
+    while (st.Step()) {
+      Row row;
+      row.object_id = st.ColumnText(0);
+      row.created_at = st.ColumnText(1);
+      row.cells.push_back(st.Column(2));
+      rows.push_back(std::move(row));
+    }
+    return rows;
   }
 
   bool Delete(const schema::ClassSchema& cls, std::string_view object_id) override {
@@ -598,10 +567,6 @@ class SqliteDatabase final : public Database {
     writer_->Exec(
         "CREATE TABLE IF NOT EXISTS _crmd_schema (className TEXT PRIMARY KEY NOT NULL, "
         "definition TEXT NOT NULL)");
-    writer_->Exec(
-        "CREATE TABLE IF NOT EXISTS _crmd_phones (className TEXT NOT NULL, objectId TEXT NOT NULL, "
-        "phone TEXT NOT NULL, PRIMARY KEY (className, objectId));"
-        "CREATE INDEX IF NOT EXISTS _crmd_phones_by_phone ON _crmd_phones (className, phone)");
   }
 
   ~SqliteDatabase() override {
@@ -754,9 +719,17 @@ class SqliteDatabase final : public Database {
     return plan;
   }
 
-  bool PhoneKeysFor(std::string_view class_name, std::string_view region) override {
-    auto reader = Acquire();
-    return PhoneKeysMarked(*reader, class_name, region);
+  bool EnsurePhoneKeyIndex(const schema::ClassSchema& cls, std::string_view field) override {
+    const std::string name = PhoneKeyIndexName(cls.name, field);
+    {
+      auto reader = Acquire();
+      auto st = reader->Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?");
+      st.Bind(1, std::string_view(name).substr(1, name.size() - 2));  // unquoted
+      if (st.Step()) return false;
+    }
+    auto lock = group_->Exclusive();
+    writer_->Exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} (crmd_phone_key({}))", name, Quote(cls.name), Quote(field)));
+    return true;
   }
 
   bool CheckIntegrity() override {
