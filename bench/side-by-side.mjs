@@ -346,6 +346,37 @@ async function historyBudget(s, leadIds, sampler) {
     probeOk: probes.every((p) => p.ok), probeError: probes.find((p) => !p.ok)?.error };
 }
 
+// Issue 18's budget: the public form functions (flag, phone normalisation, contact lookup by the
+// indexed phone key) at most 2x a create's server CPU. A create of the form's small body, getlead
+// (a new lead per call, as from a landing page) and web2table (half the calls for a known
+// contact), each measured twice in turn against the same application as the rest.
+async function formsBudget(s, leadIds, sampler) {
+  await call(s, 'PUT', `${PREFIX}/schemas/Accounts`, JSON.stringify({ indexes: { Email_1: { Email: 1 } } }));
+  await call(s, 'POST', `${PREFIX}/schemas/Tasks`, JSON.stringify({}));
+  for (const flag of ['AcceptWebLeads', 'AcceptWebToTable'])
+    await call(s, 'POST', `${PREFIX}/classes/Config`, JSON.stringify({ Name: flag, Value: { [flag]: true } }));
+  const dir = path.join(RUN, 'requests', s.key);
+  const r = prng(404);
+  const lead = (k) => ({ Name: `Lead ${k}`, PhoneNumber: `05${Math.floor(r() * 1e8).toString().padStart(8, '0')}`, Email: `lead${k}@example.test` });
+  const known = Array.from({ length: 1_000 }, (_, k) => accountRow(k, leadIds).PhoneNumber);
+  const file = (name, lines) => { const f = path.join(dir, `${name}.txt`); fs.writeFileSync(f, lines.join('\n') + '\n'); return f; };
+  const files = {
+    create: file('form-create', Array.from({ length: 40_000 }, (_, k) => `POST\t${PREFIX}/classes/Accounts\t${JSON.stringify(lead(k))}`)),
+    getlead: file('getlead', Array.from({ length: 40_000 }, (_, k) => `POST\t/functions/${s.appId}/getlead\t${JSON.stringify(lead(40_000 + k))}`)),
+    web2table: file('web2table', Array.from({ length: 2_000 }, (_, k) => `POST\t/functions/${s.appId}/web2table\t${JSON.stringify(
+      { table: 'Tasks', phone: k % 2 ? known[k % known.length] : lead(80_000 + k).PhoneNumber, Name: `Task ${k}` })}`)),
+  };
+  const probes = [await probe(s, 'create', files.create), await probe(s, 'form', files.getlead), await probe(s, 'form', files.web2table)];
+  const runs = { create: [], getlead: [], web2table: [] };
+  for (let round = 0; round < 2; round++) {
+    const order = round === 0 ? ['create', 'getlead', 'web2table'] : ['web2table', 'getlead', 'create'];
+    for (const k of order) runs[k].push(await measure(s, files[k], CONNS, `forms-${k}-${round}`, sampler));
+  }
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const ms = Object.fromEntries(Object.entries(runs).map(([k, xs]) => [k, mean(xs.map((x) => x.cpu.msPerRequest))]));
+  return { runs, ms, probeOk: probes.every((p) => p.ok), probeError: probes.find((p) => !p.ok)?.error };
+}
+
 // One request of the workload, checked for status and shape before it is measured.
 async function probe(server, workload, file) {
   const [method, p, body] = fs.readFileSync(file, 'utf8').split('\n')[0].split('\t');
@@ -357,6 +388,7 @@ async function probe(server, workload, file) {
     switch (workload) {
       case 'get': ok = typeof j.objectId === 'string' && j.LeadStatusId?.__type === 'Pointer'; break;
       case 'create': ok = r.status === 201 && typeof j.objectId === 'string'; break;
+      case 'form': ok = r.status === 200 && j.success === true && typeof j.accountId === 'string'; break;
       case 'update': ok = typeof j.updatedAt === 'string'; detail = `Visits in response: ${typeof j.Visits === 'number'}`; break;
       case 'query': ok = Array.isArray(j.results) && j.results.length > 0 && j.results.length <= 100; detail = `${j.results?.length} rows`; break;
       case 'count': ok = typeof j.count === 'number' && j.results?.length === 0; detail = `count ${j.count}`; break;
@@ -646,6 +678,10 @@ async function main() {
   results.history = await historyBudget(crmd, loaded.crmd.leadIds, sampler);
   check('history: creates on both tables answer 201', results.history.probeOk, results.history.probeError ?? '');
   log(`  CPU per create: ${results.history.plainMs.toFixed(4)} ms without timeline, ${results.history.timelineMs.toFixed(4)} ms with (${results.history.ratio.toFixed(2)}×)`);
+  log('form functions (issue 18): a create of the form body, getlead and web2table, crmd alone');
+  results.forms = await formsBudget(crmd, loaded.crmd.leadIds, sampler);
+  check('forms: the create answers 201 and the forms 200 {success}', results.forms.probeOk, results.forms.probeError ?? '');
+  log(`  CPU per call: create ${results.forms.ms.create.toFixed(4)} ms, getlead ${results.forms.ms.getlead.toFixed(4)} ms, web2table ${results.forms.ms.web2table.toFixed(4)} ms`);
   sampler.stop();
   results.memory = {
     crmdPeakKiB: procKiB(crmd.pid, 'VmHWM'), parsePeakKiB: procKiB(parse.pid, 'VmHWM'),
@@ -692,6 +728,13 @@ function goals(r) {
   for (const k of ['query', 'include']) ratioGoal(w[k].name.split(' (')[0], w[k].ratio, 10);
   if (r.history) out.push({ goal: 'create on a timeline table: server CPU ≤ 1.3× a create without (issue 16)',
     measured: `${r.history.ratio.toFixed(2)}×`, met: r.history.ratio <= 1.3 });
+  if (r.forms) {
+    const create = w.create.crmd.cpu?.msPerRequest;
+    for (const k of ['getlead', 'web2table'])
+      out.push({ goal: `${k}: server CPU < 2× a create (issue 18)`,
+        measured: `${(r.forms.ms[k] / create).toFixed(2)}× the bench's create, ${(r.forms.ms[k] / r.forms.ms.create).toFixed(2)}× a create of the form's body`,
+        met: r.forms.ms[k] < 2 * create });
+  }
   const m = r.memory;
   out.push({ goal: 'peak RSS under load: crmd/Parse ≤ 1/10', measured: `1/${(m.parsePeakKiB / m.crmdPeakKiB).toFixed(1)}`, met: m.crmdPeakKiB * 10 <= m.parsePeakKiB });
   const ng = w.get.crmd.reqPerSec / r.nginx[CONNS].reqPerSec;
@@ -781,6 +824,17 @@ function renderSection(r) {
     L.push('| create | req/s (two runs) | server CPU ms/req | vs. without timeline |', '|---|---:|---:|---:|');
     L.push(`| on a table without timeline | ${rps(h.runs.plain)} | ${cpuMs(h.plainMs)} | 1× |`);
     L.push(`| on a timeline table (two rows) | ${rps(h.runs.timeline)} | ${cpuMs(h.timelineMs)} | ${h.ratio.toFixed(2)}× |`);
+    L.push('');
+  }
+  if (r.forms) {
+    const f = r.forms;
+    const rps = (xs) => xs.map((x) => n0(x.reqPerSec)).join(' / ');
+    L.push('Form functions (issue 18), crmd alone: a create of the form\'s small body (Name, PhoneNumber, Email) on Accounts,',
+      '`getlead` with a new number per call, and `web2table` into Tasks with a known contact every other call (a new',
+      'contact otherwise); measured in turn, twice each; CPU is the mean of the two runs.', '');
+    L.push('| call | req/s (two runs) | server CPU ms/req | vs. the create of the form body |', '|---|---:|---:|---:|');
+    for (const [k, name] of [['create', 'create (form body)'], ['getlead', 'getlead'], ['web2table', 'web2table']])
+      L.push(`| ${name} | ${rps(f.runs[k])} | ${cpuMs(f.ms[k])} | ${(f.ms[k] / f.ms.create).toFixed(2)}× |`);
     L.push('');
   }
   const mem = r.memory;
