@@ -15,6 +15,7 @@
 #include "auth/identity.hpp"
 #include "storage/database.hpp"
 #include "util/errors.hpp"
+#include "functions/forms.hpp"
 #include "util/json.hpp"
 #include "util/log.hpp"
 #include "util/time.hpp"
@@ -219,10 +220,14 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   if (!target) return false;
   const bool batch = request.method == Method::kPost && target->segments.size() == 2 &&
                      target->segments[0] == options_.prefix && target->segments[1] == "batch";
-  if (!batch && !IsOwnRecordWrite(request.method, target->segments, options_.prefix)) return false;
+  // A form call is a short write of its application, as a record write is.
+  const bool form = request.method == Method::kPost && target->segments.size() == 3 &&
+                    target->segments[0] == "functions" && functions::IsForm(target->segments[2]);
+  if (!batch && !form && !IsOwnRecordWrite(request.method, target->segments, options_.prefix)) return false;
   auto app_id = request.Header(app_id_header_);
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
   if (!credentials) return false;  // no body is parsed for a request of no application
+  if (form && credentials->app_id != target->segments[1]) return false;  // answered by the handler
   auto body = request.method == Method::kDelete ? nullptr : ParseAhead(request.body);
   request.json_body = body;  // also for the writer threads, should the request go there after all
   if (batch && !(body && IsOwnRecordBatch(*body, options_.prefix))) return false;
@@ -289,6 +294,7 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
     auth::Context ctx;
     ctx.remote_ip = request.remote_ip;
     ctx.app = opened && opened->id() == credentials->app_id ? opened : apps_.Open(credentials->app_id);
+    if (ctx.app == opened) ctx.queued = queued;
     caller.app = ctx.app;
     FollowRegion(*ctx.app, *credentials);
     FunctionCall call;

@@ -27,10 +27,19 @@ constexpr std::string_view kDuplicateStatus = "Duplicate";
 ApiError FormError(int status, std::string message) { return ApiError{status, 0, std::move(message), ErrorBody::kErrorOnly}; }
 ApiError Disabled(std::string_view flag) { return FormError(400, fmt::format("{} is Disabled", flag)); }
 
-bool IsFile(const json::value& v) {
-  if (!v.is_object()) return false;
-  const auto* type = v.get_object().if_contains("__type");
-  return type && type->is_string() && type->get_string() == "File";
+// Whether `v` is or holds a File value, at any depth (the parser bounds the depth).
+bool HasFile(const json::value& v) {
+  if (const auto* a = v.if_array()) {
+    for (const auto& item : *a)
+      if (HasFile(item)) return true;
+    return false;
+  }
+  const auto* o = v.if_object();
+  if (!o) return false;
+  if (const auto* type = o->if_contains("__type"); type && type->is_string() && type->get_string() == "File") return true;
+  for (const auto& kv : *o)
+    if (HasFile(kv.value())) return true;
+  return false;
 }
 
 // A value of `field` as the forms take it (spec §4.9 "Form function behaviours"), or nullopt to
@@ -81,7 +90,7 @@ Result<json::object> FormFields(const schema::ClassSchema& cls, const json::obje
   json::object out;
   for (const auto& kv : body) {
     const std::string_view key = kv.key();
-    if (IsFile(kv.value())) return FormError(400, "Form functions do not accept files.");
+    if (HasFile(kv.value())) return FormError(400, "Form functions do not accept files.");
     if (!schema::IsValidFieldName(key) && LooksHostile(key)) return FormError(400, fmt::format("Invalid field name: {}.", key));
     if (!key.starts_with(prefix)) continue;
     const std::string_view name = key.substr(prefix.size());
@@ -206,6 +215,10 @@ ApiError AsFormError(ApiError e) {
 
 }  // namespace
 
+bool IsForm(std::string_view name) {
+  return name == "getlead" || name == "web2table" || name == "web2case" || name == "web2sale";
+}
+
 std::optional<Result<json::object>> RunForm(auth::Context& ctx, std::string_view name, const json::object& body) {
   using Form = Result<json::object> (*)(auth::Context&, const json::object&);
   Form form = nullptr;
@@ -220,7 +233,12 @@ std::optional<Result<json::object>> RunForm(auth::Context& ctx, std::string_view
   if (body.size() > write::kMaxBodyKeys) return Result<json::object>(AsFormError(errors::TooManyKeys(write::kMaxBodyKeys)));
   ctx.identity = auth::Identity::System();
   ctx.referer = fmt::format("server-side-code:{}", name);
-  write::EnsurePhoneIndex(*ctx.app);  // Accounts may have gained PhoneNumber since the store opened
+  // Accounts may have gained PhoneNumber since the store opened: its index is made first, by a call
+  // on the write queue once the queue's group let go of the store.
+  if (!ctx.app->PhoneIndexCheckedFor(ctx.app->schema())) {
+    app::BeforeSlowWork(ctx);
+    write::EnsurePhoneIndex(*ctx.app);
+  }
   // One call, one unit: a failing call leaves nothing behind.
   auto answer = app::RunWrite(ctx, [&](app::WriteUnit&) { return form(ctx, body); });
   if (!answer.ok()) return Result<json::object>(AsFormError(std::move(answer).error()));

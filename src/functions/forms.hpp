@@ -12,6 +12,10 @@
 
 namespace crmd::functions {
 
+// Whether `name` is one of the form functions (short writes: they may run on the application's
+// write queue, where an operator's function, which may run for its whole budget, may not).
+bool IsForm(std::string_view name);
+
 // Runs form `name` on `body` for the application of `ctx`, whose identity it replaces with the
 // system's (writes named `Master`, Referer `server-side-code:<name>`). nullopt: no form of that
 // name. The answer's errors are spec §7's form errors (`{"error": ...}` without a code).

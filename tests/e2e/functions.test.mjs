@@ -97,6 +97,7 @@ test('§4.9 a Pointer id of another length in getlead, or a File anywhere, fails
     { Email: 'badptr@example.test', LeadStatusId: { __type: 'Pointer', className: 'LeadStatuses', objectId: 'waytoolongid' } },
     { Email: 'file@example.test', Image: { __type: 'File', name: 'a.png', url: 'http://x/a.png' } },
     { Email: 'file@example.test', NotAField: { __type: 'File', name: 'a.png' } },
+    { Email: 'file@example.test', Tags: [{ nested: { __type: 'File', name: 'a.png' } }] },
   ]) {
     const r = await form('getlead', body);
     assert.equal(r.status, 400, r.text);
@@ -517,4 +518,27 @@ test('docs/FUNCTIONS.md: the example function runs as documented', async () => {
   assert.equal(task.body.Name, 'Call Noa');
   assert.deepEqual((await call('task-for-account', {})).body, { error: 'accountId is required' });
   assert.equal((await call('task-for-account', { accountId: 'NoSuchAcc1' })).status, 404);
+});
+
+test('§4.9 Config flag rows: Value must be an object; a bare boolean fails with 111', async () => {
+  const r = await request(server, 'POST', '/core/classes/Config', { headers: M, body: { Name: 'AcceptWebToTable', Value: true } });
+  assert.equal(r.status, 400, r.text);
+  assert.deepEqual(r.body, { code: 111, error: 'schema mismatch for Config.Value; expected Object but got Boolean' });
+  assert.deepEqual((await form('web2table', { table: 'Tasks', phone: '0501111111' })).body, { error: 'AcceptWebToTable is Disabled' });
+});
+
+test('§4.9 an application whose Accounts gained PhoneNumber after it opened gets its phone index at the first form call', async () => {
+  const dir = makeDataDir();
+  const a = createApp(dir);  // no product base: Accounts, Tasks and Config come from writes
+  const srv = await startServer(dir);
+  const A = masterHeaders(a);
+  const contact = await request(srv, 'POST', '/core/classes/Accounts', { headers: A, body: { Name: 'Later', PhoneNumber: '050-1234567' } });
+  assert.equal(contact.status, 201, contact.text);
+  for (const [path, body] of [['/core/classes/Tasks', { Name: 'seed' }], ['/core/classes/Config', { Name: 'AcceptWebToTable', Value: { AcceptWebToTable: true } }]])
+    assert.equal((await request(srv, 'POST', path, { headers: A, body })).status, 201);
+  const calls = await Promise.all(Array.from({ length: 4 }, () => form('web2table', { table: 'Tasks', phone: '+972 50 123 4567' }, { srv, a })));
+  for (const r of calls) {
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.accountId, contact.body.objectId);
+  }
 });
