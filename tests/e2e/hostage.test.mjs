@@ -405,7 +405,7 @@ test('issue 17 #3: hostile $regex reads are bounded in patterns and time, and ne
   }
   const answers = await Promise.all(hostile);
   const hostileMs = performance.now() - started;
-  assert.ok(worstHealth < 500 && worstGet < 500,
+  assert.ok(worstHealth < 800 && worstGet < 800,
     `while four hostile reads ran: /health ${worstHealth.toFixed(0)} ms, another application's get ${worstGet.toFixed(0)} ms at worst`);
   assert.ok(probes >= 10, `only ${probes} probes ran while the hostile reads did`);
   for (const r of answers) {
