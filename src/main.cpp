@@ -4,6 +4,7 @@
 //              [--smtp-url URL] [--mail-from ADDRESS] [--request-log-days N]
 //   crmd app create --data DIR [--id APP_ID] [--name NAME] [--no-product-base]
 //                                                             -> {"appId","masterKey","apiKey","apiKeyName"}
+//   crmd app webhook-secret --data DIR --app APP_ID [--rotate] -> {"appId","webhookSecret"}
 //   crmd key create --data DIR --app APP_ID --name NAME       -> {"apiKey"}
 //   crmd key revoke --data DIR --app APP_ID --name NAME
 //   crmd key list   --data DIR --app APP_ID                   -> {"keys":[{"name","createdAt","revokedAt"}]}
@@ -29,6 +30,7 @@
 #include "logs/request_log.hpp"
 #include "storage/database.hpp"
 #include "storage/registry_store.hpp"
+#include "triggers/runner.hpp"
 #include "util/ids.hpp"
 #include "util/json.hpp"
 #include "util/log.hpp"
@@ -164,6 +166,9 @@ int Serve(const cli::ServeFlags& flags) {
 
   auth::Registry registry(RegistryPath(flags.data));
   registry.StartWatching();
+  // Outlives the stores: a write committed as they close hands it its activations (it takes
+  // none once stopped; they stay in the outboxes).
+  std::optional<triggers::Runner> trigger_runner;
   app::Applications apps(flags.data, store, settings, write::PrepareApplication);
   apps.SetRegionSource([&registry](const std::string& app_id) {
     auto credentials = registry.Find(app_id);
@@ -182,6 +187,42 @@ int Serve(const cli::ServeFlags& flags) {
   router_options.function_limits.memory_bytes = static_cast<std::size_t>(flags.function_memory_mib) << 20;
   router_options.function_limits.instructions = flags.function_instructions;
   api::Router router(router_options, registry, apps, &request_log);
+  if (flags.trigger_retries < 0 || flags.trigger_retry_delay_ms < 0 || flags.trigger_threads < 1)
+    return Fail("--trigger-retries and --trigger-retry-delay must be 0 or more, --trigger-threads 1 or more");
+  triggers::Runner::Options trigger_options;
+  trigger_options.threads = flags.trigger_threads;
+  trigger_options.retries = flags.trigger_retries;
+  trigger_options.retry_delay = std::chrono::milliseconds(flags.trigger_retry_delay_ms);
+  trigger_options.webhook.allow_private = flags.allow_private_webhooks;
+  if (const char* hold = std::getenv("CRMD_TRIGGER_HOLD_MS")) {
+    trigger_options.hold = std::chrono::milliseconds(std::strtol(hold, nullptr, 10));
+    log::Warn("trigger actions are held for testing", {{"hold_ms", trigger_options.hold.count()}});
+  }
+  triggers::Runner::Host trigger_host;
+  trigger_host.open = [&](const std::string& app_id) -> std::shared_ptr<app::Application> {
+    if (!registry.Find(app_id)) return nullptr;
+    return apps.Open(app_id);
+  };
+  trigger_host.credentials = [&](const std::string& app_id) { return registry.Find(app_id); };
+  trigger_host.dispatch = [&](auth::Context& ctx, std::string_view method, const std::string& target,
+                              const json::value* body) { return router.Dispatch(ctx, method, target, body); };
+  trigger_host.run_function = [&](auth::Context& ctx, const std::string& name, const json::object& body,
+                                  const json::value& record) { return router.RunFunction(ctx, name, body, record); };
+  trigger_host.has_pending = [&](const std::string& app_id) { return storage::HasOutboxEntries(apps.StorePath(app_id)); };
+  trigger_runner.emplace(std::move(trigger_host), trigger_options);
+  apps.SetActivationSink(&*trigger_runner);
+  // Its threads use the router and the stores: stopped before either goes, however this ends.
+  struct StopTriggers {
+    triggers::Runner& runner;
+    ~StopTriggers() { runner.Stop(); }
+  } stop_triggers{*trigger_runner};
+  {
+    std::vector<std::string> app_ids;
+    std::error_code ec;
+    for (const auto& dir : std::filesystem::directory_iterator(std::filesystem::path(flags.data) / "apps", ec))
+      if (dir.is_directory()) app_ids.push_back(dir.path().filename().string());
+    trigger_runner->Recover(std::move(app_ids));
+  }
   log::AccessLogBatching access_log_batching;
   options.drain_expired = [] { storage::ReadDeadline::EndAll(); };
   http::Server server(
@@ -206,17 +247,19 @@ int Serve(const cli::ServeFlags& flags) {
     // Before the server and the router go, however Run() ends: a queued write still running
     // uses the router and answers through the server's contexts.
     struct StopWritesFirst {
+      triggers::Runner& trigger_runner;
       logs::RequestLog& request_log;
       app::Applications& apps;
       ~StopWritesFirst() {
         try {
+          trigger_runner.Stop();  // what it has not run stays in the outboxes, for the next start
           request_log.Stop();  // the rows of the last requests, into the queues while they run
           apps.StopWrites();
         } catch (const std::exception& e) {
           log::Error("stopping the write queues failed", {{"error", e.what()}});
         }
       }
-    } stop_writes_first{request_log, apps};
+    } stop_writes_first{*trigger_runner, request_log, apps};
     server.Run();
   }
   registry.StopWatching();
@@ -261,6 +304,17 @@ int SetRegion(const std::string& data, const std::string& app_id, const std::str
   // A running server sees it within a second and computes the application's phone keys again.
   if (store.SetRegion(app_id, region) != storage::RegistryChange::kDone) return Fail("no application " + app_id);
   Print(json::object{{"appId", app_id}, {"region", region}});
+  return 0;
+}
+
+int WebhookSecret(const std::string& data, const std::string& app_id, bool rotate) {
+  storage::RegistryStore store(RegistryPath(data));
+  // A running server signs with a rotated secret within a second.
+  if (rotate && store.SetWebhookSecret(app_id, storage::NewWebhookSecret()) != storage::RegistryChange::kDone)
+    return Fail("no application " + app_id);
+  auto app = store.Load(app_id);
+  if (!app) return Fail("no application " + app_id);
+  Print(json::object{{"appId", app_id}, {"webhookSecret", app->webhook_secret}});
   return 0;
 }
 
@@ -357,6 +411,7 @@ int main(int argc, char** argv) {
       case cli::CommandKind::kServe: return Serve(command.serve);
       case cli::CommandKind::kAppCreate: return CreateApp(a.data, a.app_id, a.name, !a.no_product_base, a.region);
       case cli::CommandKind::kAppRegion: return SetRegion(a.data, a.app_id, a.region);
+      case cli::CommandKind::kAppWebhookSecret: return WebhookSecret(a.data, a.app_id, a.rotate);
       case cli::CommandKind::kKeyCreate: return CreateKey(a.data, a.app_id, a.name);
       case cli::CommandKind::kKeyRevoke: return RevokeKey(a.data, a.app_id, a.name);
       case cli::CommandKind::kKeyList: return ListKeys(a.data, a.app_id);

@@ -15,8 +15,10 @@ Response FormErrorResponse(ApiError error) {
   return ErrorResponse(error);
 }
 
-// An operator's function: one write unit for all it writes, as the system identity.
-Result<boost::json::value> RunDeployed(const FunctionCall& call, const boost::json::object& body, auth::Context& ctx) {
+}  // namespace
+
+Result<boost::json::value> RunDeployed(const FunctionCall& call, const boost::json::object& body,
+                                       const boost::json::value* record, auth::Context& ctx) {
   ctx.identity = auth::Identity::System();
   ctx.referer = fmt::format("server-side-code:{}", call.name);
   const std::string app_id = ctx.app->id();
@@ -31,10 +33,9 @@ Result<boost::json::value> RunDeployed(const FunctionCall& call, const boost::js
     log::Info("function", {{"app", app_id}, {"function", name}, {"message", message}});
   };
   return app::RunWrite(ctx, [&](app::WriteUnit&) {
-    return functions::RunLua(call.name, *call.code, body, nullptr, call.limits, host);
+    return functions::RunLua(call.name, *call.code, body, record, call.limits, host);
   });
 }
-}  // namespace
 
 Response HandleFunction(const Request& request, const FunctionCall& call, auth::Context& ctx) {
   boost::json::value storage;
@@ -45,7 +46,7 @@ Response HandleFunction(const Request& request, const FunctionCall& call, auth::
     return JsonResponse(200, std::move(*answer).value());
   }
   if (!call.code) return FormErrorResponse(ApiError{400, 0, "User function not found", ErrorBody::kErrorOnly});
-  auto answer = RunDeployed(call, *body.value(), ctx);
+  auto answer = RunDeployed(call, *body.value(), nullptr, ctx);
   if (!answer.ok()) return FormErrorResponse(std::move(answer).error());
   return JsonResponse(200, std::move(answer).value());
 }

@@ -27,4 +27,10 @@ struct FunctionCall {
 // `ctx` is the caller's, for the application the header and the path both name.
 Response HandleFunction(const Request& request, const FunctionCall& call, auth::Context& ctx);
 
+// Runs the deployed function of `call` (its code set) with `body`, and `record` as its context
+// when a trigger calls it: one write unit for all it writes (ctx's, when ctx has one), as the
+// system identity.
+Result<boost::json::value> RunDeployed(const FunctionCall& call, const boost::json::object& body,
+                                       const boost::json::value* record, auth::Context& ctx);
+
 }  // namespace crmd::api

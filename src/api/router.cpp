@@ -294,6 +294,7 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
     auth::Context ctx;
     ctx.remote_ip = request.remote_ip;
     ctx.app = opened && opened->id() == credentials->app_id ? opened : apps_.Open(credentials->app_id);
+    ctx.credentials = credentials;
     if (ctx.app == opened) ctx.queued = queued;
     caller.app = ctx.app;
     FollowRegion(*ctx.app, *credentials);
@@ -329,6 +330,7 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
                                    request.Header(api_key_header_));
   ctx.remote_ip = request.remote_ip;
   ctx.app = opened && opened->id() == credentials->app_id ? opened : apps_.Open(credentials->app_id);
+  ctx.credentials = credentials;
   if (ctx.app == opened) ctx.queued = queued;
   FollowRegion(*ctx.app, *credentials);
   if (auto referer = request.Header("referer")) ctx.referer = std::string(*referer);
@@ -358,6 +360,19 @@ std::pair<int, boost::json::value> Router::Dispatch(auth::Context& ctx, std::str
   Response answer = RouteFamily(item, std::move(*parsed), ctx, std::nullopt);
   auto json = ParseJson(answer.body);
   return {answer.status, json.ok() ? std::move(json).value() : boost::json::value()};
+}
+
+Result<boost::json::value> Router::RunFunction(auth::Context& ctx, const std::string& name,
+                                               const boost::json::object& body, const boost::json::value& record) {
+  FunctionCall call;
+  call.name = name;
+  if (ctx.credentials)
+    if (auto it = ctx.credentials->functions.find(name); it != ctx.credentials->functions.end()) call.code = it->second;
+  if (!call.code) return ApiError{400, 0, "User function not found", ErrorBody::kErrorOnly};
+  call.limits = options_.function_limits;
+  call.dispatch = [this](auth::Context& item_ctx, std::string_view method, const std::string& target,
+                         const boost::json::value* item) { return Dispatch(item_ctx, method, target, item); };
+  return RunDeployed(call, body, &record, ctx);
 }
 
 Response Router::RouteFamily(const Request& request, Target target, auth::Context& ctx,

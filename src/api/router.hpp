@@ -59,6 +59,15 @@ class Router {
 
   const std::string& header_prefix() const { return header_prefix_; }
 
+  // A request below the prefix made by a function's `crm` API or a trigger's action, with their
+  // context (it joins the context's write unit).
+  std::pair<int, boost::json::value> Dispatch(auth::Context& ctx, std::string_view method, const std::string& target,
+                                              const boost::json::value* body);
+  // The deployed function `name` of ctx's application, run by a trigger's action with the
+  // triggering record (400 `User function not found` when it is gone).
+  Result<boost::json::value> RunFunction(auth::Context& ctx, const std::string& name, const boost::json::object& body,
+                                         const boost::json::value& record);
+
  private:
   // Who made a request, once the router knew it: for its `_RequestLog` row.
   struct Caller {
@@ -72,9 +81,6 @@ class Router {
   // A request below the prefix for a caller already known (its own, or its batch's: the items of a
   // batch are the batch's caller, resolved once, as in Parse).
   // `target` is consumed: its first segment (the prefix) is dropped for the family's handler.
-  // A request of a function's `crm` API, below the prefix, with the function's context.
-  std::pair<int, boost::json::value> Dispatch(auth::Context& ctx, std::string_view method, const std::string& target,
-                                              const boost::json::value* body);
   Response RouteFamily(const Request& request, Target target, auth::Context& ctx,
                        std::optional<std::string_view> token);
 

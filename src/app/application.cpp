@@ -199,11 +199,16 @@ void Applications::OnShortOfDescriptors(std::function<void()> let_go) {
   on_short_ = std::move(let_go);
 }
 
+std::string Applications::StorePath(const std::string& app_id) const {
+  return (std::filesystem::path(data_dir_) / "apps" / app_id / "data.db").string();
+}
+
 std::shared_ptr<Application> Applications::OpenStore(const std::string& app_id) {
   auto dir = std::filesystem::path(data_dir_) / "apps" / app_id;
   std::filesystem::create_directories(dir);
   auto db = storage::OpenSqlite((dir / "data.db").string(), options_.durability, options_.readers);
   auto app = std::make_shared<Application>(app_id, std::move(db), dir.string(), settings_, smtp_.get(), &after_commit_);
+  app->SetActivations(activations_);
   if (region_of_) app->SetPhoneRegion(region_of_(app_id));
   if (prepare_) prepare_(*app);
   return app;

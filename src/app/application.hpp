@@ -45,6 +45,14 @@ struct Settings {
 // product base's market.
 inline constexpr std::string_view kDefaultPhoneRegion = "IL";
 
+// Receives the trigger activations a durable write left in its application's outbox
+// (triggers::Runner runs them). Thread-safe; must not block.
+class ActivationSink {
+ public:
+  virtual ~ActivationSink() = default;
+  virtual void Activated(const std::string& app_id, std::int64_t entry, int lane) = 0;
+};
+
 class Application {
  public:
   // `smtp` (owned by Applications, may be null) delivers mail when configured. `after_commit`
@@ -90,6 +98,11 @@ class Application {
   std::optional<bool> CachedFlag(std::string_view flag, std::uint64_t generation) const;
   void CacheFlag(std::string_view flag, std::uint64_t generation, bool on);
 
+  // Who runs this application's trigger activations; null: they wait in the outbox for a server
+  // that runs them.
+  ActivationSink* activations() const { return activations_; }
+  void SetActivations(ActivationSink* sink) { activations_ = sink; }
+
   // Hands the after-commit actions of a durable write unit to the runner's thread.
   void RunAfterCommit(std::vector<AfterCommitRunner::Action> actions) { after_commit_->Post(std::move(actions)); }
   AfterCommitRunner& after_commit() { return *after_commit_; }
@@ -109,6 +122,7 @@ class Application {
   mail::OutboxMailer outbox_;
   std::unique_ptr<AfterCommitRunner> own_after_commit_;  // when none was given
   AfterCommitRunner* after_commit_;
+  ActivationSink* activations_ = nullptr;  // set before anyone else uses the application
   mutable std::mutex mutex_;
   std::shared_ptr<const schema::Snapshot> schema_;
   std::string system_user_id_;          // guarded by mutex_
@@ -154,6 +168,10 @@ class Applications {
   // Where each application's region comes from (the registry); by default kDefaultPhoneRegion.
   // Set before the first Open.
   void SetRegionSource(std::function<std::string(const std::string& app_id)> region_of) { region_of_ = std::move(region_of); }
+  // Who runs trigger activations (triggers::Runner). Set before the first Open.
+  void SetActivationSink(ActivationSink* sink) { activations_ = sink; }
+  // The store file of `app_id` (whether or not it exists).
+  std::string StorePath(const std::string& app_id) const;
 
   // The applications open now.
   std::vector<std::shared_ptr<Application>> OpenApplications();
@@ -195,6 +213,7 @@ class Applications {
   Settings settings_;
   Preparer prepare_;
   std::function<std::string(const std::string&)> region_of_;
+  ActivationSink* activations_ = nullptr;
   std::unique_ptr<mail::Mailer> smtp_;
   std::mutex mutex_;
   std::condition_variable changed_;  // an application finished opening, or one is to be closed

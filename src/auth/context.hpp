@@ -7,6 +7,7 @@
 #include <string>
 
 #include "auth/identity.hpp"
+#include "auth/registry.hpp"
 
 namespace crmd::app {
 class Application;
@@ -27,6 +28,13 @@ struct Context {
   app::WriteUnit* unit = nullptr;
   // The write queue's group when the request runs as a queued job: outermost units begin in it.
   app::QueuedGroup* queued = nullptr;
+  // The application's registry entry (its deployed functions), when the caller knows it.
+  std::shared_ptr<const AppCredentials> credentials;
+  // Set while a trigger's action writes (triggers/): the level of its writes in the chain (1 for
+  // an action fired by a client's write), its trigger, and the chain's first trigger.
+  int trigger_level = 0;
+  std::string trigger_id;
+  std::string source_trigger;
 };
 
 }  // namespace crmd::auth

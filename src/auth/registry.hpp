@@ -30,6 +30,9 @@ struct AppCredentials {
   std::string region;            // phone numbers without a country code are read in it
   // Operator-deployed functions (`crmd function deploy`): name to Lua source.
   std::map<std::string, std::shared_ptr<const std::string>, std::less<>> functions;
+  // Keys the X-Crmd-Signature of the application's webhooks; a rotation reaches the server with
+  // the next reload.
+  std::string webhook_secret;
 };
 
 class Registry {

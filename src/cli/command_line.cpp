@@ -55,6 +55,14 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                         "MiB of Lua heap one call of an operator's function may use (default: 64)");
   serve_cmd->add_option("--function-instructions", serve.function_instructions,
                         "Lua instructions one call of an operator's function may run (default: 10,000,000)");
+  serve_cmd->add_flag("--allow-private-webhooks", serve.allow_private_webhooks,
+                      "Let trigger webhooks reach loopback and private addresses (default: public addresses only)");
+  serve_cmd->add_option("--trigger-retries", serve.trigger_retries,
+                        "Retries of a failed trigger webhook or mail before its failure is recorded (default: 5)");
+  serve_cmd->add_option("--trigger-retry-delay", serve.trigger_retry_delay_ms,
+                        "Milliseconds before the first retry of a trigger webhook or mail; doubles after (default: 2000)");
+  serve_cmd->add_option("--trigger-threads", serve.trigger_threads,
+                        "Threads running trigger actions, besides the one of the function queue (default: 2)");
   serve_cmd->add_option("--read-timeout", serve.read_timeout,
                         "Seconds a request's reads may run in all; beyond, 400 code 124 (default: 15)");
   serve_cmd->add_option("--read-slice-ms", serve.read_slice_ms,
@@ -81,6 +89,12 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   app_region->add_option("--data", data, "Data directory")->required();
   app_region->add_option("--app", app_id, "Application id")->required();
   app_region->add_option("--region", region, "ISO 3166 region, such as IL or US")->required();
+  auto* app_webhook_secret =
+      app_cmd->add_subcommand("webhook-secret", "Print the secret that signs an application's webhooks");
+  app_webhook_secret->add_option("--data", data, "Data directory")->required();
+  app_webhook_secret->add_option("--app", app_id, "Application id")->required();
+  app_webhook_secret->add_flag("--rotate", command.admin.rotate,
+                               "Replace it with a new random one first (a running server signs with it within a second)");
 
   auto* key_cmd = cli.add_subcommand("key", "Manage API keys");
   key_cmd->require_subcommand(1);
@@ -115,6 +129,7 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   if (serve_cmd->parsed()) command.kind = CommandKind::kServe;
   else if (app_create->parsed()) command.kind = CommandKind::kAppCreate;
   else if (app_region->parsed()) command.kind = CommandKind::kAppRegion;
+  else if (app_webhook_secret->parsed()) command.kind = CommandKind::kAppWebhookSecret;
   else if (key_create->parsed()) command.kind = CommandKind::kKeyCreate;
   else if (key_revoke->parsed()) command.kind = CommandKind::kKeyRevoke;
   else if (key_list->parsed()) command.kind = CommandKind::kKeyList;

@@ -37,9 +37,15 @@ struct ServeFlags {
   int read_slice_ms = 20;      // milliseconds a read runs on a network thread before it moves off it
   int function_memory_mib = 64;                // an operator function's Lua heap per call
   std::int64_t function_instructions = 10'000'000;  // Lua instructions per call
+  // Trigger actions (docs/TRIGGERS.md): webhooks may reach private addresses; retries of a failed
+  // webhook or mail, and the wait before the first (doubling after).
+  bool allow_private_webhooks = false;
+  int trigger_retries = 5;
+  int trigger_retry_delay_ms = 2000;
+  int trigger_threads = 2;
 };
 
-// `crmd app create` and `crmd key create|revoke|list`.
+// `crmd app create|region|webhook-secret`, `crmd key create|revoke|list` and `crmd function ...`.
 struct AdminArgs {
   std::string data;
   std::string app_id;
@@ -47,10 +53,11 @@ struct AdminArgs {
   bool no_product_base = false;
   std::string region;  // empty: the default (app create), required (app region)
   std::string file;    // function deploy: the Lua source
+  bool rotate = false;  // app webhook-secret: replace the secret before printing it
 };
 
 enum class CommandKind {
-  kServe, kAppCreate, kAppRegion, kKeyCreate, kKeyRevoke, kKeyList, kFunctionDeploy, kFunctionList, kFunctionRemove
+  kServe, kAppCreate, kAppRegion, kAppWebhookSecret, kKeyCreate, kKeyRevoke, kKeyList, kFunctionDeploy, kFunctionList, kFunctionRemove
 };
 
 struct Command {

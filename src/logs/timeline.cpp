@@ -22,17 +22,20 @@ std::string_view EventName(TimelineEvent event) {
   return "update";
 }
 
-// `data`: the body as sent; a password never goes into a log.
-std::string DataOf(const schema::ClassSchema& cls, const json::object& body) {
+// `data`: the body as sent; a password never goes into a log. A trigger's write names its
+// trigger (spec §2.6 `updatedByTrigger`).
+std::string DataOf(const schema::ClassSchema& cls, const json::object& body, const std::string& trigger_id) {
   std::string out;
   out.reserve(1024);  // a form of twenty-odd fields, written without growing
-  if (cls.name != "_User" || !body.contains("password")) {
+  const bool password = cls.name == "_User" && body.contains("password");
+  if (!password && trigger_id.empty()) {
     WriteJson(body, out);
     return out;
   }
   json::object kept;
   for (const auto& kv : body)
-    if (kv.key() != "password") kept.emplace(kv.key(), kv.value());
+    if (!password || kv.key() != "password") kept.emplace(kv.key(), kv.value());
+  if (!trigger_id.empty()) kept["updatedByTrigger"] = trigger_id;
   WriteJson(kept, out);
   return out;
 }
@@ -141,7 +144,7 @@ Status RecordChange(app::WriteUnit& unit, const auth::Context& ctx, const Change
   if (auto user = TimelineUser(ctx.identity)) add("user", std::move(*user));
   if (change.event != TimelineEvent::kDelete) {
     // Spec §2.6: a deletion row holds no data and no index pointers (it is on no record's card).
-    if (change.body) add("data", DataOf(cls, *change.body));
+    if (change.body) add("data", DataOf(cls, *change.body, ctx.trigger_id));
     // A session user's page, or `server-side-code:<fn>` for a function's writes (which run as the
     // system identity); a key's writes name none (spec §2.6).
     if ((ctx.identity.principal == auth::Principal::kUser || ctx.identity.principal == auth::Principal::kSystem) &&

@@ -20,9 +20,6 @@ namespace crmd::mail {
 
 namespace {
 
-// How long one SMTP delivery may take before it is given up (and logged).
-constexpr long kSmtpTimeoutSeconds = 30;
-
 // Header values may not carry line breaks (header injection).
 std::string HeaderSafe(std::string value) {
   for (auto& c : value)
@@ -53,10 +50,13 @@ std::size_t ReadPayload(char* buffer, std::size_t size, std::size_t count, void*
   return n;
 }
 
-// Delivers one mail; false (logged) on failure.
-bool Deliver(const std::string& url, const std::string& from, const Mail& mail) {
+// Delivers one mail by SMTP; false, with curl's message in `error`, on failure.
+bool DeliverSmtp(const std::string& url, const std::string& from, const Mail& mail, std::string& error) {
   CURL* curl = curl_easy_init();
-  if (!curl) return false;
+  if (!curl) {
+    error = "curl could not start";
+    return false;
+  }
   const std::string message = FormatMessage(mail, from);
   Payload payload{&message};
   const std::string recipient = fmt::format("<{}>", HeaderSafe(mail.to)), sender = fmt::format("<{}>", from);
@@ -67,13 +67,15 @@ bool Deliver(const std::string& url, const std::string& from, const Mail& mail) 
   curl_easy_setopt(curl, CURLOPT_READFUNCTION, ReadPayload);
   curl_easy_setopt(curl, CURLOPT_READDATA, &payload);
   curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT, kSmtpTimeoutSeconds);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, SmtpMailer::kSmtpTimeoutSeconds);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_USE_SSL, static_cast<long>(CURLUSESSL_TRY));
+  char message_error[CURL_ERROR_SIZE] = "";
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, message_error);
   const CURLcode rc = curl_easy_perform(curl);
   curl_slist_free_all(rcpt);
   curl_easy_cleanup(curl);
-  if (rc != CURLE_OK) log::Error("mail not delivered", {{"error", curl_easy_strerror(rc)}});
+  if (rc != CURLE_OK) error = message_error[0] ? message_error : curl_easy_strerror(rc);
   return rc == CURLE_OK;
 }
 
@@ -82,7 +84,8 @@ bool Deliver(const std::string& url, const std::string& from, const Mail& mail) 
 std::string FormatMessage(const Mail& mail, const std::string& from) {
   return "From: " + HeaderSafe(from) + "\r\n" + "To: " + HeaderSafe(mail.to) + "\r\n" +
          "Subject: " + HeaderSafe(mail.subject) + "\r\n" + "Date: " + MailDate() + "\r\n" +
-         "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n" + mail.text + "\r\n";
+         "MIME-Version: 1.0\r\nContent-Type: " + (mail.html ? "text/html" : "text/plain") +
+         "; charset=utf-8\r\n\r\n" + mail.text + "\r\n";
 }
 
 void OutboxMailer::Send(const Mail& mail) {
@@ -95,6 +98,16 @@ void OutboxMailer::Send(const Mail& mail) {
     if (!out) throw std::runtime_error("outbox: cannot write " + tmp.string());
   }
   std::filesystem::rename(tmp, std::filesystem::path(dir_) / name);
+}
+
+bool OutboxMailer::Deliver(const Mail& mail, std::string& error) {
+  try {
+    Send(mail);
+    return true;
+  } catch (const std::exception& e) {
+    error = e.what();
+    return false;
+  }
 }
 
 struct SmtpMailer::Impl {
@@ -116,7 +129,8 @@ struct SmtpMailer::Impl {
         mail = std::move(queue.front());
         queue.pop_front();
       }
-      Deliver(url, from, mail);
+      std::string error;
+      if (!DeliverSmtp(url, from, mail, error)) log::Error("mail not delivered", {{"error", error}});
     }
   }
 };
@@ -134,6 +148,10 @@ SmtpMailer::~SmtpMailer() {
   }
   impl_->wake.notify_all();
   impl_->worker.join();
+}
+
+bool SmtpMailer::Deliver(const Mail& mail, std::string& error) {
+  return DeliverSmtp(impl_->url, impl_->from, mail, error);
 }
 
 void SmtpMailer::Send(const Mail& mail) {

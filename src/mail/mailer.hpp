@@ -12,20 +12,26 @@ namespace crmd::mail {
 struct Mail {
   std::string to;
   std::string subject;
-  std::string text;  // plain text body
+  std::string text;   // the body: plain text, or HTML when `html`
+  bool html = false;  // sent as text/html (trigger actions' mail); plain text otherwise
 };
 
 class Mailer {
  public:
   virtual ~Mailer() = default;
+  // Hands the mail over and returns; a mail that cannot be delivered is logged, not reported.
   virtual void Send(const Mail& mail) = 0;
+  // Delivers the mail now, on the caller's thread, for callers that retry (trigger actions):
+  // false, with what went wrong in `error`, when it was not delivered.
+  virtual bool Deliver(const Mail& mail, std::string& error) = 0;
 };
 
 // Thread-safe: each mail is its own file, written whole then renamed into place.
 class OutboxMailer final : public Mailer {
  public:
   explicit OutboxMailer(std::string outbox_dir) : dir_(std::move(outbox_dir)) {}
-  void Send(const Mail& mail) override;
+  void Send(const Mail& mail) override;  // throws when the file cannot be written
+  bool Deliver(const Mail& mail, std::string& error) override;
 
  private:
   std::string dir_;
@@ -33,14 +39,18 @@ class OutboxMailer final : public Mailer {
 
 // Queues mails for an SMTP server (`smtp://[user:pass@]host:port`, or `smtps://`); Send() never
 // blocks on the network. At most kMaxQueued mails wait; beyond that a mail is dropped and logged.
-// Thread-safe. The destructor sends what is queued, then stops.
+// Thread-safe. The destructor sends what is queued, then stops. Deliver() bypasses the queue: one
+// SMTP session of its own, on the caller's thread, for at most kSmtpTimeoutSeconds.
 class SmtpMailer final : public Mailer {
  public:
   static constexpr std::size_t kMaxQueued = 1000;
+  // How long one SMTP delivery may take before it is given up.
+  static constexpr long kSmtpTimeoutSeconds = 30;
 
   SmtpMailer(std::string url, std::string from);
   ~SmtpMailer() override;
   void Send(const Mail& mail) override;
+  bool Deliver(const Mail& mail, std::string& error) override;
 
  private:
   struct Impl;

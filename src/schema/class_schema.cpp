@@ -119,6 +119,11 @@ std::shared_ptr<const Snapshot> Snapshot::Without(std::string_view name) const {
   return std::make_shared<const Snapshot>(std::move(next));
 }
 
+const triggers::Plan& Snapshot::TriggerPlan(PlanBuilder build) const {
+  std::call_once(plan_once_, [&] { plan_ = build(*this); });
+  return *plan_;
+}
+
 std::shared_ptr<const Snapshot> Snapshot::With(ClassSchema cls) const {
   ClassMap next = classes_;
   std::string key = cls.name;

@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +15,10 @@
 
 #include "schema/field_type.hpp"
 #include "util/result.hpp"
+
+namespace crmd::triggers {
+class Plan;
+}
 
 namespace crmd::schema {
 
@@ -27,6 +32,8 @@ struct ClassSchema {
   std::vector<std::pair<std::string, FieldDef>> fields;
   boost::json::object class_level_permissions;
   boost::json::object indexes;
+  // The automation definitions (spec §6.1) as stored and returned, `_id`s filled; what runs is
+  // their compiled form (Snapshot::TriggerPlan).
   boost::json::array triggers;
   std::optional<boost::json::object> timeline;  // only on timeline-enabled classes
 
@@ -56,6 +63,8 @@ class Snapshot {
 
   Snapshot() = default;
   explicit Snapshot(ClassMap classes) : classes_(std::move(classes)) {}
+  Snapshot(const Snapshot&) = delete;  // one compiled plan per snapshot: share it, do not copy it
+  Snapshot& operator=(const Snapshot&) = delete;
 
   // Null when the class does not exist (not an error: queries on it answer an empty list).
   const ClassSchema* Find(std::string_view class_name) const;
@@ -66,8 +75,15 @@ class Snapshot {
   // A new snapshot without the class `name`.
   std::shared_ptr<const Snapshot> Without(std::string_view name) const;
 
+  // The trigger definitions of every class, compiled (triggers/plan.hpp): built by `build` at the
+  // first call and kept for the snapshot's life, so no write parses a definition. Thread-safe.
+  using PlanBuilder = std::shared_ptr<const triggers::Plan> (*)(const Snapshot&);
+  const triggers::Plan& TriggerPlan(PlanBuilder build) const;
+
  private:
   ClassMap classes_;
+  mutable std::once_flag plan_once_;
+  mutable std::shared_ptr<const triggers::Plan> plan_;
 };
 
 }  // namespace crmd::schema

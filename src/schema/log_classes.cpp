@@ -30,7 +30,17 @@ ApiError BadTimeline(std::string message) { return ApiError{400, errors::kInvali
 }  // namespace
 
 bool IsAppendOnlyLog(std::string_view class_name) {
-  return class_name == kTimelineClass || class_name == kRequestLogClass;
+  return class_name == kTimelineClass || class_name == kRequestLogClass || class_name == kTriggerLogClass;
+}
+
+ClassSchema TriggerLogClass() {
+  ClassSchema cls;
+  cls.name = std::string(kTriggerLogClass);
+  for (const char* field : {"triggerId", "actionId", "event", "objectIdValue", "data", "error"})
+    cls.fields.emplace_back(field, FieldDef{FieldType::kString, {}});
+  cls.class_level_permissions = ClosedPermissions();
+  cls.indexes["triggerId_1"] = json::object{{"triggerId", 1}};
+  return cls;
 }
 
 ClassSchema TimelineClass() {

@@ -19,6 +19,9 @@ namespace crmd::schema {
 
 inline constexpr std::string_view kTimelineClass = "_Timeline";
 inline constexpr std::string_view kRequestLogClass = "_RequestLog";
+// Automation runs (spec §2.6, docs/TRIGGERS.md): triggerId, actionId, event, objectIdValue, data,
+// error, all strings; written by crmd only.
+inline constexpr std::string_view kTriggerLogClass = "_syslogTriggers";
 // The name `_Timeline.user`, createdBy and updatedBy give every write not made by a signed-in user
 // (master key, API key, functions, triggers, MCP): spec §2.6's placeholder user.
 inline constexpr std::string_view kMasterPlaceholder = "Master";
@@ -29,6 +32,7 @@ bool IsAppendOnlyLog(std::string_view class_name);
 
 ClassSchema TimelineClass();
 ClassSchema RequestLogClass();
+ClassSchema TriggerLogClass();
 
 // `existing` (an older release's `_Timeline`, or the product base's) with the fields crmd writes
 // typed as TimelineClass() types them (createdBy and updatedBy were Pointers to `_User`); fields

@@ -84,6 +84,15 @@ struct Reference {
   std::string field;
 };
 
+// A stored trigger activation waiting for its actions (triggers/activation.hpp): added in the
+// transaction of the write that fired it, changed and removed in those of its actions, so that
+// what committed and what is left to do never disagree. `payload` is the triggers layer's text.
+struct OutboxEntry {
+  std::int64_t id = 0;  // increasing, never reused
+  int lane = 0;         // which of the trigger runner's queues runs it
+  std::string payload;
+};
+
 class WriteTransaction {
  public:
   virtual ~WriteTransaction() = default;  // rolls back unless Commit() succeeded
@@ -140,6 +149,13 @@ class WriteTransaction {
                                                  std::string_view target_class,
                                                  std::string_view object_id,
                                                  const std::vector<std::string_view>& ignored = {}) = 0;
+
+  // The outbox of trigger activations (OutboxEntry). Changing or removing an entry that is gone is
+  // not an error.
+  virtual std::int64_t AddOutbox(int lane, std::string_view payload) = 0;
+  virtual std::optional<OutboxEntry> GetOutbox(std::int64_t id) = 0;
+  virtual void SetOutbox(std::int64_t id, std::string_view payload) = 0;
+  virtual void RemoveOutbox(std::int64_t id) = 0;
 
   // A savepoint inside this transaction, for a nested write that must fail alone: opened, then
   // either released (its work stays in the transaction) or rolled back (undone). They nest; each
@@ -212,6 +228,9 @@ class Database {
   // found by phone in any form). Returns whether it had to (an exclusive write; checked by a read).
   virtual bool EnsurePhoneKeyIndex(const schema::ClassSchema& cls, std::string_view field) = 0;
 
+  // Outbox entries with an id above `after`, in id order, at most `limit` (committed ones only).
+  virtual std::vector<OutboxEntry> ReadOutbox(std::int64_t after, std::size_t limit) = 0;
+
   // True when the store's own consistency check passes.
   virtual bool CheckIntegrity() = 0;
 };
@@ -219,6 +238,10 @@ class Database {
 // Opens (creating if needed) the SQLite store at `path`. Up to `readers` idle read connections
 // are kept open between requests.
 std::unique_ptr<Database> OpenSqlite(const std::string& path, Durability durability, int readers);
+
+// Whether the SQLite store at `path` holds trigger activations, read without opening it as a store
+// (after a restart, to find the applications with work left). False when there is no store.
+bool HasOutboxEntries(const std::string& path);
 
 // The memory the page caches of every open store may take together: each connection's cache is
 // its share (a writer and a reader per open store), at most its default. A store's caches are

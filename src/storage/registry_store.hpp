@@ -1,5 +1,5 @@
-// Persistence of the application registry, `DATA/registry.db`: applications and the hashes of
-// their master and API keys. Written by the CLI, read by the server.
+// Persistence of the application registry, `DATA/registry.db`: applications, the hashes of their
+// master and API keys, and their webhook secrets. Written by the CLI, read by the server.
 // Not thread-safe: each user (the CLI, the server's watcher) opens its own RegistryStore.
 #pragma once
 
@@ -33,12 +33,20 @@ struct AppRecord {
   // Where the application's phone numbers without a country code are from (ISO 3166 alpha-2).
   std::string region = "IL";
   std::vector<FunctionRecord> functions;
+  // Keys the signatures of the application's webhooks (docs/TRIGGERS.md). Stored as is, not
+  // hashed: the server signs with it. Empty on CreateApp: the store draws one.
+  std::string webhook_secret;
 };
+
+// 64 lowercase hex characters of 32 random bytes (libsodium): a new webhook secret.
+std::string NewWebhookSecret();
 
 enum class RegistryChange { kDone, kNoSuchApp, kAlreadyExists, kNoSuchKey };
 
 class RegistryStore {
  public:
+  // Creates the tables, or brings a registry of an earlier release up to date (every application
+  // then has its own webhook secret).
   explicit RegistryStore(const std::string& path);
   ~RegistryStore();
   RegistryStore(const RegistryStore&) = delete;
@@ -50,6 +58,7 @@ class RegistryStore {
   RegistryChange RevokeApiKey(const std::string& app_id, const std::string& name,
                               const std::string& revoked_at);
   RegistryChange SetRegion(const std::string& app_id, const std::string& region);
+  RegistryChange SetWebhookSecret(const std::string& app_id, const std::string& secret);
   // Deploying a name again replaces its code. kNoSuchKey: no function of that name to remove.
   RegistryChange DeployFunction(const std::string& app_id, const FunctionRecord& function);
   RegistryChange RemoveFunction(const std::string& app_id, const std::string& name);

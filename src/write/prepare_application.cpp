@@ -51,7 +51,7 @@ std::vector<std::pair<const schema::ClassSchema*, schema::ClassSchema>> ClassCha
   const auto* users = snapshot.Find(kUserClass);
   if (auto upgraded = users ? UpgradedUserClass(*users) : std::nullopt) out.emplace_back(users, std::move(*upgraded));
   // The history: its own shape, then the index columns of every class that keeps one.
-  auto current = std::make_shared<const schema::Snapshot>(snapshot);
+  auto current = std::make_shared<const schema::Snapshot>(snapshot.classes());
   if (const auto* history = snapshot.Find(schema::kTimelineClass)) {
     if (auto upgraded = schema::UpgradedTimelineClass(*history)) current = current->With(std::move(*upgraded));
   }

@@ -12,6 +12,7 @@
 #include "schema/system_classes.hpp"
 #include "schema/names.hpp"
 #include "storage/database.hpp"
+#include "triggers/fire.hpp"
 #include "util/errors.hpp"
 #include "util/ids.hpp"
 #include "util/time.hpp"
@@ -176,6 +177,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
                           row.acl, row.created_at, /*fresh_id=*/!changes.object_id};
       CRMD_TRY(logs::RecordChange(unit, ctx, change));
     }
+    CRMD_TRY(triggers::Fire(unit, ctx, {triggers::WriteEvent::kCreate, &cls, row.object_id, &body, nullptr}));
     json::object out{{"objectId", row.object_id}, {"createdAt", row.created_at}};
     // Last: `cls` may be the class moved here. The unit's schema, not the snapshot: the history
     // may have changed it too.
@@ -251,6 +253,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
                           row.acl, row.updated_at};
       CRMD_TRY(logs::RecordChange(unit, ctx, change));
     }
+    CRMD_TRY(triggers::Fire(unit, ctx, {triggers::WriteEvent::kUpdate, &cls, row.object_id, &body, nullptr}));
     if (changes.schema_changed) unit.ChangeSchema(unit.schema()->With(std::move(*grown)));
 
     json::object out{{"updatedAt", row.updated_at}, {"objectId", row.object_id}};
@@ -281,6 +284,8 @@ Result<json::object> DeleteRecord(auth::Context& ctx, std::string_view class_nam
     if (class_name == kUserClass) auth::DeleteUserSessions(*ctx.app, txn, current->object_id);
     if (auto ref = txn.FindReference(*snapshot, class_name, object_id, kNeverPins))
       return errors::PointerExists(object_id, ref->table, ref->field);
+    // Before the row goes: a delete's conditions and actions see the record as it was.
+    CRMD_TRY(triggers::Fire(unit, ctx, {triggers::WriteEvent::kDelete, cls, current->object_id, nullptr, &*current}));
     txn.Delete(*cls, object_id);
     unit.Wrote(cls->name);
     if (cls->timeline) {

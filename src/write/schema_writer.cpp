@@ -8,6 +8,7 @@
 #include "schema/log_classes.hpp"
 #include "schema/names.hpp"
 #include "storage/database.hpp"
+#include "triggers/definition.hpp"
 #include "util/ids.hpp"
 #include "util/json.hpp"
 
@@ -161,6 +162,8 @@ Status ApplyBody(const json::object& body, std::string_view class_name, schema::
         return SchemaError(kInvalidSchemaOperation, fmt::format("Class {} is a system class and keeps no timeline.", class_name));
       CRMD_TRY(schema::CheckTimelineConfig(kv.value().get_object()));
       cls.timeline = kv.value().get_object();
+    } else if (kv.key() == "triggers") {
+      continue;  // ApplyTriggers, once the class has its other changes
     } else if (kv.key() == "indexes") {
       if (!kv.value().is_object()) return BadIndex("indexes must be an object.");
       for (const auto& index : kv.value().get_object()) {
@@ -186,6 +189,22 @@ Status ApplyBody(const json::object& body, std::string_view class_name, schema::
       return SchemaError(errors::kInvalidJson, fmt::format("{} is not a schema key.", kv.key()));
     }
   }
+  return {};
+}
+
+// `{"triggers": [...]}` replaces the class's list, checked whole against the class as the body
+// left it (docs/TRIGGERS.md).
+Status ApplyTriggers(const json::object& body, schema::ClassSchema& cls, const schema::Snapshot& snapshot,
+                     const auth::Context& ctx) {
+  const auto* triggers = body.if_contains("triggers");
+  if (!triggers) return {};
+  auto function_exists = [&](std::string_view name) {
+    return ctx.credentials && ctx.credentials->functions.find(name) != ctx.credentials->functions.end();
+  };
+  // Sub-queries of a condition may name the class itself, as the body leaves it.
+  const auto with_class = snapshot.With(cls);
+  CRMD_ASSIGN(auto checked, triggers::CheckDefinitions(*triggers, cls, *with_class, function_exists));
+  cls.triggers = std::move(checked);
   return {};
 }
 
@@ -222,6 +241,7 @@ Result<json::object> CreateSchema(auth::Context& ctx, std::string_view class_nam
     schema::ClassSchema cls = schema::ClassSchema::NewImplicit(std::string(class_name));
     cls.class_level_permissions = schema::ClosedPermissions();
     CRMD_TRY(ApplyBody(body, class_name, cls));
+    CRMD_TRY(ApplyTriggers(body, cls, *snapshot, ctx));
     json::object out = cls.ToJson();
     CRMD_TRY(SaveWithHistory(unit, nullptr, std::move(cls)));
     return out;
@@ -235,6 +255,7 @@ Result<json::object> UpdateSchema(auth::Context& ctx, std::string_view class_nam
     if (!existing) return NoSuchClass(class_name);
     schema::ClassSchema cls = *existing;
     CRMD_TRY(ApplyBody(body, class_name, cls));
+    CRMD_TRY(ApplyTriggers(body, cls, *snapshot, ctx));
     json::object out = cls.ToJson();
     CRMD_TRY(SaveWithHistory(unit, existing, std::move(cls)));
     return out;

@@ -123,6 +123,7 @@ class FailingFlushes final : public storage::Database {
     throw std::logic_error("unused");
   }
   bool EnsurePhoneKeyIndex(const schema::ClassSchema&, std::string_view) override { throw std::logic_error("unused"); }
+  std::vector<storage::OutboxEntry> ReadOutbox(std::int64_t, std::size_t) override { throw std::logic_error("unused"); }
   bool CheckIntegrity() override { throw std::logic_error("unused"); }
 };
 

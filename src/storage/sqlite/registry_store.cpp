@@ -1,5 +1,9 @@
 #include "storage/registry_store.hpp"
 
+#include <sodium.h>
+
+#include <stdexcept>
+
 #include "storage/database.hpp"
 #include "storage/sqlite/connection.hpp"
 
@@ -10,29 +14,10 @@ struct RegistryStore::Impl {
   sqlite::Connection c;
 };
 
-RegistryStore::RegistryStore(const std::string& path) : impl_(new Impl(path)) {
-  impl_->c.Exec(
-      "CREATE TABLE IF NOT EXISTS apps (app_id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, "
-      "master_key_hash TEXT NOT NULL, created_at TEXT NOT NULL, region TEXT NOT NULL DEFAULT 'IL')");
-  // A registry of an earlier release: its applications get the default region.
-  bool has_region = false;
-  {
-    auto st = impl_->c.Prepare("SELECT 1 FROM pragma_table_info('apps') WHERE name = 'region'");
-    has_region = st.Step();
-  }
-  if (!has_region) impl_->c.Exec("ALTER TABLE apps ADD COLUMN region TEXT NOT NULL DEFAULT 'IL'");
-  impl_->c.Exec(
-      "CREATE TABLE IF NOT EXISTS functions (app_id TEXT NOT NULL, name TEXT NOT NULL, code TEXT NOT NULL, "
-      "deployed_at TEXT NOT NULL, PRIMARY KEY (app_id, name))");
-  impl_->c.Exec(
-      "CREATE TABLE IF NOT EXISTS api_keys (app_id TEXT NOT NULL, name TEXT NOT NULL, "
-      "key_hash TEXT NOT NULL, created_at TEXT NOT NULL, revoked_at TEXT, "
-      "PRIMARY KEY (app_id, name))");
-}
-
-RegistryStore::~RegistryStore() { delete impl_; }
-
 namespace {
+
+// 256 bits: as strong as the HMAC-SHA256 it keys.
+constexpr std::size_t kWebhookSecretBytes = 32;
 
 // Runs `body` in an immediate transaction: committed when it answers kDone, rolled back
 // otherwise or when it throws.
@@ -68,19 +53,89 @@ void InsertKey(sqlite::Connection& c, const std::string& app_id, const ApiKeyRec
   st.Step();
 }
 
+bool HasWebhookSecretColumn(sqlite::Connection& c) {
+  auto st = c.Prepare("SELECT 1 FROM pragma_table_info('apps') WHERE name = 'webhook_secret'");
+  return st.Step();
+}
+
+bool AnyAppWithoutWebhookSecret(sqlite::Connection& c) {
+  auto st = c.Prepare("SELECT 1 FROM apps WHERE webhook_secret = '' LIMIT 1");
+  return st.Step();
+}
+
+// A registry of an earlier release: the column is added and every application draws its own
+// secret (a shared default would let one tenant sign for another). Looked at before the write
+// lock is taken, since the server opens the registry on every reload and nearly always finds
+// nothing to do; looked at again under the lock, since the CLI and the server may both open an
+// old registry at once.
+void GiveWebhookSecrets(sqlite::Connection& c) {
+  if (HasWebhookSecretColumn(c) && !AnyAppWithoutWebhookSecret(c)) return;
+  InTransaction(c, [&] {
+    if (!HasWebhookSecretColumn(c)) c.Exec("ALTER TABLE apps ADD COLUMN webhook_secret TEXT NOT NULL DEFAULT ''");
+    std::vector<std::string> app_ids;
+    {
+      auto st = c.Prepare("SELECT app_id FROM apps WHERE webhook_secret = ''");
+      while (st.Step()) app_ids.push_back(st.ColumnText(0));
+    }
+    for (const auto& app_id : app_ids) {
+      auto st = c.Prepare("UPDATE apps SET webhook_secret = ? WHERE app_id = ?");
+      st.Bind(1, NewWebhookSecret());
+      st.Bind(2, app_id);
+      st.Step();
+    }
+    return RegistryChange::kDone;
+  });
+}
+
 }  // namespace
+
+std::string NewWebhookSecret() {
+  if (sodium_init() < 0) throw std::runtime_error("libsodium failed to initialise");
+  unsigned char bytes[kWebhookSecretBytes];
+  randombytes_buf(bytes, sizeof bytes);
+  char hex[kWebhookSecretBytes * 2 + 1];
+  sodium_bin2hex(hex, sizeof hex, bytes, sizeof bytes);
+  sodium_memzero(bytes, sizeof bytes);
+  return hex;
+}
+
+RegistryStore::RegistryStore(const std::string& path) : impl_(new Impl(path)) {
+  impl_->c.Exec(
+      "CREATE TABLE IF NOT EXISTS apps (app_id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, "
+      "master_key_hash TEXT NOT NULL, created_at TEXT NOT NULL, region TEXT NOT NULL DEFAULT 'IL', "
+      "webhook_secret TEXT NOT NULL DEFAULT '')");
+  // A registry of an earlier release: its applications get the default region.
+  bool has_region = false;
+  {
+    auto st = impl_->c.Prepare("SELECT 1 FROM pragma_table_info('apps') WHERE name = 'region'");
+    has_region = st.Step();
+  }
+  if (!has_region) impl_->c.Exec("ALTER TABLE apps ADD COLUMN region TEXT NOT NULL DEFAULT 'IL'");
+  impl_->c.Exec(
+      "CREATE TABLE IF NOT EXISTS functions (app_id TEXT NOT NULL, name TEXT NOT NULL, code TEXT NOT NULL, "
+      "deployed_at TEXT NOT NULL, PRIMARY KEY (app_id, name))");
+  impl_->c.Exec(
+      "CREATE TABLE IF NOT EXISTS api_keys (app_id TEXT NOT NULL, name TEXT NOT NULL, "
+      "key_hash TEXT NOT NULL, created_at TEXT NOT NULL, revoked_at TEXT, "
+      "PRIMARY KEY (app_id, name))");
+  GiveWebhookSecrets(impl_->c);
+}
+
+RegistryStore::~RegistryStore() { delete impl_; }
 
 RegistryChange RegistryStore::CreateApp(const AppRecord& app) {
   auto& c = impl_->c;
   return InTransaction(c, [&] {
     if (AppExists(c, app.app_id)) return RegistryChange::kAlreadyExists;
     auto st = c.Prepare(
-        "INSERT INTO apps (app_id, name, master_key_hash, created_at, region) VALUES (?, ?, ?, ?, ?)");
+        "INSERT INTO apps (app_id, name, master_key_hash, created_at, region, webhook_secret) "
+        "VALUES (?, ?, ?, ?, ?, ?)");
     st.Bind(1, app.app_id);
     st.Bind(2, app.name);
     st.Bind(3, app.master_key_hash);
     st.Bind(4, app.created_at);
     st.Bind(5, app.region);
+    st.Bind(6, app.webhook_secret.empty() ? NewWebhookSecret() : app.webhook_secret);
     st.Step();
     for (const auto& key : app.api_keys) InsertKey(c, app.app_id, key);
     return RegistryChange::kDone;
@@ -126,6 +181,19 @@ RegistryChange RegistryStore::SetRegion(const std::string& app_id, const std::st
   });
 }
 
+RegistryChange RegistryStore::SetWebhookSecret(const std::string& app_id, const std::string& secret) {
+  if (secret.empty()) throw std::invalid_argument("an application's webhook secret may not be empty");
+  auto& c = impl_->c;
+  return InTransaction(c, [&] {
+    if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
+    auto st = c.Prepare("UPDATE apps SET webhook_secret = ? WHERE app_id = ?");
+    st.Bind(1, secret);
+    st.Bind(2, app_id);
+    st.Step();
+    return RegistryChange::kDone;
+  });
+}
+
 RegistryChange RegistryStore::DeployFunction(const std::string& app_id, const FunctionRecord& function) {
   auto& c = impl_->c;
   return InTransaction(c, [&] {
@@ -160,9 +228,17 @@ std::vector<AppRecord> RegistryStore::LoadAll() {
   std::vector<AppRecord> apps;
   {
     auto st = impl_->c.Prepare(
-        "SELECT app_id, name, master_key_hash, created_at, region FROM apps ORDER BY app_id");
-    while (st.Step())
-      apps.push_back({st.ColumnText(0), st.ColumnText(1), st.ColumnText(2), st.ColumnText(3), {}, st.ColumnText(4)});
+        "SELECT app_id, name, master_key_hash, created_at, region, webhook_secret FROM apps ORDER BY app_id");
+    while (st.Step()) {
+      AppRecord app;
+      app.app_id = st.ColumnText(0);
+      app.name = st.ColumnText(1);
+      app.master_key_hash = st.ColumnText(2);
+      app.created_at = st.ColumnText(3);
+      app.region = st.ColumnText(4);
+      app.webhook_secret = st.ColumnText(5);
+      apps.push_back(std::move(app));
+    }
   }
   auto st = impl_->c.Prepare(
       "SELECT app_id, name, key_hash, created_at, revoked_at FROM api_keys ORDER BY app_id, name");

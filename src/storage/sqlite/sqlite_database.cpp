@@ -19,6 +19,7 @@
 #include "storage/sqlite/count_cache.hpp"
 #include "storage/sqlite/group_commit.hpp"
 #include "storage/sqlite/grouped_top.hpp"
+#include "storage/sqlite/outbox.hpp"
 #include "storage/sqlite/where_sql.hpp"
 #include "util/json.hpp"
 #include "util/log.hpp"
@@ -311,6 +312,11 @@ class SqliteWriteTransaction final : public WriteTransaction {
     }
   }
 
+  std::int64_t AddOutbox(int lane, std::string_view payload) override { return sqlite::AddOutbox(c_, lane, payload); }
+  std::optional<OutboxEntry> GetOutbox(std::int64_t id) override { return sqlite::GetOutbox(c_, id); }
+  void SetOutbox(std::int64_t id, std::string_view payload) override { sqlite::SetOutbox(c_, id, payload); }
+  void RemoveOutbox(std::int64_t id) override { sqlite::RemoveOutbox(c_, id); }
+
   void OpenSavepoint() override {
     c_.Run("SAVEPOINT nested");
     ++savepoints_;
@@ -567,6 +573,7 @@ class SqliteDatabase final : public Database {
     writer_->Exec(
         "CREATE TABLE IF NOT EXISTS _crmd_schema (className TEXT PRIMARY KEY NOT NULL, "
         "definition TEXT NOT NULL)");
+    sqlite::CreateOutbox(*writer_);
   }
 
   ~SqliteDatabase() override {
@@ -730,6 +737,11 @@ class SqliteDatabase final : public Database {
     auto lock = group_->Exclusive();
     writer_->Exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} (crmd_phone_key({}))", name, Quote(cls.name), Quote(field)));
     return true;
+  }
+
+  std::vector<OutboxEntry> ReadOutbox(std::int64_t after, std::size_t limit) override {
+    auto reader = Acquire();
+    return sqlite::ReadOutbox(*reader, after, limit);
   }
 
   bool CheckIntegrity() override {

@@ -1,0 +1,45 @@
+// A trigger activation: what a firing stores in the application's outbox (storage::OutboxEntry)
+// in the transaction of the write that fired it, and what the trigger runner works through, one
+// action per unit of work, after that commit. Payload, as JSON text:
+//
+//   {"class", "trigger", "event", "object": the record's id, "record": the record as the record
+//    API returns it (before a delete, after any other write), "step": its level in the chain
+//    (1 for a client's write), "source": the chain's first trigger, "actions": [action
+//    definitions, as stored], "done": how many of them ran}
+#pragma once
+
+#include <boost/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "util/result.hpp"
+
+namespace crmd::triggers {
+
+// The runner's queues: actions that run as soon as their write is durable, and the application's
+// function queue (`server-side-code` with `useQueue`), one call at a time.
+inline constexpr int kLaneNow = 0;
+inline constexpr int kLaneQueue = 1;
+
+// Levels a chain of triggers may go (spec §6.1): the step past it is blocked.
+inline constexpr int kMaxChainDepth = 3;
+
+struct Activation {
+  std::string class_name;
+  std::string trigger_id;
+  std::string event;
+  std::string object_id;
+  boost::json::object record;
+  int step = 1;
+  std::string source;
+  boost::json::array actions;
+  std::size_t done = 0;
+
+  std::string Serialize() const;
+  static Result<Activation> Parse(std::string_view payload);
+};
+
+// `_syslogTriggers.error` of an action whose step is past kMaxChainDepth (spec §6.1, to the letter).
+std::string BlockedText(std::string_view source_trigger);
+
+}  // namespace crmd::triggers

@@ -1,0 +1,330 @@
+#include "triggers/runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "app/write_unit.hpp"
+#include "logs/trigger_log.hpp"
+#include "storage/database.hpp"
+#include "triggers/activation.hpp"
+#include "triggers/definition.hpp"
+#include "triggers/placeholders.hpp"
+#include "util/json.hpp"
+#include "util/log.hpp"
+#include "util/time.hpp"
+
+namespace crmd::triggers {
+
+namespace json = boost::json;
+
+namespace {
+
+// The longest wait between two retries of one action, however many came before.
+constexpr std::chrono::milliseconds kMaxRetryDelay{10 * 60 * 1000};
+// Outbox entries read at once when recovering a store's activations.
+constexpr std::size_t kRecoverPage = 1000;
+
+// What an action did: `data` and `error` of its `_syslogTriggers` row.
+struct RunResult {
+  std::string data = "{}";
+  std::optional<std::string> error;
+};
+
+RunResult FromAnswer(const std::pair<int, json::value>& answer) {
+  if (answer.first < 300) return {ToJson(answer.second), std::nullopt};
+  return {"{}", ToJson(answer.second)};
+}
+
+std::string ErrorText(std::string_view message) { return ToJson(json::object{{"error", message}}); }
+
+const json::object& DataOf(const json::object& action) {
+  const auto& wrapper = action.at("actionData").as_object();
+  return wrapper.at(action.at("actionType").as_string()).as_object();
+}
+
+std::string Text(const json::object& data, std::string_view key, const json::object& record) {
+  const auto* v = data.if_contains(key);
+  return v && v->is_string() ? Fill(v->get_string(), record) : std::string();
+}
+
+bool TalksToNetwork(ActionType type) { return type == ActionType::kWebhook || type == ActionType::kSendEmail; }
+
+}  // namespace
+
+Runner::Runner(Host host, Options options) : host_(std::move(host)), options_(std::move(options)) {
+  for (int i = 0; i < std::max(1, options_.threads); ++i) threads_.emplace_back([this] { Loop(kLaneNow); });
+  threads_.emplace_back([this] { Loop(kLaneQueue); });
+}
+
+Runner::~Runner() { Stop(); }
+
+void Runner::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ && threads_.empty()) return;
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+  threads_.clear();
+  if (recovering_.joinable()) recovering_.join();
+}
+
+void Runner::Activated(const std::string& app_id, std::int64_t entry, int lane) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;  // it stays in the outbox for the next start
+    if (!known_.emplace(app_id, entry).second) return;
+    ready_[lane == kLaneQueue ? kLaneQueue : kLaneNow].push_back(Job{app_id, entry, lane, 0});
+  }
+  changed_.notify_all();
+}
+
+void Runner::Recover(std::vector<std::string> app_ids) {
+  recovering_ = std::thread([this, ids = std::move(app_ids)] {
+    for (const auto& id : ids) {
+      {
+        std::lock_guard lock(mutex_);
+        if (stopping_) return;
+      }
+      try {
+        if (!host_.has_pending || !host_.has_pending(id)) continue;
+        auto app = host_.open(id);
+        if (!app) continue;
+        std::size_t found = 0;
+        for (std::int64_t after = 0;;) {
+          auto entries = app->db().ReadOutbox(after, kRecoverPage);
+          for (const auto& e : entries) Activated(id, e.id, e.lane);
+          found += entries.size();
+          if (entries.size() < kRecoverPage) break;
+          after = entries.back().id;
+        }
+        log::Info("trigger activations recovered", {{"app", id}, {"activations", static_cast<std::int64_t>(found)}});
+      } catch (const std::exception& e) {
+        log::Error("recovering trigger activations failed", {{"app", id}, {"error", e.what()}});
+      }
+    }
+  });
+}
+
+void Runner::Later(Job job, std::chrono::milliseconds delay) {
+  std::lock_guard lock(mutex_);
+  if (stopping_) return;
+  waiting_.emplace(Clock::now() + delay, std::move(job));
+  changed_.notify_all();
+}
+
+void Runner::Loop(int lane) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    // Retries that are due join their queue.
+    const auto now = Clock::now();
+    for (auto it = waiting_.begin(); it != waiting_.end() && it->first <= now;) {
+      ready_[it->second.lane == kLaneQueue ? kLaneQueue : kLaneNow].push_back(std::move(it->second));
+      it = waiting_.erase(it);
+    }
+    if (stopping_) return;
+    if (ready_[lane].empty()) {
+      if (waiting_.empty()) changed_.wait(lock);
+      else changed_.wait_until(lock, waiting_.begin()->first);
+      continue;
+    }
+    Job job = std::move(ready_[lane].front());
+    ready_[lane].pop_front();
+    lock.unlock();
+    if (options_.hold.count() > 0) {
+      std::unique_lock hold(mutex_);
+      changed_.wait_for(hold, options_.hold, [&] { return stopping_; });
+    }
+    Outcome outcome = Outcome::kDone;
+    try {
+      outcome = Run(job);
+    } catch (const std::exception& e) {
+      // A fault of the store (or a bug): the activation stays, and is tried again later.
+      log::Error("trigger activation failed", {{"app", job.app_id}, {"entry", job.entry}, {"error", e.what()}});
+      ++job.attempts;
+      outcome = Outcome::kRetry;
+    }
+    if (outcome == Outcome::kRetry) {
+      const int shift = std::min(job.attempts - 1, 20);
+      const std::chrono::milliseconds delay(
+          std::min<std::int64_t>(kMaxRetryDelay.count(), options_.retry_delay.count() << std::max(0, shift)));
+      Later(job, delay);
+      lock.lock();
+      continue;
+    }
+    lock.lock();
+    known_.erase({job.app_id, job.entry});
+  }
+}
+
+Runner::Outcome Runner::Run(Job& job) {
+  auto app = host_.open(job.app_id);
+  if (!app) return Outcome::kDone;
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return Outcome::kDone;  // the rest stays in the outbox
+    }
+    bool finished = false;
+    if (Step(job, *app, finished) == Outcome::kRetry) return Outcome::kRetry;
+    if (finished) return Outcome::kDone;
+    job.attempts = 0;
+  }
+}
+
+Runner::Outcome Runner::Step(Job& job, app::Application& app, bool& finished) {
+  auto stored = app.db().ReadOutbox(job.entry - 1, 1);
+  if (stored.empty() || stored.front().id != job.entry) {
+    finished = true;  // done already (by an earlier run of this job)
+    return Outcome::kDone;
+  }
+  auto parsed = Activation::Parse(stored.front().payload);
+  if (!parsed.ok()) {
+    log::Error("unreadable trigger activation dropped", {{"app", job.app_id}, {"entry", job.entry}});
+    finished = true;
+    return Outcome::kDone;
+  }
+  const Activation activation = std::move(parsed).value();
+  const bool last = activation.done + 1 >= activation.actions.size();
+
+  auth::Context ctx;
+  ctx.app = host_.open(job.app_id);
+  if (!ctx.app) {
+    finished = true;
+    return Outcome::kDone;
+  }
+  ctx.identity = auth::Identity::System();
+  ctx.credentials = host_.credentials ? host_.credentials(job.app_id) : nullptr;
+  ctx.trigger_level = activation.step;
+  ctx.trigger_id = activation.trigger_id;
+  ctx.source_trigger = activation.source;
+
+  std::optional<json::object> action;
+  std::optional<ActionType> type;
+  if (activation.done < activation.actions.size()) {
+    try {
+      action = activation.actions[activation.done].as_object();
+      type = ParseActionType(action->at("actionType").as_string());
+    } catch (const std::exception&) {
+    }
+  }
+
+  // Network actions first, outside any unit: no store waits for a receiver.
+  RunResult sent;
+  if (action && type && TalksToNetwork(*type)) {
+    const json::object& data = DataOf(*action);
+    const std::string action_id(action->at("_id").as_string());
+    bool ok = false, retry = false;
+    if (*type == ActionType::kWebhook) {
+      Webhook hook;
+      hook.url = Text(data, "url", activation.record);
+      if (const auto* headers = data.if_contains("headers"); headers && headers->is_object())
+        for (const auto& kv : headers->get_object())
+          if (kv.value().is_string()) hook.headers.emplace_back(kv.key(), Fill(kv.value().get_string(), activation.record));
+      hook.body = ToJson(activation.record);
+      hook.secret = ctx.credentials ? ctx.credentials->webhook_secret : std::string();
+      hook.event = activation.event;
+      hook.class_name = activation.class_name;
+      hook.trigger_id = activation.trigger_id;
+      hook.delivery_id = fmt::format("{}-{}-{}", job.app_id, job.entry, action_id);
+      const Delivery delivery = PostWebhook(hook, options_.webhook);
+      ok = delivery.delivered;
+      retry = delivery.retry;
+      sent = ok ? RunResult{ToJson(json::object{{"status", delivery.status}}), std::nullopt}
+                : RunResult{"{}", ToJson(json::object{{"status", delivery.status}, {"error", delivery.error}})};
+    } else {
+      mail::Mail mail{Text(data, "to", activation.record), Text(data, "subject", activation.record),
+                      Text(data, "html", activation.record), true};
+      std::string error;
+      ok = app.mailer().Deliver(mail, error);
+      retry = !ok;
+      sent = ok ? RunResult{ToJson(json::object{{"to", mail.to}}), std::nullopt} : RunResult{"{}", ErrorText(error)};
+    }
+    if (!ok && retry && job.attempts < options_.retries) {
+      ++job.attempts;
+      log::Warn("trigger action failed; retrying",
+                {{"app", job.app_id}, {"trigger", activation.trigger_id}, {"action", action_id},
+                 {"attempt", job.attempts}, {"error", *sent.error}});
+      return Outcome::kRetry;
+    }
+  }
+
+  // The action's unit: its writes, its row, and the outbox's note that it ran.
+  auto status = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Status {
+    auto current = unit.txn().GetOutbox(job.entry);
+    if (!current) return {};
+    auto now = Activation::Parse(current->payload);
+    if (!now.ok() || now.value().done != activation.done) return {};  // ran meanwhile
+    RunResult result;
+    std::string action_id;
+    if (!action || !type) {
+      result.error = ErrorText("unreadable trigger action");
+    } else {
+      action_id = std::string(action->at("_id").as_string());
+      const json::object& data = DataOf(*action);
+      const json::object& record = activation.record;
+      switch (*type) {
+        case ActionType::kWebhook:
+        case ActionType::kSendEmail: result = sent; break;
+        case ActionType::kCreateRecord: {
+          // The table is the definition's own (checked when it was set), never a placeholder.
+          const std::string table(data.at("table").as_string());
+          const json::value body = FillAll(data.at("data"), record);
+          result = FromAnswer(host_.dispatch(ctx, "POST", "/classes/" + table, &body));
+          break;
+        }
+        case ActionType::kUpdateRecord: {
+          const json::value body = FillAll(data.at("data"), record);
+          result = FromAnswer(
+              host_.dispatch(ctx, "PUT", "/classes/" + activation.class_name + "/" + activation.object_id, &body));
+          break;
+        }
+        case ActionType::kNotification: {
+          json::object body{
+              {"User", json::object{{"__type", "Pointer"}, {"className", "_User"}, {"objectId", Text(data, "user", record)}}},
+              {"Content", Text(data, "content", record)},
+              {"Date", json::object{{"__type", "Date"}, {"iso", timeutil::NowIso()}}},
+              {"objectClass", activation.class_name},
+              {"objectIdValue", activation.object_id},
+              {"updatedByTrigger", activation.trigger_id}};
+          if (data.contains("icon")) body["Icon"] = Text(data, "icon", record);
+          const json::value value(std::move(body));
+          result = FromAnswer(host_.dispatch(ctx, "POST", "/classes/_Notification", &value));
+          break;
+        }
+        case ActionType::kServerSideCode: {
+          const std::string name(data.at("functionName").as_string());
+          auth::Context fn_ctx = ctx;  // joins this unit
+          const json::object body{{"triggerId", activation.trigger_id},
+                                  {"event", activation.event},
+                                  {"className", activation.class_name},
+                                  {"objectId", activation.object_id}};
+          auto answer = host_.run_function ? host_.run_function(fn_ctx, name, body, json::value(record))
+                                           : Result<json::value>(ApiError{400, 0, "User function not found"});
+          if (answer.ok()) result = {ToJson(answer.value()), std::nullopt};
+          else result = {"{}", ToJson(json::object{{"error", answer.error().message}})};
+          break;
+        }
+      }
+    }
+    if (unit.restarting()) return app::WriteUnit::Restarting();
+    CRMD_TRY(logs::RecordTriggerRun(unit, {activation.trigger_id, action_id.empty() ? std::nullopt : std::optional(action_id),
+                                           activation.event, activation.object_id, result.data, result.error}));
+    if (last) {
+      unit.txn().RemoveOutbox(job.entry);
+    } else {
+      Activation next = now.value();
+      ++next.done;
+      unit.txn().SetOutbox(job.entry, next.Serialize());
+    }
+    return {};
+  });
+  if (!status.ok()) throw std::runtime_error("trigger action unit failed: " + status.error().message);
+  finished = last;
+  return Outcome::kDone;
+}
+
+}  // namespace crmd::triggers

@@ -1,0 +1,109 @@
+// The trigger runner (spec §6.1, DESIGN.md "A write, end to end" step 5): runs the activations
+// durable writes left in their applications' outboxes, after those writes committed.
+//
+//   - Each action is one unit of work: its writes (through the record API's handlers, at the
+//     activation's level in the chain), its `_syslogTriggers` row, the `_Timeline` rows they cause
+//     and the outbox's note that it ran commit together. An activation therefore runs each action
+//     exactly once, across crashes: what committed is never run again, what did not is run after
+//     restart (Recover). A webhook or mail in flight at a crash may be sent twice.
+//   - `webhook` and `send-email` talk to the network outside any unit, so no store waits for
+//     them, and are retried with backoff before their failure is recorded.
+//   - Two queues: actions that run as soon as their write is durable (a few threads), and the
+//     function queue (`server-side-code` with `useQueue`), one call at a time.
+//
+// Thread-safe. Stop() leaves what has not run in the outboxes, for the next start.
+#pragma once
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "app/application.hpp"
+#include "auth/context.hpp"
+#include "auth/registry.hpp"
+#include "triggers/webhook.hpp"
+#include "util/result.hpp"
+
+namespace crmd::triggers {
+
+class Runner final : public app::ActivationSink {
+ public:
+  // What the runner reaches above it: the api layer's doors.
+  struct Host {
+    // The open application, or null when it is no longer known.
+    std::function<std::shared_ptr<app::Application>(const std::string& app_id)> open;
+    std::function<std::shared_ptr<const auth::AppCredentials>(const std::string& app_id)> credentials;
+    // A request of the record API below the prefix, made with `ctx` (joining its unit): status and body.
+    std::function<std::pair<int, boost::json::value>(auth::Context& ctx, std::string_view method, const std::string& target,
+                                                     const boost::json::value* body)>
+        dispatch;
+    // Runs the deployed function `name` with `body`, the triggering record as its context, in
+    // `ctx`'s unit.
+    std::function<Result<boost::json::value>(auth::Context& ctx, const std::string& name, const boost::json::object& body,
+                                             const boost::json::value& record)>
+        run_function;
+    // Whether the store of `app_id` holds activations, without opening it for requests (Recover).
+    std::function<bool(const std::string& app_id)> has_pending;
+  };
+
+  struct Options {
+    int threads = 2;  // of the queue that runs at once; the function queue has one
+    int retries = 5;  // of a failed webhook or mail
+    std::chrono::milliseconds retry_delay{2000};  // before the first retry; doubles each time
+    // Waits this long before each activation: a test seam (CRMD_TRIGGER_HOLD_MS), so that a kill
+    // can land between a write and its actions.
+    std::chrono::milliseconds hold{0};
+    WebhookOptions webhook;
+  };
+
+  Runner(Host host, Options options);
+  ~Runner() override;  // Stop()
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  void Activated(const std::string& app_id, std::int64_t entry, int lane) override;
+  // In the background: queues the stored activations of those of `app_ids` that have any (what a
+  // crash or a stop left).
+  void Recover(std::vector<std::string> app_ids);
+  void Stop();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Job {
+    std::string app_id;
+    std::int64_t entry = 0;
+    int lane = 0;
+    int attempts = 0;  // of the action it is at, when that talks to the network
+  };
+  enum class Outcome { kDone, kRetry };
+
+  void Loop(int lane);
+  Outcome Run(Job& job);
+  // Runs the next action of the activation; kRetry when it must wait (job.attempts counts).
+  Outcome Step(Job& job, app::Application& app, bool& finished);
+  void Later(Job job, std::chrono::milliseconds delay);
+
+  Host host_;
+  Options options_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Job> ready_[2];                        // by lane
+  std::multimap<Clock::time_point, Job> waiting_;   // retries, by when they are due
+  std::set<std::pair<std::string, std::int64_t>> known_;  // queued, waiting or running
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+  std::thread recovering_;
+};
+
+}  // namespace crmd::triggers
