@@ -2,7 +2,7 @@
 // no Parse Server, PostgreSQL or nginx, nothing written to docs/. Loopback only, bounded in time.
 //   node bench/quick.mjs [path/to/crmd] [extra serve flags...]
 // Environment: BENCH_ROWS (100000), BENCH_WARMUP (1), BENCH_DURATION (5), BENCH_ONLY (comma list of
-// workload keys: get,get64,query,count,include,update,create,create-plain,create-timeline,
+// workload keys: get,get64,query,count,include,update,create,create-plain,create-timeline,create-trigger,
 // form-create,getlead,web2table), BENCH_KEEP (1: keep the data folder and
 // its request files for profiling; its path is printed).
 import { execFileSync, spawn } from 'node:child_process';
@@ -95,6 +95,19 @@ await call('POST', `${PREFIX}/schemas/HistoryPlain`, {});
 await call('POST', `${PREFIX}/schemas/HistoryTimeline`, { timeline: { displayFields: { Name: true }, index: { AccountId: 'HistoryTimeline' } } });
 for (const name of ['HistoryPlain', 'HistoryTimeline'])
   files[name] = write(name, Array.from({ length: 2_000 }, (_, k) => `POST\t${PREFIX}/classes/${name}\t${JSON.stringify(accountRow(ROWS + k, leadIds))}`));
+// Issue 19's figure: the same create on a table with one trigger whose action creates a follow-up
+// row; its CPU is counted until every action ran.
+await call('POST', `${PREFIX}/schemas/HistoryTriggered`, { fields: { Name: { type: 'String' } } });
+await call('POST', `${PREFIX}/classes/HistoryTrigger`, accountRow(0, leadIds));  // its fields
+await call('PUT', `${PREFIX}/schemas/HistoryTrigger`, { triggers: [{ name: 'follow-up', event: 'create',
+  actions: [{ actionType: 'create-record', actionData: { 'create-record': { table: 'HistoryTriggered', data: { Name: 'Call {{Name}}' } } } }] }] });
+files.HistoryTrigger = write('HistoryTrigger', Array.from({ length: 2_000 }, (_, k) => `POST\t${PREFIX}/classes/HistoryTrigger\t${JSON.stringify(accountRow(ROWS + k, leadIds))}`));
+const count = async (c) => (await call('GET', `${PREFIX}/classes/${c}?count=1&limit=0`)).count;
+const drained = async () => {
+  for (const end = Date.now() + 120_000; Date.now() < end; await sleep(100))
+    if (await count('HistoryTriggered') >= await count('HistoryTrigger') - 1) return;
+  throw new Error('trigger actions did not drain in 120 s');
+};
 // Issue 18's budget: the public forms against a plain create of the same small body. The form
 // finds contacts by phone (the indexed phone key) and Email (indexed, as in the product base).
 await call('PUT', `${PREFIX}/schemas/Accounts`, { indexes: { Email_1: { Email: 1 } } });
@@ -123,13 +136,15 @@ const wrk = (file, conns, seconds) => {
 };
 const workloads = [['get', 'get', 16], ['get64', 'get', 64], ['query', 'query', 16], ['count', 'count', 16],
   ['include', 'include', 16], ['update', 'update', 16], ['create', 'create', 16],
-  ['create-plain', 'HistoryPlain', 16], ['create-timeline', 'HistoryTimeline', 16],
+  ['create-plain', 'HistoryPlain', 16], ['create-timeline', 'HistoryTimeline', 16], ['create-trigger', 'HistoryTrigger', 16],
   ['form-create', 'form-create', 16], ['getlead', 'getlead', 16], ['web2table', 'web2table', 16]];
 for (const [key, file, conns] of workloads) {
   if (ONLY && !ONLY.has(key)) continue;
   wrk(files[file], conns, WARMUP);
+  if (key === 'create-trigger') await drained();
   const [u0, s0] = userSys(server.pid);
   const w = wrk(files[file], conns, DURATION);
+  if (key === 'create-trigger') await drained();
   const [u1, s1] = userSys(server.pid);
   const perReq = (t) => ((t / CLK) * 1000) / w.requests;
   const cpuMs = perReq(u1 - u0 + s1 - s0);

@@ -109,11 +109,41 @@ void Runner::Recover(std::vector<std::string> app_ids) {
   });
 }
 
-void Runner::Later(Job job, std::chrono::milliseconds delay) {
+// What one action's unit needs, from its runner thread to wherever the unit runs.
+struct Runner::Step {
+  Job job;
+  auth::Context ctx;
+  Activation activation;
+  std::optional<json::object> action;  // null: unreadable
+  std::optional<ActionType> type;
+  RunResult sent;  // what a network action did
+  bool last = false;
+  bool ok = false;  // the unit committed (in the queue: once its group's flush says so)
+};
+
+std::chrono::milliseconds Runner::RetryDelay(int attempts) const {
+  const int shift = std::clamp(attempts - 1, 0, 20);
+  return std::chrono::milliseconds(std::min<std::int64_t>(kMaxRetryDelay.count(), options_.retry_delay.count() << shift));
+}
+
+void Runner::Later(Job job) {
+  const auto delay = RetryDelay(job.attempts);
   std::lock_guard lock(mutex_);
-  if (stopping_) return;
+  if (stopping_) return;  // it stays in the outbox for the next start
   waiting_.emplace(Clock::now() + delay, std::move(job));
   changed_.notify_all();
+}
+
+void Runner::Again(Job job) {
+  std::lock_guard lock(mutex_);
+  if (stopping_) return;
+  ready_[job.lane == kLaneQueue ? kLaneQueue : kLaneNow].push_back(std::move(job));
+  changed_.notify_all();
+}
+
+void Runner::Finished(const Job& job) {
+  std::lock_guard lock(mutex_);
+  known_.erase({job.app_id, job.entry});
 }
 
 void Runner::Loop(int lane) {
@@ -138,7 +168,7 @@ void Runner::Loop(int lane) {
       std::unique_lock hold(mutex_);
       changed_.wait_for(hold, options_.hold, [&] { return stopping_; });
     }
-    Outcome outcome = Outcome::kDone;
+    Outcome outcome = Outcome::kFinished;
     try {
       outcome = Run(job);
     } catch (const std::exception& e) {
@@ -147,78 +177,63 @@ void Runner::Loop(int lane) {
       ++job.attempts;
       outcome = Outcome::kRetry;
     }
-    if (outcome == Outcome::kRetry) {
-      const int shift = std::min(job.attempts - 1, 20);
-      const std::chrono::milliseconds delay(
-          std::min<std::int64_t>(kMaxRetryDelay.count(), options_.retry_delay.count() << std::max(0, shift)));
-      Later(job, delay);
-      lock.lock();
-      continue;
-    }
+    if (outcome == Outcome::kRetry) Later(job);
+    else if (outcome == Outcome::kFinished) Finished(job);
     lock.lock();
-    known_.erase({job.app_id, job.entry});
   }
 }
 
 Runner::Outcome Runner::Run(Job& job) {
   auto app = host_.open(job.app_id);
-  if (!app) return Outcome::kDone;
+  if (!app) return Outcome::kFinished;
   for (;;) {
     {
       std::lock_guard lock(mutex_);
-      if (stopping_) return Outcome::kDone;  // the rest stays in the outbox
+      if (stopping_) return Outcome::kQueued;  // the rest stays in the outbox
     }
-    bool finished = false;
-    if (Step(job, *app, finished) == Outcome::kRetry) return Outcome::kRetry;
-    if (finished) return Outcome::kDone;
+    const Outcome outcome = Next(job, app);
+    if (outcome != Outcome::kNext) return outcome;
     job.attempts = 0;
   }
 }
 
-Runner::Outcome Runner::Step(Job& job, app::Application& app, bool& finished) {
-  auto stored = app.db().ReadOutbox(job.entry - 1, 1);
-  if (stored.empty() || stored.front().id != job.entry) {
-    finished = true;  // done already (by an earlier run of this job)
-    return Outcome::kDone;
-  }
+Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& app) {
+  auto stored = app->db().ReadOutbox(job.entry - 1, 1);
+  if (stored.empty() || stored.front().id != job.entry) return Outcome::kFinished;  // ran already
   auto parsed = Activation::Parse(stored.front().payload);
   if (!parsed.ok()) {
-    log::Error("unreadable trigger activation dropped", {{"app", job.app_id}, {"entry", job.entry}});
-    finished = true;
-    return Outcome::kDone;
+    log::Error("unreadable trigger activation left in the outbox", {{"app", job.app_id}, {"entry", job.entry}});
+    return Outcome::kFinished;
   }
-  const Activation activation = std::move(parsed).value();
-  const bool last = activation.done + 1 >= activation.actions.size();
-
-  auth::Context ctx;
-  ctx.app = host_.open(job.app_id);
-  if (!ctx.app) {
-    finished = true;
-    return Outcome::kDone;
-  }
+  auto step = std::make_shared<Step>();
+  step->job = job;
+  step->activation = std::move(parsed).value();
+  const Activation& activation = step->activation;
+  step->last = activation.done + 1 >= activation.actions.size();
+  auth::Context& ctx = step->ctx;
+  ctx.app = app;
   ctx.identity = auth::Identity::System();
   ctx.credentials = host_.credentials ? host_.credentials(job.app_id) : nullptr;
   ctx.trigger_level = activation.step;
   ctx.trigger_id = activation.trigger_id;
   ctx.source_trigger = activation.source;
-
-  std::optional<json::object> action;
-  std::optional<ActionType> type;
   if (activation.done < activation.actions.size()) {
-    try {
-      action = activation.actions[activation.done].as_object();
-      type = ParseActionType(action->at("actionType").as_string());
-    } catch (const std::exception&) {
+    if (const auto* a = activation.actions[activation.done].if_object()) {
+      const auto* type = a->if_contains("actionType");
+      const auto* id = a->if_contains("_id");
+      if (type && type->is_string() && id && id->is_string()) {
+        step->type = ParseActionType(type->get_string());
+        if (step->type) step->action = *a;
+      }
     }
   }
 
   // Network actions first, outside any unit: no store waits for a receiver.
-  RunResult sent;
-  if (action && type && TalksToNetwork(*type)) {
-    const json::object& data = DataOf(*action);
-    const std::string action_id(action->at("_id").as_string());
+  if (step->action && TalksToNetwork(*step->type)) {
+    const json::object& data = DataOf(*step->action);
+    const std::string action_id(step->action->at("_id").as_string());
     bool ok = false, retry = false;
-    if (*type == ActionType::kWebhook) {
+    if (*step->type == ActionType::kWebhook) {
       Webhook hook;
       hook.url = Text(data, "url", activation.record);
       if (const auto* headers = data.if_contains("headers"); headers && headers->is_object())
@@ -233,98 +248,131 @@ Runner::Outcome Runner::Step(Job& job, app::Application& app, bool& finished) {
       const Delivery delivery = PostWebhook(hook, options_.webhook);
       ok = delivery.delivered;
       retry = delivery.retry;
-      sent = ok ? RunResult{ToJson(json::object{{"status", delivery.status}}), std::nullopt}
-                : RunResult{"{}", ToJson(json::object{{"status", delivery.status}, {"error", delivery.error}})};
+      step->sent = ok ? RunResult{ToJson(json::object{{"status", delivery.status}}), std::nullopt}
+                      : RunResult{"{}", ToJson(json::object{{"status", delivery.status}, {"error", delivery.error}})};
     } else {
       mail::Mail mail{Text(data, "to", activation.record), Text(data, "subject", activation.record),
                       Text(data, "html", activation.record), true};
       std::string error;
-      ok = app.mailer().Deliver(mail, error);
+      ok = app->mailer().Deliver(mail, error);
       retry = !ok;
-      sent = ok ? RunResult{ToJson(json::object{{"to", mail.to}}), std::nullopt} : RunResult{"{}", ErrorText(error)};
+      step->sent = ok ? RunResult{ToJson(json::object{{"to", mail.to}}), std::nullopt} : RunResult{"{}", ErrorText(error)};
     }
     if (!ok && retry && job.attempts < options_.retries) {
       ++job.attempts;
       log::Warn("trigger action failed; retrying",
                 {{"app", job.app_id}, {"trigger", activation.trigger_id}, {"action", action_id},
-                 {"attempt", job.attempts}, {"error", *sent.error}});
+                 {"attempt", job.attempts}, {"error", *step->sent.error}});
       return Outcome::kRetry;
     }
   }
 
-  // The action's unit: its writes, its row, and the outbox's note that it ran.
-  auto status = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Status {
-    auto current = unit.txn().GetOutbox(job.entry);
-    if (!current) return {};
-    auto now = Activation::Parse(current->payload);
-    if (!now.ok() || now.value().done != activation.done) return {};  // ran meanwhile
-    RunResult result;
-    std::string action_id;
-    if (!action || !type) {
-      result.error = ErrorText("unreadable trigger action");
-    } else {
-      action_id = std::string(action->at("_id").as_string());
-      const json::object& data = DataOf(*action);
-      const json::object& record = activation.record;
-      switch (*type) {
-        case ActionType::kWebhook:
-        case ActionType::kSendEmail: result = sent; break;
-        case ActionType::kCreateRecord: {
-          // The table is the definition's own (checked when it was set), never a placeholder.
-          const std::string table(data.at("table").as_string());
-          const json::value body = FillAll(data.at("data"), record);
-          result = FromAnswer(host_.dispatch(ctx, "POST", "/classes/" + table, &body));
-          break;
-        }
-        case ActionType::kUpdateRecord: {
-          const json::value body = FillAll(data.at("data"), record);
-          result = FromAnswer(
-              host_.dispatch(ctx, "PUT", "/classes/" + activation.class_name + "/" + activation.object_id, &body));
-          break;
-        }
-        case ActionType::kNotification: {
-          json::object body{
-              {"User", json::object{{"__type", "Pointer"}, {"className", "_User"}, {"objectId", Text(data, "user", record)}}},
-              {"Content", Text(data, "content", record)},
-              {"Date", json::object{{"__type", "Date"}, {"iso", timeutil::NowIso()}}},
-              {"objectClass", activation.class_name},
-              {"objectIdValue", activation.object_id},
-              {"updatedByTrigger", activation.trigger_id}};
-          if (data.contains("icon")) body["Icon"] = Text(data, "icon", record);
-          const json::value value(std::move(body));
-          result = FromAnswer(host_.dispatch(ctx, "POST", "/classes/_Notification", &value));
-          break;
-        }
-        case ActionType::kServerSideCode: {
-          const std::string name(data.at("functionName").as_string());
-          auth::Context fn_ctx = ctx;  // joins this unit
-          const json::object body{{"triggerId", activation.trigger_id},
-                                  {"event", activation.event},
-                                  {"className", activation.class_name},
-                                  {"objectId", activation.object_id}};
-          auto answer = host_.run_function ? host_.run_function(fn_ctx, name, body, json::value(record))
-                                           : Result<json::value>(ApiError{400, 0, "User function not found"});
-          if (answer.ok()) result = {ToJson(answer.value()), std::nullopt};
-          else result = {"{}", ToJson(json::object{{"error", answer.error().message}})};
-          break;
-        }
+  if (step->action && *step->type == ActionType::kServerSideCode) {
+    // Here, not on the write queue: a function may run its whole budget, and the application's
+    // other writes must not wait for it.
+    auto status = app::RunWrite(ctx, [&](app::WriteUnit& unit) { return RunUnit(unit, *step); });
+    if (!status.ok()) throw std::runtime_error("trigger action unit failed: " + status.error().message);
+    return step->last ? Outcome::kFinished : Outcome::kNext;
+  }
+
+  // On the write queue: committed with the application's other writes, one flush for many.
+  app->writes().Submit(
+      {[this, step](app::QueuedGroup& group) {
+         step->ctx.queued = &group;
+         try {
+           auto status = app::RunWrite(step->ctx, [&](app::WriteUnit& unit) { return RunUnit(unit, *step); });
+           step->ok = status.ok();
+           if (!status.ok()) log::Error("trigger action unit failed", {{"error", status.error().message}});
+         } catch (const std::exception& e) {
+           log::Error("trigger action unit failed", {{"app", step->job.app_id}, {"error", e.what()}});
+         }
+         step->ctx.queued = nullptr;
+       },
+       [this, step](bool durable) {
+         Job next = step->job;
+         if (!durable || !step->ok) {
+           ++next.attempts;
+           Later(std::move(next));
+         } else if (step->last) {
+           Finished(next);
+         } else {
+           next.attempts = 0;
+           Again(std::move(next));
+         }
+       }});
+  return Outcome::kQueued;
+}
+
+Status Runner::RunUnit(app::WriteUnit& unit, Step& step) {
+  const Activation& activation = step.activation;
+  auth::Context& ctx = step.ctx;
+  auto current = unit.txn().GetOutbox(step.job.entry);
+  if (!current) return {};
+  auto now = Activation::Parse(current->payload);
+  if (!now.ok() || now.value().done != activation.done) return {};  // ran meanwhile
+  RunResult result;
+  std::string action_id;
+  if (!step.action) {
+    result.error = ErrorText("unreadable trigger action");
+  } else {
+    action_id = std::string(step.action->at("_id").as_string());
+    const json::object& data = DataOf(*step.action);
+    const json::object& record = activation.record;
+    switch (*step.type) {
+      case ActionType::kWebhook:
+      case ActionType::kSendEmail: result = step.sent; break;
+      case ActionType::kCreateRecord: {
+        // The table is the definition's own (checked when it was set), never a placeholder.
+        const std::string table(data.at("table").as_string());
+        const json::value body = FillAll(data.at("data"), record);
+        result = FromAnswer(host_.dispatch(ctx, "POST", "/classes/" + table, &body));
+        break;
+      }
+      case ActionType::kUpdateRecord: {
+        const json::value body = FillAll(data.at("data"), record);
+        result = FromAnswer(
+            host_.dispatch(ctx, "PUT", "/classes/" + activation.class_name + "/" + activation.object_id, &body));
+        break;
+      }
+      case ActionType::kNotification: {
+        json::object body{
+            {"User", json::object{{"__type", "Pointer"}, {"className", "_User"}, {"objectId", Text(data, "user", record)}}},
+            {"Content", Text(data, "content", record)},
+            {"Date", json::object{{"__type", "Date"}, {"iso", timeutil::NowIso()}}},
+            {"objectClass", activation.class_name},
+            {"objectIdValue", activation.object_id},
+            {"updatedByTrigger", activation.trigger_id}};
+        if (data.contains("icon")) body["Icon"] = Text(data, "icon", record);
+        const json::value value(std::move(body));
+        result = FromAnswer(host_.dispatch(ctx, "POST", "/classes/_Notification", &value));
+        break;
+      }
+      case ActionType::kServerSideCode: {
+        const std::string name(data.at("functionName").as_string());
+        auth::Context fn_ctx = ctx;  // joins this unit
+        const json::object body{{"triggerId", activation.trigger_id},
+                                {"event", activation.event},
+                                {"className", activation.class_name},
+                                {"objectId", activation.object_id}};
+        auto answer = host_.run_function ? host_.run_function(fn_ctx, name, body, json::value(record))
+                                         : Result<json::value>(ApiError{400, 0, "User function not found"});
+        if (answer.ok()) result = {ToJson(answer.value()), std::nullopt};
+        else result = {"{}", ToJson(json::object{{"error", answer.error().message}})};
+        break;
       }
     }
-    if (unit.restarting()) return app::WriteUnit::Restarting();
-    CRMD_TRY(logs::RecordTriggerRun(unit, {activation.trigger_id, action_id.empty() ? std::nullopt : std::optional(action_id),
-                                           activation.event, activation.object_id, result.data, result.error}));
-    if (last) {
-      unit.txn().RemoveOutbox(job.entry);
-    } else {
-      Activation next = now.value();
-      ++next.done;
-      unit.txn().SetOutbox(job.entry, next.Serialize());
-    }
-    return {};
-  });
-  if (!status.ok()) throw std::runtime_error("trigger action unit failed: " + status.error().message);
-  finished = last;
-  return Outcome::kDone;
+  }
+  if (unit.restarting()) return app::WriteUnit::Restarting();
+  CRMD_TRY(logs::RecordTriggerRun(unit, {activation.trigger_id, action_id.empty() ? std::nullopt : std::optional(action_id),
+                                         activation.event, activation.object_id, result.data, result.error}));
+  if (step.last) {
+    unit.txn().RemoveOutbox(step.job.entry);
+  } else {
+    Activation next = now.value();
+    ++next.done;
+    unit.txn().SetOutbox(step.job.entry, next.Serialize());
+  }
+  return {};
 }
 
 }  // namespace crmd::triggers

@@ -86,13 +86,25 @@ class Runner final : public app::ActivationSink {
     int lane = 0;
     int attempts = 0;  // of the action it is at, when that talks to the network
   };
-  enum class Outcome { kDone, kRetry };
+  enum class Outcome {
+    kNext,      // an action ran: on to the next
+    kFinished,  // nothing left to run
+    kRetry,     // it failed and waits (job.attempts counts)
+    kQueued,    // handed to the application's write queue, which hands the job back
+  };
+  struct Step;
 
   void Loop(int lane);
   Outcome Run(Job& job);
-  // Runs the next action of the activation; kRetry when it must wait (job.attempts counts).
-  Outcome Step(Job& job, app::Application& app, bool& finished);
-  void Later(Job job, std::chrono::milliseconds delay);
+  // Takes the activation's next action: runs its network part here, then its unit of work here
+  // (a function call, which may run its whole budget) or on the write queue (record writes and
+  // the rows of network actions, which the queue commits with the application's other writes).
+  Outcome Next(Job& job, const std::shared_ptr<app::Application>& app);
+  Status RunUnit(app::WriteUnit& unit, Step& step);
+  void Later(Job job);
+  void Again(Job job);   // back to its queue, for its next action
+  void Finished(const Job& job);
+  std::chrono::milliseconds RetryDelay(int attempts) const;
 
   Host host_;
   Options options_;

@@ -95,7 +95,7 @@ std::string BlankPlaceholders(std::string_view url) {
 std::optional<std::string> CheckUrl(std::string_view url, bool placeholders) {
   if (url.size() > kMaxUrlLength) return fmt::format("a webhook url may have at most {} characters", kMaxUrlLength);
   const std::string text = placeholders ? BlankPlaceholders(url) : std::string(url);
-  auto parsed = boost::urls::parse_absolute_uri(text);
+  auto parsed = boost::urls::parse_uri(text);
   if (!parsed) return std::string("webhook url is not a valid absolute URL");
   const auto scheme = parsed->scheme_id();
   if (scheme != boost::urls::scheme::http && scheme != boost::urls::scheme::https)
@@ -113,7 +113,7 @@ struct V4Block {
 };
 
 // Not reachable on the public internet, or reaching this machine or the operator's networks.
-constexpr std::array<V4Block, 9> kNonPublicV4{{
+constexpr V4Block kNonPublicV4[] = {
     {0x00000000, 8},   // 0.0.0.0/8, "this network" (0.0.0.0 connects to the local host)
     {0x0A000000, 8},   // 10/8, RFC 1918
     {0x64400000, 10},  // 100.64/10, carrier-grade NAT
@@ -123,7 +123,7 @@ constexpr std::array<V4Block, 9> kNonPublicV4{{
     {0xC0A80000, 16},  // 192.168/16, RFC 1918
     {0xE0000000, 4},   // multicast
     {0xF0000000, 4},   // reserved, and the broadcast address
-}};
+};
 
 bool IsPublicV4(const unsigned char* bytes) {
   const std::uint32_t a = (std::uint32_t{bytes[0]} << 24) | (std::uint32_t{bytes[1]} << 16) |
@@ -301,7 +301,7 @@ Delivery PostWebhook(const Webhook& hook, const WebhookOptions& options) {
   }
   list.Add("X-Crmd-Signature", signature);
   for (const auto& [name, value] : hook.headers) list.Add(name, value);
-  // Without it curl waits up to a second for `100 Continue` before sending a body over 1 KiB.
+  // Without it curl waits up to a second for `100 Continue` before sending a body over 1 MiB.
   list.AddLine("Expect:");
 
   std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);

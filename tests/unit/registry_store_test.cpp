@@ -1,0 +1,97 @@
+// storage/registry_store and auth/registry: every application has its own webhook secret
+// (docs/TRIGGERS.md, "Webhooks"): drawn at create, drawn for each application of a registry of an
+// earlier release when it is opened, replaced by a rotation, and carried to the server's view.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "auth/registry.hpp"
+#include "storage/registry_store.hpp"
+#include "storage/sqlite/connection.hpp"
+#include "temp_dir.hpp"
+
+namespace crmd::storage {
+namespace {
+
+bool IsWebhookSecret(const std::string& secret) {
+  return secret.size() == 64 && secret.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+AppRecord App(const std::string& app_id) {
+  AppRecord app;
+  app.app_id = app_id;
+  app.name = app_id;
+  app.master_key_hash = "hash";
+  app.created_at = "2026-01-01T00:00:00.000Z";
+  return app;
+}
+
+TEST(RegistryWebhookSecretTest, NewSecretsAre64LowercaseHexAndDiffer) {
+  const std::string a = NewWebhookSecret(), b = NewWebhookSecret();
+  EXPECT_TRUE(IsWebhookSecret(a)) << a;
+  EXPECT_TRUE(IsWebhookSecret(b)) << b;
+  EXPECT_NE(a, b);
+}
+
+TEST(RegistryWebhookSecretTest, ACreatedAppHasItsOwnSecret) {
+  test::TempDir dir("registry");
+  RegistryStore store(dir.File("registry.db"));
+  ASSERT_EQ(store.CreateApp(App("one")), RegistryChange::kDone);
+  ASSERT_EQ(store.CreateApp(App("two")), RegistryChange::kDone);
+  const auto one = store.Load("one"), two = store.Load("two");
+  ASSERT_TRUE(one && two);
+  EXPECT_TRUE(IsWebhookSecret(one->webhook_secret)) << one->webhook_secret;
+  EXPECT_TRUE(IsWebhookSecret(two->webhook_secret)) << two->webhook_secret;
+  EXPECT_NE(one->webhook_secret, two->webhook_secret);
+  // Opening the registry again leaves secrets as they are.
+  RegistryStore again(dir.File("registry.db"));
+  EXPECT_EQ(again.Load("one")->webhook_secret, one->webhook_secret);
+}
+
+TEST(RegistryWebhookSecretTest, RotationReplacesTheSecretAndReachesTheServersView) {
+  test::TempDir dir("registry");
+  RegistryStore store(dir.File("registry.db"));
+  ASSERT_EQ(store.CreateApp(App("one")), RegistryChange::kDone);
+  const std::string before = store.Load("one")->webhook_secret;
+  const std::string next = NewWebhookSecret();
+  EXPECT_EQ(store.SetWebhookSecret("one", next), RegistryChange::kDone);
+  EXPECT_EQ(store.Load("one")->webhook_secret, next);
+  EXPECT_NE(next, before);
+  EXPECT_EQ(store.SetWebhookSecret("nobody", next), RegistryChange::kNoSuchApp);
+  auth::Registry registry(dir.File("registry.db"));
+  auto credentials = registry.Find("one");
+  ASSERT_TRUE(credentials);
+  EXPECT_EQ(credentials->webhook_secret, next);
+}
+
+// The `apps` table as the release before webhooks made it.
+TEST(RegistryWebhookSecretTest, AnOlderRegistryGetsTheColumnAndASecretPerApp) {
+  test::TempDir dir("registry");
+  {
+    sqlite::Connection c(dir.File("registry.db"), /*sync_full=*/true);
+    c.Exec(
+        "CREATE TABLE apps (app_id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, "
+        "master_key_hash TEXT NOT NULL, created_at TEXT NOT NULL, region TEXT NOT NULL DEFAULT 'IL')");
+    c.Exec(
+        "INSERT INTO apps (app_id, name, master_key_hash, created_at) VALUES "
+        "('one', 'One', 'h1', '2025-01-01T00:00:00.000Z'), ('two', 'Two', 'h2', '2025-01-01T00:00:00.000Z')");
+  }
+  std::set<std::string> secrets;
+  {
+    RegistryStore store(dir.File("registry.db"));
+    for (const auto& app : store.LoadAll()) {
+      EXPECT_TRUE(IsWebhookSecret(app.webhook_secret)) << app.app_id << ": " << app.webhook_secret;
+      secrets.insert(app.webhook_secret);
+      EXPECT_EQ(app.region, "IL");
+    }
+    EXPECT_EQ(secrets.size(), 2u);
+  }
+  RegistryStore reopened(dir.File("registry.db"));
+  std::set<std::string> again;
+  for (const auto& app : reopened.LoadAll()) again.insert(app.webhook_secret);
+  EXPECT_EQ(again, secrets);
+}
+
+}  // namespace
+}  // namespace crmd::storage

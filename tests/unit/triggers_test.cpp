@@ -1,0 +1,208 @@
+// Issue 19, spec §6.1: trigger definitions checked whole (docs/TRIGGERS.md), `{{Field}}`
+// placeholders, the activation payload, and firing inside the write unit: the fired row and the
+// activation commit with the write that fired them, and go with it when it rolls back.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "app/application.hpp"
+#include "app/write_unit.hpp"
+#include "storage/database.hpp"
+#include "temp_dir.hpp"
+#include "triggers/activation.hpp"
+#include "triggers/definition.hpp"
+#include "triggers/placeholders.hpp"
+#include "util/json.hpp"
+#include "write/record_writer.hpp"
+#include "write/schema_writer.hpp"
+
+namespace crmd::triggers {
+namespace {
+
+namespace json = boost::json;
+
+json::value Parse(std::string_view text) { return ParseJson(text).value(); }
+
+TEST(PlaceholdersTest, FieldsTakeTheRecordsValues) {
+  const auto record = Parse(R"({"objectId":"abcDEF1234","Name":"Dana","Score":7,"Vip":true,"Gone":null,
+    "Lead":{"__type":"Pointer","className":"Leads","objectId":"L123456789"},
+    "Due":{"__type":"Date","iso":"2026-11-26T10:00:00.000Z"}})").as_object();
+  EXPECT_EQ(Fill("Call {{Name}} ({{objectId}})", record), "Call Dana (abcDEF1234)");
+  EXPECT_EQ(Fill("{{Score}}/{{Vip}}", record), "7/true");
+  EXPECT_EQ(Fill("{{Lead}} by {{Due}}", record), "L123456789 by 2026-11-26T10:00:00.000Z");
+  EXPECT_EQ(Fill("[{{Missing}}][{{Gone}}]", record), "[][]");
+  EXPECT_EQ(Fill("{{not a field}} {{Name", record), "{{not a field}} {{Name");
+  const auto filled = FillAll(Parse(R"({"a":["{{Name}}",1],"{{Name}}":{"b":"x{{Score}}"}})"), record);
+  EXPECT_EQ(ToJson(filled), R"({"a":["Dana",1],"{{Name}}":{"b":"x7"}})");  // keys stay as written
+}
+
+TEST(ActivationTest, PayloadRoundTripsAndTheBlockedTextIsTheSpecs) {
+  Activation a;
+  a.class_name = "Leads";
+  a.trigger_id = "T123456789";
+  a.event = "update";
+  a.object_id = "R123456789";
+  a.record = json::object{{"Name", "x"}};
+  a.step = 2;
+  a.source = "S123456789";
+  a.actions = json::array{json::object{{"_id", "A123456789"}}};
+  a.done = 1;
+  auto back = Activation::Parse(a.Serialize());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back.value().Serialize(), a.Serialize());
+  EXPECT_FALSE(Activation::Parse("{}").ok());
+  EXPECT_EQ(BlockedText("S123456789"), "blocked! trigger step is to deep -3. source trigger: S123456789");
+}
+
+class DefinitionTest : public ::testing::Test {
+ protected:
+  DefinitionTest() {
+    leads_.name = "Leads";
+    leads_.fields.emplace_back("Name", schema::FieldDef{schema::FieldType::kString, {}});
+    tasks_.name = "Tasks";
+    snapshot_ = schema::Snapshot().With(leads_)->With(tasks_);
+  }
+  Result<json::array> Check(std::string_view triggers) {
+    return CheckDefinitions(Parse(triggers), leads_, *snapshot_, [](std::string_view name) { return name == "deployed"; });
+  }
+  // The message of a refusal (400 107), or "" when the list was accepted.
+  std::string Refusal(std::string_view triggers) {
+    auto r = Check(triggers);
+    if (r.ok()) return "";
+    EXPECT_EQ(r.error().http_status, 400);
+    EXPECT_EQ(r.error().code, 107);
+    return r.error().message;
+  }
+  schema::ClassSchema leads_, tasks_;
+  std::shared_ptr<const schema::Snapshot> snapshot_;
+};
+
+constexpr std::string_view kCreateTask =
+    R"({"actionType":"create-record","actionData":{"create-record":{"table":"Tasks","data":{"Name":"{{Name}}"}}}})";
+
+TEST_F(DefinitionTest, IdsAreDrawnWhenMissingAndKeptWhenSent) {
+  auto r = Check(fmt::format(R"([{{"event":"save","actions":[{}]}},
+                                 {{"_id":"Kept123456","event":"delete","actions":[{{"_id":"Act1234567",
+                                   "actionType":"webhook","actionData":{{"webhook":{{"url":"https://example.test/h"}}}}}}]}}])",
+                             kCreateTask));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto& list = r.value();
+  ASSERT_EQ(list.size(), 2u);
+  const auto& first = list[0].as_object();
+  EXPECT_EQ(first.at("_id").as_string().size(), 10u);
+  EXPECT_EQ(first.at("active"), json::value(true));
+  EXPECT_EQ(first.at("actions").as_array()[0].as_object().at("_id").as_string().size(), 10u);
+  EXPECT_EQ(list[1].as_object().at("_id"), json::value("Kept123456"));
+  EXPECT_EQ(list[1].as_object().at("actions").as_array()[0].as_object().at("_id"), json::value("Act1234567"));
+  auto def = ParseDefinition(first);
+  ASSERT_TRUE(def.ok());
+  EXPECT_TRUE(def.value().FiresOn(WriteEvent::kCreate));
+  EXPECT_TRUE(def.value().FiresOn(WriteEvent::kUpdate));
+  EXPECT_FALSE(def.value().FiresOn(WriteEvent::kDelete));
+}
+
+TEST_F(DefinitionTest, MalformedDefinitionsAreRefusedNamingWhatIsWrong) {
+  const std::string task(kCreateTask);
+  EXPECT_NE(Refusal(R"([{"event":"created","actions":[]}])").find("\"created\""), std::string::npos);
+  EXPECT_NE(Refusal(R"([{"event":"create","actions":[{"actionType":"sms","actionData":{"sms":{}}}]}])").find("\"sms\""),
+            std::string::npos);
+  EXPECT_NE(Refusal(R"([{"event":"create","conditions":[{"where":{"Name":{"$foo":1}}}],"actions":[]}])").find("$foo"),
+            std::string::npos);
+  EXPECT_NE(Refusal(R"([{"event":"create","actions":[{"actionType":"create-record","actionData":{"create-record":
+            {"table":"Nowhere","data":{}}}}]}])").find("Nowhere"), std::string::npos);
+  EXPECT_NE(Refusal(R"([{"event":"create","actions":[{"actionType":"server-side-code","actionData":{"server-side-code":
+            {"functionName":"missing"}}}]}])").find("missing"), std::string::npos);
+  EXPECT_NE(Refusal(R"([{"_id":"Same123456","event":"create","actions":[]},{"_id":"Same123456","event":"update","actions":[]}])")
+                .find("duplicate _id Same123456"), std::string::npos);
+  EXPECT_NE(Refusal(R"([{"event":"create","actions":[],"extra":1}])").find("extra"), std::string::npos);
+  EXPECT_NE(Refusal(R"([{"event":"delete","actions":[{"actionType":"update-record","actionData":{"update-record":{"data":{}}}}]}])"),
+            "");
+  EXPECT_NE(Refusal(R"([{"event":"create","actions":[{"actionType":"webhook","actionData":{"webhook":{"url":"ftp://x.test/"}}}]}])"),
+            "");
+  // The second of two: the message says which.
+  EXPECT_NE(Refusal("[{\"event\":\"create\",\"actions\":[" + task + "]},{\"event\":\"x\",\"actions\":[]}]").find("triggers[1]"),
+            std::string::npos);
+  EXPECT_EQ(Refusal(R"([{"event":"create","conditions":[{"where":{"Name":"Dana"}},{"changed":["Name"]}],"actions":[]}])"), "");
+}
+
+TEST_F(DefinitionTest, LogClassesCannotHaveTriggers) {
+  schema::ClassSchema log;
+  log.name = "_syslogTriggers";
+  auto r = CheckDefinitions(Parse(R"([{"event":"create","actions":[]}])"), log, *snapshot_, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(CheckDefinitions(Parse("[]"), log, *snapshot_, {}).ok());
+}
+
+// Firing inside the write unit: what a crash between a write and its actions would find.
+class FireTest : public ::testing::Test {
+ protected:
+  FireTest() {
+    app_ = std::make_shared<app::Application>("t", storage::OpenSqlite(dir_.File("data.db"), storage::Durability::kFull, 2),
+                                              dir_.path().string(), settings_, nullptr);
+    auto ctx = Master();
+    EXPECT_TRUE(write::CreateSchema(ctx, "Tasks", json::object{}).ok());
+    EXPECT_TRUE(write::CreateRecord(ctx, "Leads", json::object{{"Name", "first"}}).ok());
+    auto set = write::UpdateSchema(ctx, "Leads", Parse(fmt::format(R"({{"triggers":[{{"event":"create",
+        "conditions":[{{"where":{{"Name":{{"$ne":"quiet"}}}}}}],"actions":[{}]}}]}})", kCreateTask)).as_object());
+    EXPECT_TRUE(set.ok()) << set.error().message;
+  }
+  auth::Context Master() {
+    auth::Context ctx;
+    ctx.app = app_;
+    ctx.identity.principal = auth::Principal::kMaster;
+    return ctx;
+  }
+  std::vector<storage::OutboxEntry> Outbox() { return app_->db().ReadOutbox(0, 100); }
+  std::int64_t Fired() {
+    const auto* log = app_->schema()->Find("_syslogTriggers");
+    return log ? app_->db().Count(*log, {}) : 0;
+  }
+
+  test::TempDir dir_{"fire"};
+  app::Settings settings_;
+  std::shared_ptr<app::Application> app_;
+};
+
+TEST_F(FireTest, AnActivationCommitsWithItsWriteAndGoesWithItsRollback) {
+  auto ctx = Master();
+  ASSERT_TRUE(write::CreateRecord(ctx, "Leads", json::object{{"Name", "Dana"}}).ok());
+  auto stored = Outbox();
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].lane, kLaneNow);
+  auto activation = Activation::Parse(stored[0].payload);
+  ASSERT_TRUE(activation.ok());
+  EXPECT_EQ(activation.value().record.at("Name"), json::value("Dana"));
+  EXPECT_EQ(activation.value().step, 1);
+  EXPECT_EQ(activation.value().source, activation.value().trigger_id);
+  EXPECT_EQ(Fired(), 1);
+
+  // A write whose unit fails after it fired leaves neither the row nor the activation.
+  auto failed = app::RunWrite(ctx, [&](app::WriteUnit&) -> Status {
+    CRMD_TRY(write::CreateRecord(ctx, "Leads", json::object{{"Name", "rolled back"}}));
+    return ApiError{400, 1, "later failure"};
+  });
+  EXPECT_FALSE(failed.ok());
+  EXPECT_EQ(Outbox().size(), 1u);
+  EXPECT_EQ(Fired(), 1);
+
+  // A condition that does not hold fires nothing.
+  ASSERT_TRUE(write::CreateRecord(ctx, "Leads", json::object{{"Name", "quiet"}}).ok());
+  EXPECT_EQ(Outbox().size(), 1u);
+  EXPECT_EQ(Fired(), 1);
+}
+
+TEST_F(FireTest, AWriteAtTheThirdLevelFiresABlockedStepAndNoActivation) {
+  auto ctx = Master();
+  ctx.trigger_level = 3;  // a write made by a third-level action
+  ctx.trigger_id = "Third12345";
+  ctx.source_trigger = "First12345";
+  ASSERT_TRUE(write::CreateRecord(ctx, "Leads", json::object{{"Name", "deep"}}).ok());
+  EXPECT_TRUE(Outbox().empty());
+  const auto* log = app_->schema()->Find("_syslogTriggers");
+  ASSERT_NE(log, nullptr);
+  query::Query q;
+  q.where = query::FieldEquals("error", std::string(BlockedText("First12345")));
+  EXPECT_EQ(app_->db().Count(*log, q), 1);
+}
+
+}  // namespace
+}  // namespace crmd::triggers
