@@ -298,13 +298,7 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
     if (ctx.app == opened) ctx.queued = queued;
     caller.app = ctx.app;
     FollowRegion(*ctx.app, *credentials);
-    FunctionCall call;
-    call.name = segments[2];
-    if (auto it = credentials->functions.find(call.name); it != credentials->functions.end()) call.code = it->second;
-    call.limits = options_.function_limits;
-    call.dispatch = [this](auth::Context& item_ctx, std::string_view method, const std::string& target,
-                           const boost::json::value* body) { return Dispatch(item_ctx, method, target, body); };
-    return HandleFunction(request, call, ctx);
+    return HandleFunction(request, CallOf(credentials.get(), segments[2]), ctx);
   }
 
   if (segments.empty() || segments[0] != options_.prefix)
@@ -364,15 +358,20 @@ std::pair<int, boost::json::value> Router::Dispatch(auth::Context& ctx, std::str
 
 Result<boost::json::value> Router::RunFunction(auth::Context& ctx, const std::string& name,
                                                const boost::json::object& body, const boost::json::value& record) {
+  const FunctionCall call = CallOf(ctx.credentials.get(), name);
+  if (!call.code) return ApiError{400, 0, "User function not found", ErrorBody::kErrorOnly};
+  return RunDeployed(call, body, &record, ctx);
+}
+
+FunctionCall Router::CallOf(const auth::AppCredentials* credentials, std::string_view name) {
   FunctionCall call;
   call.name = name;
-  if (ctx.credentials)
-    if (auto it = ctx.credentials->functions.find(name); it != ctx.credentials->functions.end()) call.code = it->second;
-  if (!call.code) return ApiError{400, 0, "User function not found", ErrorBody::kErrorOnly};
+  if (credentials)
+    if (auto it = credentials->functions.find(name); it != credentials->functions.end()) call.code = it->second;
   call.limits = options_.function_limits;
   call.dispatch = [this](auth::Context& item_ctx, std::string_view method, const std::string& target,
                          const boost::json::value* item) { return Dispatch(item_ctx, method, target, item); };
-  return RunDeployed(call, body, &record, ctx);
+  return call;
 }
 
 Response Router::RouteFamily(const Request& request, Target target, auth::Context& ctx,

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/functions.hpp"
 #include "api/message.hpp"
 #include "functions/lua_function.hpp"
 #include "api/target.hpp"
@@ -81,6 +82,8 @@ class Router {
   // A request below the prefix for a caller already known (its own, or its batch's: the items of a
   // batch are the batch's caller, resolved once, as in Parse).
   // `target` is consumed: its first segment (the prefix) is dropped for the family's handler.
+  // A call of the function `name` of the application `credentials` names (its deployed code, if any).
+  FunctionCall CallOf(const auth::AppCredentials* credentials, std::string_view name);
   Response RouteFamily(const Request& request, Target target, auth::Context& ctx,
                        std::optional<std::string_view> token);
 

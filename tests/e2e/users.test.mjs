@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { decodeMail } from './lib/receivers.mjs';
 import {
   setup, stopAll, request, appHeaders, masterHeaders, apiKeyHeaders, createRecord,
   pollUntil, sleep, ISO_MS, OBJECT_ID,
@@ -104,20 +105,6 @@ async function assertSessionInvalid(token, label) {
 
 function outboxDir(dir = dataDir, a = app) {
   return path.join(dir, 'apps', a.appId, 'outbox');
-}
-
-// Undoes the transfer encodings a mailer may use, so the link can be found in the text.
-function decodeMail(raw) {
-  const parts = [raw];
-  if (/content-transfer-encoding:\s*quoted-printable/i.test(raw)) {
-    parts.push(raw.replace(/=\r?\n/g, '').replace(/=([0-9A-Fa-f]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16))));
-  }
-  if (/content-transfer-encoding:\s*base64/i.test(raw)) {
-    for (const block of raw.match(/(?:^[A-Za-z0-9+/=]{16,}\r?\n?)+/gm) ?? []) {
-      parts.push(Buffer.from(block.replace(/\s+/g, ''), 'base64').toString('utf8'));
-    }
-  }
-  return parts.join('\n');
 }
 
 function readOutbox(dir = dataDir, a = app) {

@@ -1,15 +1,11 @@
 // mail/mailer: trigger actions' mail is HTML, and Deliver() reports what Send() only logs.
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "closed_port.hpp"
 #include "mail/mailer.hpp"
 #include "temp_dir.hpp"
 
@@ -61,15 +57,7 @@ TEST(MailerTest, OutboxDeliverReportsAFolderItCannotWrite) {
 }
 
 TEST(MailerTest, SmtpDeliverReportsAServerThatIsNotThere) {
-  const int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  bind(s, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  getsockname(s, reinterpret_cast<sockaddr*>(&address), &length);
-  close(s);  // nothing listens on the port now
-  SmtpMailer mailer("smtp://127.0.0.1:" + std::to_string(ntohs(address.sin_port)), "crmd@example.com");
+  SmtpMailer mailer("smtp://127.0.0.1:" + std::to_string(test::ClosedPort()), "crmd@example.com");
   std::string error;
   EXPECT_FALSE(mailer.Deliver(Html(), error));
   EXPECT_FALSE(error.empty());

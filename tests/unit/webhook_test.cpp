@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "closed_port.hpp"
 #include "triggers/webhook.hpp"
 #include "util/time.hpp"
 
@@ -190,19 +191,6 @@ std::string NotPublic(const std::string& address) {
   return "webhook destination " + address + " is not a public address";
 }
 
-// A port on 127.0.0.1 that nothing listens on (bound, then closed).
-unsigned short ClosedPort() {
-  const int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  bind(s, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  getsockname(s, reinterpret_cast<sockaddr*>(&address), &length);
-  close(s);
-  return ntohs(address.sin_port);
-}
-
 // --- Signature ------------------------------------------------------------------------------
 
 // The value a receiver computes with any HMAC library (Python's hmac module made this one).
@@ -299,7 +287,7 @@ TEST(WebhookDeliveryTest, ATimeoutIsRetried) {
 
 TEST(WebhookDeliveryTest, NothingListeningIsRetried) {
   const Delivery delivery =
-      PostWebhook(Hook(fmt::format("http://127.0.0.1:{}/hook", ClosedPort())), Private());
+      PostWebhook(Hook(fmt::format("http://127.0.0.1:{}/hook", test::ClosedPort())), Private());
   EXPECT_FALSE(delivery.delivered);
   EXPECT_TRUE(delivery.retry);
   EXPECT_FALSE(delivery.error.empty());
@@ -329,7 +317,7 @@ TEST(WebhookDeliveryTest, RedirectsAreNotFollowed) {
 // webhooks past the address guard.
 TEST(WebhookDeliveryTest, AProxyInTheEnvironmentIsNotUsed) {
   Receiver receiver(200);
-  const std::string proxy = fmt::format("http://127.0.0.1:{}", ClosedPort());
+  const std::string proxy = fmt::format("http://127.0.0.1:{}", test::ClosedPort());
   std::map<std::string, std::optional<std::string>> saved;
   for (const char* name : {"http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "no_proxy", "NO_PROXY"}) {
     const char* value = std::getenv(name);

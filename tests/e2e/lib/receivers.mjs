@@ -72,15 +72,7 @@ export function startWebhookReceiver(respond = () => ({ status: 200 })) {
       server.close(() => resolve());
     }),
   };
-  open.add(handle);
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, HOST, () => {
-      handle.port = server.address().port;
-      handle.url = `http://${HOST}:${handle.port}`;
-      resolve(handle);
-    });
-  });
+  return listen(server, handle);
 }
 
 // A minimal SMTP server: one message per DATA, recorded as {from, to: [lines], data}. It speaks just
@@ -137,11 +129,18 @@ export function startFakeSmtp() {
       server.close(() => resolve());
     }),
   };
+  return listen(server, handle);
+}
+
+// Listens on a free loopback port; `handle` (closed by closeAll if the test does not) gets the port
+// and the base URL.
+function listen(server, handle) {
   open.add(handle);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, HOST, () => {
       handle.port = server.address().port;
+      handle.url = `http://${HOST}:${handle.port}`;
       resolve(handle);
     });
   });
