@@ -157,8 +157,13 @@ void Runner::Loop(int lane) {
     }
     if (stopping_) return;
     if (ready_[lane].empty()) {
-      if (waiting_.empty()) changed_.wait(lock);
-      else changed_.wait_until(lock, waiting_.begin()->first);
+      if (waiting_.empty()) {
+        changed_.wait(lock);
+      } else {
+        // A copy: another thread may take the entry (and free its key) while this one waits.
+        const Clock::time_point due = waiting_.begin()->first;
+        changed_.wait_until(lock, due);
+      }
       continue;
     }
     Job job = std::move(ready_[lane].front());
