@@ -50,7 +50,8 @@ inline constexpr std::string_view kDefaultPhoneRegion = "IL";
 class ActivationSink {
  public:
   virtual ~ActivationSink() = default;
-  virtual void Activated(const std::string& app_id, std::int64_t entry, int lane) = 0;
+  // `payload` is the entry's as committed (saves the runner a read of it).
+  virtual void Activated(const std::string& app_id, std::int64_t entry, int lane, std::string payload) = 0;
 };
 
 class Application {

@@ -107,9 +107,12 @@ Status Fire(app::WriteUnit& unit, const auth::Context& ctx, const Write& write) 
     }
     if (entries.front().second.actions.empty()) entries.erase(entries.begin());
     for (const auto& [lane, entry] : entries) {
-      const std::int64_t id = txn.AddOutbox(lane, entry.Serialize());
+      std::string payload = entry.Serialize();
+      const std::int64_t id = txn.AddOutbox(lane, payload);
       if (auto* sink = unit.app().activations())
-        unit.AfterCommit([sink, app_id = unit.app().id(), id, lane = lane] { sink->Activated(app_id, id, lane); });
+        unit.AfterCommit([sink, app_id = unit.app().id(), id, lane = lane, payload = std::move(payload)]() mutable {
+          sink->Activated(app_id, id, lane, std::move(payload));
+        });
     }
   }
   return {};

@@ -72,12 +72,12 @@ void Runner::Stop() {
   if (recovering_.joinable()) recovering_.join();
 }
 
-void Runner::Activated(const std::string& app_id, std::int64_t entry, int lane) {
+void Runner::Activated(const std::string& app_id, std::int64_t entry, int lane, std::string payload) {
   {
     std::lock_guard lock(mutex_);
     if (stopping_) return;  // it stays in the outbox for the next start
     if (!known_.emplace(app_id, entry).second) return;
-    ready_[lane == kLaneQueue ? kLaneQueue : kLaneNow].push_back(Job{app_id, entry, lane, 0});
+    ready_[lane == kLaneQueue ? kLaneQueue : kLaneNow].push_back(Job{app_id, entry, lane, 0, std::move(payload)});
   }
   changed_.notify_all();
 }
@@ -96,7 +96,7 @@ void Runner::Recover(std::vector<std::string> app_ids) {
         std::size_t found = 0;
         for (std::int64_t after = 0;;) {
           auto entries = app->db().ReadOutbox(after, kRecoverPage);
-          for (const auto& e : entries) Activated(id, e.id, e.lane);
+          for (auto& e : entries) Activated(id, e.id, e.lane, std::move(e.payload));
           found += entries.size();
           if (entries.size() < kRecoverPage) break;
           after = entries.back().id;
@@ -119,6 +119,7 @@ struct Runner::Step {
   RunResult sent;  // what a network action did
   bool last = false;
   bool ok = false;  // the unit committed (in the queue: once its group's flush says so)
+  std::string next_payload;  // the entry as the unit left it, when actions remain
 };
 
 std::chrono::milliseconds Runner::RetryDelay(int attempts) const {
@@ -180,6 +181,7 @@ void Runner::Loop(int lane) {
       // A fault of the store (or a bug): the activation stays, and is tried again later.
       log::Error("trigger activation failed", {{"app", job.app_id}, {"entry", job.entry}, {"error", e.what()}});
       ++job.attempts;
+      job.payload.clear();  // read again: what is stored decides
       outcome = Outcome::kRetry;
     }
     if (outcome == Outcome::kRetry) Later(job);
@@ -203,9 +205,12 @@ Runner::Outcome Runner::Run(Job& job) {
 }
 
 Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& app) {
-  auto stored = app->db().ReadOutbox(job.entry - 1, 1);
-  if (stored.empty() || stored.front().id != job.entry) return Outcome::kFinished;  // ran already
-  auto parsed = Activation::Parse(stored.front().payload);
+  if (job.payload.empty()) {
+    auto stored = app->db().ReadOutbox(job.entry - 1, 1);
+    if (stored.empty() || stored.front().id != job.entry) return Outcome::kFinished;  // ran already
+    job.payload = std::move(stored.front().payload);
+  }
+  auto parsed = Activation::Parse(job.payload);
   if (!parsed.ok()) {
     log::Error("unreadable trigger activation left in the outbox", {{"app", job.app_id}, {"entry", job.entry}});
     return Outcome::kFinished;
@@ -277,6 +282,7 @@ Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& 
     // other writes must not wait for it.
     auto status = app::RunWrite(ctx, [&](app::WriteUnit& unit) { return RunUnit(unit, *step); });
     if (!status.ok()) throw std::runtime_error("trigger action unit failed: " + status.error().message);
+    job.payload = std::move(step->next_payload);
     return step->last ? Outcome::kFinished : Outcome::kNext;
   }
 
@@ -297,11 +303,13 @@ Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& 
          Job next = step->job;
          if (!durable || !step->ok) {
            ++next.attempts;
+           next.payload.clear();  // read again: what is stored decides
            Later(std::move(next));
          } else if (step->last) {
            Finished(next);
          } else {
            next.attempts = 0;
+           next.payload = std::move(step->next_payload);
            Again(std::move(next));
          }
        }});
@@ -311,10 +319,10 @@ Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& 
 Status Runner::RunUnit(app::WriteUnit& unit, Step& step) {
   const Activation& activation = step.activation;
   auth::Context& ctx = step.ctx;
+  // The entry as this step read it, or the action ran meanwhile (an earlier run of the job that a
+  // crash or a failed flush cut short): then it is not run again.
   auto current = unit.txn().GetOutbox(step.job.entry);
-  if (!current) return {};
-  auto now = Activation::Parse(current->payload);
-  if (!now.ok() || now.value().done != activation.done) return {};  // ran meanwhile
+  if (!current || current->payload != step.job.payload) return {};
   RunResult result;
   std::string action_id;
   if (!step.action) {
@@ -373,9 +381,10 @@ Status Runner::RunUnit(app::WriteUnit& unit, Step& step) {
   if (step.last) {
     unit.txn().RemoveOutbox(step.job.entry);
   } else {
-    Activation next = now.value();
+    Activation next = activation;
     ++next.done;
-    unit.txn().SetOutbox(step.job.entry, next.Serialize());
+    step.next_payload = next.Serialize();
+    unit.txn().SetOutbox(step.job.entry, step.next_payload);
   }
   return {};
 }

@@ -72,7 +72,7 @@ class Runner final : public app::ActivationSink {
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
-  void Activated(const std::string& app_id, std::int64_t entry, int lane) override;
+  void Activated(const std::string& app_id, std::int64_t entry, int lane, std::string payload) override;
   // In the background: queues the stored activations of those of `app_ids` that have any (what a
   // crash or a stop left).
   void Recover(std::vector<std::string> app_ids);
@@ -85,6 +85,7 @@ class Runner final : public app::ActivationSink {
     std::int64_t entry = 0;
     int lane = 0;
     int attempts = 0;  // of the action it is at, when that talks to the network
+    std::string payload;  // the entry as last committed; empty: read it from the outbox
   };
   enum class Outcome {
     kNext,      // an action ran: on to the next
