@@ -79,6 +79,45 @@ std::uint64_t RaiseOpenFileLimit() {
   return limit.rlim_cur == RLIM_INFINITY ? 1u << 20 : static_cast<std::uint64_t>(limit.rlim_cur);
 }
 
+triggers::Runner::Options TriggerOptions(const cli::ServeFlags& flags) {
+  triggers::Runner::Options options;
+  options.threads = flags.trigger_threads;
+  options.retries = flags.trigger_retries;
+  options.retry_delay = std::chrono::milliseconds(flags.trigger_retry_delay_ms);
+  options.webhook.allow_private = flags.allow_private_webhooks;
+  if (const char* hold = std::getenv("CRMD_TRIGGER_HOLD_MS")) {
+    options.hold = std::chrono::milliseconds(std::strtol(hold, nullptr, 10));
+    log::Warn("trigger actions are held for testing", {{"hold_ms", options.hold.count()}});
+  }
+  return options;
+}
+
+// The trigger runner's doors: the registry, the stores, and the router's handlers.
+triggers::Runner::Host TriggerHost(auth::Registry& registry, app::Applications& apps, api::Router& router) {
+  triggers::Runner::Host host;
+  host.open = [&](const std::string& app_id) -> std::shared_ptr<app::Application> {
+    if (!registry.Find(app_id)) return nullptr;
+    return apps.Open(app_id);
+  };
+  host.credentials = [&](const std::string& app_id) { return registry.Find(app_id); };
+  host.dispatch = [&](auth::Context& ctx, std::string_view method, const std::string& target, const json::value* body) {
+    return router.Dispatch(ctx, method, target, body);
+  };
+  host.run_function = [&](auth::Context& ctx, const std::string& name, const json::object& body,
+                          const json::value& record) { return router.RunFunction(ctx, name, body, record); };
+  host.has_pending = [&](const std::string& app_id) { return storage::HasOutboxEntries(apps.StorePath(app_id)); };
+  return host;
+}
+
+// The ids of the applications with a store folder under `data`.
+std::vector<std::string> StoredApplications(const std::string& data) {
+  std::vector<std::string> ids;
+  std::error_code ec;
+  for (const auto& dir : std::filesystem::directory_iterator(std::filesystem::path(data) / "apps", ec))
+    if (dir.is_directory()) ids.push_back(dir.path().filename().string());
+  return ids;
+}
+
 int Serve(const cli::ServeFlags& flags) {
   auto colon = flags.listen.rfind(':');
   if (colon == std::string::npos) return Fail("--listen must be HOST:PORT");
@@ -189,40 +228,14 @@ int Serve(const cli::ServeFlags& flags) {
   api::Router router(router_options, registry, apps, &request_log);
   if (flags.trigger_retries < 0 || flags.trigger_retry_delay_ms < 0 || flags.trigger_threads < 1)
     return Fail("--trigger-retries and --trigger-retry-delay must be 0 or more, --trigger-threads 1 or more");
-  triggers::Runner::Options trigger_options;
-  trigger_options.threads = flags.trigger_threads;
-  trigger_options.retries = flags.trigger_retries;
-  trigger_options.retry_delay = std::chrono::milliseconds(flags.trigger_retry_delay_ms);
-  trigger_options.webhook.allow_private = flags.allow_private_webhooks;
-  if (const char* hold = std::getenv("CRMD_TRIGGER_HOLD_MS")) {
-    trigger_options.hold = std::chrono::milliseconds(std::strtol(hold, nullptr, 10));
-    log::Warn("trigger actions are held for testing", {{"hold_ms", trigger_options.hold.count()}});
-  }
-  triggers::Runner::Host trigger_host;
-  trigger_host.open = [&](const std::string& app_id) -> std::shared_ptr<app::Application> {
-    if (!registry.Find(app_id)) return nullptr;
-    return apps.Open(app_id);
-  };
-  trigger_host.credentials = [&](const std::string& app_id) { return registry.Find(app_id); };
-  trigger_host.dispatch = [&](auth::Context& ctx, std::string_view method, const std::string& target,
-                              const json::value* body) { return router.Dispatch(ctx, method, target, body); };
-  trigger_host.run_function = [&](auth::Context& ctx, const std::string& name, const json::object& body,
-                                  const json::value& record) { return router.RunFunction(ctx, name, body, record); };
-  trigger_host.has_pending = [&](const std::string& app_id) { return storage::HasOutboxEntries(apps.StorePath(app_id)); };
-  trigger_runner.emplace(std::move(trigger_host), trigger_options);
+  trigger_runner.emplace(TriggerHost(registry, apps, router), TriggerOptions(flags));
   apps.SetActivationSink(&*trigger_runner);
   // Its threads use the router and the stores: stopped before either goes, however this ends.
   struct StopTriggers {
     triggers::Runner& runner;
     ~StopTriggers() { runner.Stop(); }
   } stop_triggers{*trigger_runner};
-  {
-    std::vector<std::string> app_ids;
-    std::error_code ec;
-    for (const auto& dir : std::filesystem::directory_iterator(std::filesystem::path(flags.data) / "apps", ec))
-      if (dir.is_directory()) app_ids.push_back(dir.path().filename().string());
-    trigger_runner->Recover(std::move(app_ids));
-  }
+  trigger_runner->Recover(StoredApplications(flags.data));  // what a crash or a stop left to run
   log::AccessLogBatching access_log_batching;
   options.drain_expired = [] { storage::ReadDeadline::EndAll(); };
   http::Server server(

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "auth/identity.hpp"
-#include "auth/registry.hpp"
 
 namespace crmd::app {
 class Application;
@@ -16,6 +15,8 @@ class WriteUnit;
 }
 
 namespace crmd::auth {
+
+struct AppCredentials;  // auth/registry.hpp
 
 struct Context {
   std::shared_ptr<app::Application> app;

@@ -2,8 +2,9 @@
 // delete. Every path that writes records (REST, batch items, functions, triggers, MCP) calls
 // these, so checks happen in one place.
 //
-// Each call is one storage transaction: the row, any new class or columns, and (later) timeline
-// rows and synchronous trigger effects commit together or not at all.
+// Each call is one write unit (app/write_unit.hpp): the row, any new class or columns, its
+// `_Timeline` row and the trigger activations it fires (triggers/fire.hpp) commit together or not
+// at all; the activations' actions run after that commit.
 #pragma once
 
 #include <boost/json.hpp>
