@@ -25,11 +25,7 @@ constexpr std::chrono::milliseconds kMaxRetryDelay{10 * 60 * 1000};
 // Outbox entries read at once when recovering a store's activations.
 constexpr std::size_t kRecoverPage = 1000;
 
-// What an action did: `data` and `error` of its `_syslogTriggers` row.
-struct RunResult {
-  std::string data = "{}";
-  std::optional<std::string> error;
-};
+using RunResult = Runner::RunResult;
 
 RunResult FromAnswer(const std::pair<int, json::value>& answer) {
   if (answer.first < 300) return {ToJson(answer.second), std::nullopt};
@@ -240,38 +236,12 @@ Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& 
 
   // Network actions first, outside any unit: no store waits for a receiver.
   if (step->action && TalksToNetwork(*step->type)) {
-    const json::object& data = DataOf(*step->action);
-    const std::string action_id(step->action->at("_id").as_string());
-    bool ok = false, retry = false;
-    if (*step->type == ActionType::kWebhook) {
-      Webhook hook;
-      hook.url = Text(data, "url", activation.record);
-      if (const auto* headers = data.if_contains("headers"); headers && headers->is_object())
-        for (const auto& kv : headers->get_object())
-          if (kv.value().is_string()) hook.headers.emplace_back(kv.key(), Fill(kv.value().get_string(), activation.record));
-      hook.body = ToJson(activation.record);
-      hook.secret = ctx.credentials ? ctx.credentials->webhook_secret : std::string();
-      hook.event = activation.event;
-      hook.class_name = activation.class_name;
-      hook.trigger_id = activation.trigger_id;
-      hook.delivery_id = fmt::format("{}-{}-{}", job.app_id, job.entry, action_id);
-      const Delivery delivery = PostWebhook(hook, options_.webhook);
-      ok = delivery.delivered;
-      retry = delivery.retry;
-      step->sent = ok ? RunResult{ToJson(json::object{{"status", delivery.status}}), std::nullopt}
-                      : RunResult{"{}", ToJson(json::object{{"status", delivery.status}, {"error", delivery.error}})};
-    } else {
-      mail::Mail mail{Text(data, "to", activation.record), Text(data, "subject", activation.record),
-                      Text(data, "html", activation.record), true};
-      std::string error;
-      ok = app->mailer().Deliver(mail, error);
-      retry = !ok;
-      step->sent = ok ? RunResult{ToJson(json::object{{"to", mail.to}}), std::nullopt} : RunResult{"{}", ErrorText(error)};
-    }
-    if (!ok && retry && job.attempts < options_.retries) {
+    bool retry = false;
+    step->sent = Send(*step, *app, retry);
+    if (step->sent.error && retry && job.attempts < options_.retries) {
       ++job.attempts;
       log::Warn("trigger action failed; retrying",
-                {{"app", job.app_id}, {"trigger", activation.trigger_id}, {"action", action_id},
+                {{"app", job.app_id}, {"trigger", activation.trigger_id}, {"action", std::string(step->action->at("_id").as_string())},
                  {"attempt", job.attempts}, {"error", *step->sent.error}});
       return Outcome::kRetry;
     }
@@ -314,6 +284,34 @@ Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& 
          }
        }});
   return Outcome::kQueued;
+}
+
+RunResult Runner::Send(const Step& step, app::Application& app, bool& retry) const {
+  const Activation& activation = step.activation;
+  const json::object& data = DataOf(*step.action);
+  if (*step.type == ActionType::kSendEmail) {
+    mail::Mail mail{Text(data, "to", activation.record), Text(data, "subject", activation.record),
+                    Text(data, "html", activation.record), true};
+    std::string error;
+    retry = !app.mailer().Deliver(mail, error);
+    return retry ? RunResult{"{}", ErrorText(error)} : RunResult{ToJson(json::object{{"to", mail.to}}), std::nullopt};
+  }
+  Webhook hook;
+  hook.url = Text(data, "url", activation.record);
+  if (const auto* headers = data.if_contains("headers"); headers && headers->is_object())
+    for (const auto& kv : headers->get_object())
+      if (kv.value().is_string()) hook.headers.emplace_back(kv.key(), Fill(kv.value().get_string(), activation.record));
+  hook.body = ToJson(activation.record);
+  hook.secret = step.ctx.credentials ? step.ctx.credentials->webhook_secret : std::string();
+  hook.event = activation.event;
+  hook.class_name = activation.class_name;
+  hook.trigger_id = activation.trigger_id;
+  // The same on every retry of this action: receivers drop duplicates by it.
+  hook.delivery_id = fmt::format("{}-{}-{}", step.job.app_id, step.job.entry, step.action->at("_id").as_string());
+  const Delivery delivery = PostWebhook(hook, options_.webhook);
+  retry = delivery.retry;
+  if (delivery.delivered) return {ToJson(json::object{{"status", delivery.status}}), std::nullopt};
+  return {"{}", ToJson(json::object{{"status", delivery.status}, {"error", delivery.error}})};
 }
 
 Status Runner::RunUnit(app::WriteUnit& unit, Step& step) {

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -67,6 +68,12 @@ class Runner final : public app::ActivationSink {
     WebhookOptions webhook;
   };
 
+  // What an action did: the `data` and `error` of its `_syslogTriggers` row (JSON text).
+  struct RunResult {
+    std::string data = "{}";
+    std::optional<std::string> error;
+  };
+
   Runner(Host host, Options options);
   ~Runner() override;  // Stop()
   Runner(const Runner&) = delete;
@@ -101,6 +108,8 @@ class Runner final : public app::ActivationSink {
   // (a function call, which may run its whole budget) or on the write queue (record writes and
   // the rows of network actions, which the queue commits with the application's other writes).
   Outcome Next(Job& job, const std::shared_ptr<app::Application>& app);
+  // A webhook or mail action's delivery; `retry`: a failure another attempt may cure.
+  RunResult Send(const Step& step, app::Application& app, bool& retry) const;
   Status RunUnit(app::WriteUnit& unit, Step& step);
   void Later(Job job);
   void Again(Job job);   // back to its queue, for its next action
