@@ -72,10 +72,33 @@ void Runner::Activated(const std::string& app_id, std::int64_t entry, int lane, 
   {
     std::lock_guard lock(mutex_);
     if (stopping_) return;  // it stays in the outbox for the next start
+    if (known_.size() >= kMaxHeld) {
+      overflow_.insert(app_id);  // it stays in the outbox until there is room
+      return;
+    }
     if (!known_.emplace(app_id, entry).second) return;
-    ready_[lane == kLaneQueue ? kLaneQueue : kLaneNow].push_back(Job{app_id, entry, lane, 0, std::move(payload)});
+    if (known_.size() > kPayloadsHeld) payload.clear();  // read from the outbox when it runs
+    ready_[lane == kLaneQueue ? kLaneQueue : kLaneNow].Push(Job{app_id, entry, lane, 0, std::move(payload)});
   }
   changed_.notify_all();
+}
+
+void Runner::Rescan(const std::string& app_id) {
+  auto app = host_.open(app_id);
+  if (!app) return;
+  std::size_t found = 0;
+  for (std::int64_t after = 0;;) {
+    auto entries = app->db().ReadOutbox(after, kRecoverPage);
+    for (auto& e : entries) Activated(app_id, e.id, e.lane, std::move(e.payload));
+    found += entries.size();
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_ || known_.size() >= kMaxHeld) break;
+    }
+    if (entries.size() < kRecoverPage) break;
+    after = entries.back().id;
+  }
+  if (found) log::Info("trigger activations read from the outbox", {{"app", app_id}, {"activations", static_cast<std::int64_t>(found)}});
 }
 
 void Runner::Recover(std::vector<std::string> app_ids) {
@@ -86,18 +109,7 @@ void Runner::Recover(std::vector<std::string> app_ids) {
         if (stopping_) return;
       }
       try {
-        if (!host_.has_pending || !host_.has_pending(id)) continue;
-        auto app = host_.open(id);
-        if (!app) continue;
-        std::size_t found = 0;
-        for (std::int64_t after = 0;;) {
-          auto entries = app->db().ReadOutbox(after, kRecoverPage);
-          for (auto& e : entries) Activated(id, e.id, e.lane, std::move(e.payload));
-          found += entries.size();
-          if (entries.size() < kRecoverPage) break;
-          after = entries.back().id;
-        }
-        log::Info("trigger activations recovered", {{"app", id}, {"activations", static_cast<std::int64_t>(found)}});
+        if (host_.has_pending && host_.has_pending(id)) Rescan(id);
       } catch (const std::exception& e) {
         log::Error("recovering trigger activations failed", {{"app", id}, {"error", e.what()}});
       }
@@ -134,7 +146,7 @@ void Runner::Later(Job job) {
 void Runner::Again(Job job) {
   std::lock_guard lock(mutex_);
   if (stopping_) return;
-  ready_[job.lane == kLaneQueue ? kLaneQueue : kLaneNow].push_back(std::move(job));
+  ready_[job.lane == kLaneQueue ? kLaneQueue : kLaneNow].Push(std::move(job));
   changed_.notify_all();
 }
 
@@ -149,11 +161,25 @@ void Runner::Loop(int lane) {
     // Retries that are due join their queue.
     const auto now = Clock::now();
     for (auto it = waiting_.begin(); it != waiting_.end() && it->first <= now;) {
-      ready_[it->second.lane == kLaneQueue ? kLaneQueue : kLaneNow].push_back(std::move(it->second));
+      ready_[it->second.lane == kLaneQueue ? kLaneQueue : kLaneNow].Push(std::move(it->second));
       it = waiting_.erase(it);
     }
     if (stopping_) return;
-    if (ready_[lane].empty()) {
+    std::optional<Job> next = ready_[lane].Take();
+    if (!next) {
+      // Room again: what overflowed is read back from its outbox.
+      if (lane == kLaneNow && !overflow_.empty() && known_.size() < kMaxHeld / 2) {
+        const std::string app_id = std::move(*overflow_.begin());
+        overflow_.erase(overflow_.begin());
+        lock.unlock();
+        try {
+          Rescan(app_id);
+        } catch (const std::exception& e) {
+          log::Error("reading trigger activations failed", {{"app", app_id}, {"error", e.what()}});
+        }
+        lock.lock();
+        continue;
+      }
       if (waiting_.empty()) {
         changed_.wait(lock);
       } else {
@@ -163,8 +189,7 @@ void Runner::Loop(int lane) {
       }
       continue;
     }
-    Job job = std::move(ready_[lane].front());
-    ready_[lane].pop_front();
+    Job job = std::move(*next);
     lock.unlock();
     if (options_.hold.count() > 0) {
       std::unique_lock hold(mutex_);
@@ -183,6 +208,8 @@ void Runner::Loop(int lane) {
     if (outcome == Outcome::kRetry) Later(job);
     else if (outcome == Outcome::kFinished) Finished(job);
     lock.lock();
+    ready_[lane].Done(job.app_id);
+    changed_.notify_all();  // the application's next job may be taken now
   }
 }
 

@@ -9,7 +9,11 @@
 //   - `webhook` and `send-email` talk to the network outside any unit, so no store waits for
 //     them, and are retried with backoff before their failure is recorded.
 //   - Two queues: actions that run as soon as their write is durable (a few threads), and the
-//     function queue (`server-side-code` with `useQueue`), one call at a time.
+//     function queue (`server-side-code` with `useQueue`), one call at a time. Both take the
+//     applications in turns, one thread per application at a time (triggers/fair_queue.hpp): a
+//     tenant's slow receiver holds one thread, never the others' actions.
+//   - Bounded: at most kMaxHeld activations are held in memory (their payloads for the first
+//     kPayloadsHeld); the rest wait in their outboxes and are read once there is room.
 //
 // Thread-safe. Stop() leaves what has not run in the outboxes, for the next start.
 #pragma once
@@ -33,6 +37,7 @@
 #include "app/application.hpp"
 #include "auth/context.hpp"
 #include "auth/registry.hpp"
+#include "triggers/fair_queue.hpp"
 #include "triggers/webhook.hpp"
 #include "util/result.hpp"
 
@@ -87,6 +92,10 @@ class Runner final : public app::ActivationSink {
 
  private:
   using Clock = std::chrono::steady_clock;
+  // A burst of writes to a triggered class queues one job each: bounded, so that a backlog (a
+  // receiver that is down) costs the server a few MiB, not its memory.
+  static constexpr std::size_t kMaxHeld = 100'000;
+  static constexpr std::size_t kPayloadsHeld = 10'000;
   struct Job {
     std::string app_id;
     std::int64_t entry = 0;
@@ -111,6 +120,8 @@ class Runner final : public app::ActivationSink {
   // A webhook or mail action's delivery; `retry`: a failure another attempt may cure.
   RunResult Send(const Step& step, app::Application& app, bool& retry) const;
   Status RunUnit(app::WriteUnit& unit, Step& step);
+  // Queues the stored activations of `app_id` that are not queued yet (as many as there is room for).
+  void Rescan(const std::string& app_id);
   void Later(Job job);
   void Again(Job job);   // back to its queue, for its next action
   void Finished(const Job& job);
@@ -120,9 +131,12 @@ class Runner final : public app::ActivationSink {
   Options options_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<Job> ready_[2];                        // by lane
+  FairQueue<Job> ready_[2];                         // by lane
   std::multimap<Clock::time_point, Job> waiting_;   // retries, by when they are due
   std::set<std::pair<std::string, std::int64_t>> known_;  // queued, waiting or running
+  // Applications with activations left in their outboxes when kMaxHeld were held: read again
+  // once the queue has room.
+  std::set<std::string> overflow_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
   std::thread recovering_;

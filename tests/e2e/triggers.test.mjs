@@ -1024,3 +1024,38 @@ test('§6.1 a slow webhook (3 s) does not hold the application\'s writes: other 
   assert.deepEqual(actions.map((r) => r.error ?? null), [null, null]);
   assert.equal((await getRecord(other, a.body.objectId)).Name, 'updated meanwhile');
 });
+
+// 16. One tenant's slow receiver does not hold another tenant's actions (issue 19, DEVELOPERS: no
+// request may hold other tenants hostage).
+
+test('§6.1 SECURITY one application\'s slow webhook receiver holds one trigger thread at most: another application\'s actions run meanwhile', async () => {
+  routes.set('/tenant-slow', () => ({ status: 200, delayMs: 3000 }));
+  const otherApp = createApp(shared.dataDir);
+  const o = { ...shared, app: otherApp, M: masterHeaders(otherApp) };
+  const known = await pollUntil(async () => ({ done: (await request(o.server, 'GET', '/core/schemas', { headers: o.M })).status === 200 }),
+    { timeoutMs: 5000, intervalMs: 100 });
+  assert.ok(known.ok, 'the server knows the second application within a second or so');
+  const slow = uniq('TenantSlow');
+  await makeClass(slow, { Name: 'String' });
+  await setTriggers(slow, [trigger('create', [webhookAction(`${rx.url}/tenant-slow`)])]);
+  const src = uniq('TenantSrc');
+  const dst = uniq('TenantDst');
+  await makeClass(src, { Name: 'String' }, o);
+  await makeClass(dst, { Name: 'String' }, o);
+  await setTriggers(src, [trigger('create', [createRecordAction(dst, { Name: 'after {{Name}}' })])], o);
+
+  // Two deliveries to the slow receiver: with the runner's two threads taken in arrival order, both
+  // would be held by them for 3 s.
+  await create(slow, { Name: 'slow 1' });
+  await create(slow, { Name: 'slow 2' });
+  await waitFor('the first slow delivery arrives', async () => ({ done: rx.on('/tenant-slow').length >= 1 }));
+  await create(src, { Name: 'other tenant' }, { c: o });
+  await waitFor('the other application\'s action ran', async () => ({ done: (await find(dst, {}, o)).length === 1 }));
+  const doneAt = order();
+  const slowRequests = rx.on('/tenant-slow');
+  assert.equal(slowRequests.filter((q) => q.answeredAt !== undefined && q.answeredAt < doneAt).length, 0,
+    'the other application\'s action ran before any slow delivery was answered');
+  assert.equal(slowRequests.length, 1, 'the slow application\'s second delivery waits for its first, on no other thread');
+  assert.equal((await find(dst, {}, o))[0].Name, 'after other tenant');
+  await waitFor('both slow deliveries made', async () => ({ done: rx.on('/tenant-slow').length === 2 }), { timeoutMs: 20_000, intervalMs: 100 });
+});
