@@ -72,15 +72,27 @@ void Runner::Activated(const std::string& app_id, std::int64_t entry, int lane, 
   {
     std::lock_guard lock(mutex_);
     if (stopping_) return;  // it stays in the outbox for the next start
-    if (known_.size() >= kMaxHeld) {
+    if (known_.contains({app_id, entry})) return;
+    if (known_.size() >= options_.max_held) {
       overflow_.insert(app_id);  // it stays in the outbox until there is room
+      ++overflowed_;
       return;
     }
-    if (!known_.emplace(app_id, entry).second) return;
-    if (known_.size() > kPayloadsHeld) payload.clear();  // read from the outbox when it runs
+    known_.emplace(app_id, entry);
+    if (known_.size() > options_.payloads_held) payload.clear();  // read from the outbox when it runs
     ready_[lane == kLaneQueue ? kLaneQueue : kLaneNow].Push(Job{app_id, entry, lane, 0, std::move(payload)});
   }
   changed_.notify_all();
+}
+
+std::size_t Runner::held() {
+  std::lock_guard lock(mutex_);
+  return known_.size();
+}
+
+std::size_t Runner::overflowed() {
+  std::lock_guard lock(mutex_);
+  return overflowed_;
 }
 
 void Runner::Rescan(const std::string& app_id) {
@@ -93,7 +105,7 @@ void Runner::Rescan(const std::string& app_id) {
     found += entries.size();
     {
       std::lock_guard lock(mutex_);
-      if (stopping_ || known_.size() >= kMaxHeld) break;
+      if (stopping_ || known_.size() >= options_.max_held) break;
     }
     if (entries.size() < kRecoverPage) break;
     after = entries.back().id;
@@ -168,7 +180,7 @@ void Runner::Loop(int lane) {
     std::optional<Job> next = ready_[lane].Take();
     if (!next) {
       // Room again: what overflowed is read back from its outbox.
-      if (lane == kLaneNow && !overflow_.empty() && known_.size() < kMaxHeld / 2) {
+      if (lane == kLaneNow && !overflow_.empty() && known_.size() <= options_.max_held / 2) {
         const std::string app_id = std::move(*overflow_.begin());
         overflow_.erase(overflow_.begin());
         lock.unlock();

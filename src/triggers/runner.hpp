@@ -12,8 +12,8 @@
 //     function queue (`server-side-code` with `useQueue`), one call at a time. Both take the
 //     applications in turns, one thread per application at a time (triggers/fair_queue.hpp): a
 //     tenant's slow receiver holds one thread, never the others' actions.
-//   - Bounded: at most kMaxHeld activations are held in memory (their payloads for the first
-//     kPayloadsHeld); the rest wait in their outboxes and are read once there is room.
+//   - Bounded: at most Options::max_held activations are held in memory; the rest wait in their
+//     outboxes and are read once there is room.
 //
 // Thread-safe. Stop() leaves what has not run in the outboxes, for the next start.
 #pragma once
@@ -71,6 +71,11 @@ class Runner final : public app::ActivationSink {
     // can land between a write and its actions.
     std::chrono::milliseconds hold{0};
     WebhookOptions webhook;
+    // A burst of writes to a triggered class queues one job each: bounded, so that a backlog (a
+    // receiver that is down) costs the server a few MiB, not its memory. Beyond `max_held` jobs
+    // the activations wait in their outboxes; beyond `payloads_held` a job holds no payload.
+    std::size_t max_held = 100'000;
+    std::size_t payloads_held = 10'000;
   };
 
   // What an action did: the `data` and `error` of its `_syslogTriggers` row (JSON text).
@@ -90,12 +95,13 @@ class Runner final : public app::ActivationSink {
   void Recover(std::vector<std::string> app_ids);
   void Stop();
 
+  // For tests and diagnosis: activations held now, and how many were left in an outbox for want
+  // of room so far.
+  std::size_t held();
+  std::size_t overflowed();
+
  private:
   using Clock = std::chrono::steady_clock;
-  // A burst of writes to a triggered class queues one job each: bounded, so that a backlog (a
-  // receiver that is down) costs the server a few MiB, not its memory.
-  static constexpr std::size_t kMaxHeld = 100'000;
-  static constexpr std::size_t kPayloadsHeld = 10'000;
   struct Job {
     std::string app_id;
     std::int64_t entry = 0;
@@ -137,6 +143,7 @@ class Runner final : public app::ActivationSink {
   // Applications with activations left in their outboxes when kMaxHeld were held: read again
   // once the queue has room.
   std::set<std::string> overflow_;
+  std::size_t overflowed_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
   std::thread recovering_;

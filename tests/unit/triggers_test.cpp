@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "app/application.hpp"
 #include "app/write_unit.hpp"
 #include "storage/database.hpp"
@@ -11,6 +14,7 @@
 #include "triggers/activation.hpp"
 #include "triggers/definition.hpp"
 #include "triggers/placeholders.hpp"
+#include "triggers/runner.hpp"
 #include "util/json.hpp"
 #include "write/record_writer.hpp"
 #include "write/schema_writer.hpp"
@@ -202,6 +206,49 @@ TEST_F(FireTest, AWriteAtTheThirdLevelFiresABlockedStepAndNoActivation) {
   query::Query q;
   q.where = query::FieldEquals("error", std::string(BlockedText("First12345")));
   EXPECT_EQ(app_->db().Count(*log, q), 1);
+}
+
+
+// The runner against a real store: each activation's action runs once, also when more are fired at
+// once than the runner holds in memory (the rest wait in the outbox and are read back).
+class RunnerTest : public FireTest {
+ protected:
+  Runner::Host Host() {
+    Runner::Host host;
+    host.open = [this](const std::string&) { return app_; };
+    host.credentials = [](const std::string&) { return nullptr; };
+    // The record API's create, as the router's dispatch reaches it.
+    host.dispatch = [](auth::Context& ctx, std::string_view method, const std::string& target, const json::value* body) {
+      EXPECT_EQ(method, "POST");
+      auto made = write::CreateRecord(ctx, target.substr(std::string_view("/classes/").size()), body->as_object());
+      if (!made.ok()) return std::pair<int, json::value>{400, json::object{{"error", made.error().message}}};
+      return std::pair<int, json::value>{201, made.value()};
+    };
+    host.has_pending = [](const std::string&) { return true; };
+    return host;
+  }
+  std::int64_t Tasks() { return app_->db().Count(*app_->schema()->Find("Tasks"), {}); }
+};
+
+TEST_F(RunnerTest, MoreActivationsThanItHoldsEachRunOnce) {
+  Runner::Options options;
+  options.threads = 1;
+  options.max_held = 3;
+  options.payloads_held = 1;
+  options.hold = std::chrono::milliseconds(20);  // a backlog builds while the creates come
+  Runner runner(Host(), options);
+  app_->SetActivations(&runner);
+  auto ctx = Master();
+  constexpr int kCreates = 12;
+  for (int i = 0; i < kCreates; ++i) ASSERT_TRUE(write::CreateRecord(ctx, "Leads", json::object{{"Name", "n"}}).ok());
+  for (int i = 0; i < 500 && (Tasks() < kCreates || !Outbox().empty()); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(Tasks(), kCreates);
+  EXPECT_TRUE(Outbox().empty());
+  EXPECT_GT(runner.overflowed(), 0u);
+  EXPECT_LE(runner.held(), options.max_held);
+  runner.Stop();
+  app_->SetActivations(nullptr);
 }
 
 }  // namespace
