@@ -220,8 +220,8 @@ void Runner::Loop(int lane) {
     if (outcome == Outcome::kRetry) Later(job);
     else if (outcome == Outcome::kFinished) Finished(job);
     lock.lock();
+    // No one to wake: this thread takes the application's next job itself, if it has one.
     ready_[lane].Done(job.app_id);
-    changed_.notify_all();  // the application's next job may be taken now
   }
 }
 
