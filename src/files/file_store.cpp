@@ -1,0 +1,61 @@
+#include "files/file_store.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
+
+#include "files/file_names.hpp"
+
+namespace crmd::files {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void Sync(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("open " + path + ": " + std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int saved = errno;
+  ::close(fd);
+  if (rc != 0) throw std::runtime_error("fsync " + path + ": " + std::strerror(saved));
+}
+
+}  // namespace
+
+std::optional<std::string> FilePath(const std::string& app_dir, std::string_view stored_name) {
+  if (!IsStoredName(stored_name)) return std::nullopt;
+  return (fs::path(app_dir) / "files" / std::string(stored_name)).string();
+}
+
+void Keep(const std::string& temp_path, const std::string& app_dir, std::string_view stored_name) {
+  const auto target = FilePath(app_dir, stored_name);
+  if (!target) throw std::invalid_argument("not a stored file name");
+  const fs::path folder = fs::path(app_dir) / "files";
+  fs::create_directories(folder);
+  Sync(temp_path, O_RDONLY);  // the bytes, before a name points at them
+  std::error_code ec;
+  fs::rename(temp_path, *target, ec);
+  if (ec) throw std::runtime_error("rename into " + folder.string() + ": " + ec.message());
+  Sync(folder.string(), O_RDONLY | O_DIRECTORY);  // the name
+}
+
+bool Remove(const std::string& app_dir, std::string_view stored_name) {
+  const auto path = FilePath(app_dir, stored_name);
+  if (!path) return false;
+  std::error_code ec;
+  return fs::remove(*path, ec);
+}
+
+void ClearUploads(const std::string& uploads_dir) {
+  std::error_code ec;
+  fs::remove_all(uploads_dir, ec);
+  fs::create_directories(uploads_dir);
+}
+
+}  // namespace crmd::files

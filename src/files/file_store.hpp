@@ -1,0 +1,32 @@
+// Where an application's files live: `DATA/apps/<appId>/files/<stored name>` (files/file_names).
+// An upload is written to a temporary file first (the HTTP server streams it there as it arrives,
+// under `DATA/tmp/uploads/`, on the same file system) and kept only once it is whole: synced,
+// renamed into the folder, and the folder synced. So a name a client was given always has its
+// whole file, and a crash mid-upload leaves at most a temporary file, which ClearUploads removes
+// at the next start.
+//
+// Names reach the file system only after IsStoredName: no path leaves the application's folder.
+// Thread-safe (each call works on its own file).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace crmd::files {
+
+// `DATA/apps/<appId>/files/<stored name>`, or nullopt for a name no upload could have answered.
+std::optional<std::string> FilePath(const std::string& app_dir, std::string_view stored_name);
+
+// Makes the whole upload at `temp_path` the file `stored_name` of the application at `app_dir`.
+// Throws std::runtime_error when the disk refuses (the temporary file is then left to the caller).
+void Keep(const std::string& temp_path, const std::string& app_dir, std::string_view stored_name);
+
+// Removes the file; false when there was none (not an error).
+bool Remove(const std::string& app_dir, std::string_view stored_name);
+
+// Removes what uploads cut short left in `uploads_dir` (at start, before any upload arrives), and
+// makes the folder if it is missing.
+void ClearUploads(const std::string& uploads_dir);
+
+}  // namespace crmd::files

@@ -1,0 +1,67 @@
+// files/file_store (issue 20, spec §3.3): an upload is kept whole under its stored name or not at
+// all, names never leave the application's folder, and what a crash left is cleared at start.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "files/file_names.hpp"
+#include "files/file_store.hpp"
+#include "temp_dir.hpp"
+
+namespace crmd::files {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(FileStoreTest, AnUploadIsKeptUnderItsStoredNameAndRemoved) {
+  test::TempDir dir("file-store");
+  const std::string app = (dir.path() / "apps" / "a1").string();
+  const std::string uploads = (dir.path() / "tmp" / "uploads").string();
+  ClearUploads(uploads);
+  const fs::path temp = fs::path(uploads) / "u1";
+  std::ofstream(temp, std::ios::binary) << "the bytes";
+  const std::string name = NewStoredName("quote.pdf");
+  Keep(temp.string(), app, name);
+  EXPECT_FALSE(fs::exists(temp));
+  const auto path = FilePath(app, name);
+  ASSERT_TRUE(path);
+  EXPECT_EQ(fs::path(*path).parent_path(), fs::path(app) / "files");
+  EXPECT_EQ(Read(*path), "the bytes");
+  EXPECT_TRUE(Remove(app, name));
+  EXPECT_FALSE(fs::exists(*path));
+  EXPECT_FALSE(Remove(app, name));  // gone already: not an error
+}
+
+TEST(FileStoreTest, NamesNoUploadCouldHaveAnsweredReachNoPath) {
+  test::TempDir dir("file-store");
+  const std::string app = (dir.path() / "apps" / "a1").string();
+  fs::create_directories(dir.path() / "apps" / "a1" / "files");
+  std::ofstream(dir.path() / "apps" / "a1" / "data.db") << "store";
+  for (const char* name : {"../data.db", "data.db", "..", "", "0123456789abcdef0123456789abcdef_../../data.db"})
+    EXPECT_FALSE(FilePath(app, name)) << name;
+  EXPECT_FALSE(Remove(app, "../data.db"));
+  EXPECT_TRUE(fs::exists(dir.path() / "apps" / "a1" / "data.db"));
+  EXPECT_THROW(Keep((dir.path() / "x").string(), app, "../data.db"), std::invalid_argument);
+}
+
+TEST(FileStoreTest, ClearUploadsRemovesWhatACrashLeft) {
+  test::TempDir dir("file-store");
+  const std::string uploads = (dir.path() / "tmp" / "uploads").string();
+  ClearUploads(uploads);
+  std::ofstream(fs::path(uploads) / "half") << "half an upload";
+  ClearUploads(uploads);
+  EXPECT_TRUE(fs::exists(uploads));
+  EXPECT_TRUE(fs::is_empty(uploads));
+}
+
+}  // namespace
+}  // namespace crmd::files
