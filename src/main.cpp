@@ -30,6 +30,7 @@
 #include "logs/request_log.hpp"
 #include "storage/database.hpp"
 #include "storage/registry_store.hpp"
+#include "files/file_store.hpp"
 #include "triggers/runner.hpp"
 #include "util/ids.hpp"
 #include "util/json.hpp"
@@ -146,6 +147,11 @@ int Serve(const cli::ServeFlags& flags) {
   options.threads = flags.threads > 0 ? flags.threads : cores * 2;
   options.write_threads = flags.write_threads > 0 ? flags.write_threads : cores * 8;
   options.upload_path_prefix = "/" + flags.prefix + "/files/";
+  // Uploads stream to the data folder's file system, so that keeping one is a rename.
+  options.upload_dir = (std::filesystem::path(flags.data) / "tmp" / "uploads").string();
+  files::ClearUploads(options.upload_dir);  // what uploads a crash cut short left
+  if (flags.max_file_size_mib < 0) return Fail("--max-file-size must be 0 (no cap) or more");
+  if (flags.max_file_size_mib > 0) options.upload_body_limit = static_cast<std::uint64_t>(flags.max_file_size_mib) << 20;
   if (flags.request_timeout <= 0 || flags.idle_timeout <= 0 || flags.drain_timeout <= 0)
     return Fail("--request-timeout, --idle-timeout and --drain-timeout must be positive");
   options.drain_timeout = std::chrono::seconds(flags.drain_timeout);

@@ -24,6 +24,9 @@ struct Request {
   std::string target;       // raw request-target: path and query, still percent-encoded
   std::vector<std::pair<std::string, std::string>> headers;  // names in lower case
   std::string body;
+  // An upload's body, streamed to this file by the server (ServerOptions::upload_dir), which
+  // removes it after the handler unless the handler moved it away; `body` is then empty.
+  std::string body_file;
   // The body already parsed, when something before the handler had to parse it anyway (a queued
   // write, on the network thread; a batch item, as part of its batch): JSON handlers read this
   // instead of parsing `body` again. Batch items carry only this, with `body` empty.

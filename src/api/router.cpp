@@ -4,6 +4,7 @@
 
 #include "api/batch.hpp"
 #include "api/cors.hpp"
+#include "api/files.hpp"
 #include "api/functions.hpp"
 #include "api/password_page.hpp"
 #include "api/records.hpp"
@@ -382,6 +383,7 @@ Response Router::RouteFamily(const Request& request, Target target, auth::Contex
   if (family == "classes" && (target.segments.size() == 2 || target.segments.size() == 3))
     return HandleRecords(request, target, ctx);
   if (family == "schemas" && target.segments.size() <= 2) return HandleSchemas(request, target, ctx);
+  if (family == "files" && target.segments.size() == 2) return HandleFiles(request, target, ctx);
   if (family == "users" || family == "login" || family == "logout" || family == "requestPasswordReset")
     return HandleUsers(request, target, ctx, token);
   if (family == "classes-aggregate" && target.segments.size() == 2 && request.method == Method::kGet) {

@@ -55,6 +55,8 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                         "MiB of Lua heap one call of an operator's function may use (default: 64)");
   serve_cmd->add_option("--function-instructions", serve.function_instructions,
                         "Lua instructions one call of an operator's function may run (default: 10,000,000)");
+  serve_cmd->add_option("--max-file-size", serve.max_file_size_mib,
+                        "MiB an uploaded file may have at most; beyond, 413 (default: 0, no cap)");
   serve_cmd->add_flag("--allow-private-webhooks", serve.allow_private_webhooks,
                       "Let trigger webhooks reach loopback and private addresses (default: public addresses only)");
   serve_cmd->add_option("--trigger-retries", serve.trigger_retries,

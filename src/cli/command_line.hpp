@@ -40,6 +40,8 @@ struct ServeFlags {
   // Trigger actions (docs/TRIGGERS.md): webhooks may reach private addresses; retries of a failed
   // webhook or mail, and the wait before the first (doubling after).
   bool allow_private_webhooks = false;
+  // Uploads larger than this many MiB are refused (413); 0: no cap (spec §8).
+  std::int64_t max_file_size_mib = 0;
   int trigger_retries = 5;
   int trigger_retry_delay_ms = 2000;
   int trigger_threads = 2;

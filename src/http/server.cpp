@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <deque>
+#include <filesystem>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -64,7 +65,8 @@ api::Method ToMethod(bhttp::verb verb) {
   }
 }
 
-api::Request ToApiRequest(bhttp::request<bhttp::string_body>&& in, const std::string& remote_ip) {
+template <typename Fields>
+api::Request ToApiRequest(const bhttp::request_header<Fields>& in, std::string body, const std::string& remote_ip) {
   api::Request out;
   out.method = ToMethod(in.method());
   out.method_name = std::string(in.method_string());
@@ -76,9 +78,15 @@ api::Request ToApiRequest(bhttp::request<bhttp::string_body>&& in, const std::st
       if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     out.headers.emplace_back(std::move(name), std::string(field.value()));
   }
-  out.body = std::move(in.body());
+  out.body = std::move(body);
   out.remote_ip = remote_ip;
   return out;
+}
+
+// A name of its own for each upload's temporary file.
+std::string UploadFileName() {
+  static std::atomic<std::uint64_t> next{0};
+  return std::to_string(::getpid()) + "-" + std::to_string(next.fetch_add(1)) + ".part";
 }
 
 // The status line and headers of an answer, written by hand: Beast's response object allocates
@@ -370,6 +378,94 @@ struct Server::Impl {
            ec == asio::error::operation_aborted;
   }
 
+  // Writes an answer on a connection that stays usable: false when the connection is to be closed
+  // (the write failed, or the request was its last).
+  asio::awaitable<bool> WriteAnswer(beast::tcp_stream& stream, beast::flat_buffer& buffer, api::Response& api_response,
+                                    unsigned version, bool head, bool keep_alive, const LogFacts& facts,
+                                    std::chrono::steady_clock::time_point start) {
+    const int status = api_response.status;
+    const std::size_t bytes = api_response.body.size();
+    std::string response_head;
+    response_head.reserve(256);
+    WriteHead(api_response, version, keep_alive, bytes, response_head);
+    const std::array<asio::const_buffer, 2> response{
+        asio::buffer(response_head), head ? asio::const_buffer() : asio::buffer(api_response.body)};
+    // The handler may have waited (a commit group, an exclusive schema change): the answer gets
+    // its own deadline, not what is left of the request's.
+    stream.expires_after(options.request_timeout);
+    auto [write_ec, written] = co_await asio::async_write(stream, response, kNoThrow);
+    const double ms = LogRequest(facts, status, bytes, start);
+    if (api_response.sent) api_response.sent(status, ms);
+    if (buffer.capacity() > kReadBuffer) {  // keeps a pipelined request's bytes
+      buffer.shrink_to_fit();
+      buffer.reserve(kReadBuffer);
+    }
+    if (write_ec || !keep_alive) {
+      beast::error_code ignored;
+      stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      co_return false;
+    }
+    co_return true;
+  }
+
+  struct StreamedUpload {
+    api::Request request;  // body_file set, body empty
+    unsigned version = 11;
+    bool keep_alive = true;
+  };
+
+  // Reads an upload's body into a temporary file of options.upload_dir, each read with its own
+  // request_timeout (a large file on a slow link takes as long as it takes, a stalled one does
+  // not). nullopt when it was answered here (an error) and the connection is to be closed.
+  asio::awaitable<std::optional<StreamedUpload>> ReadUploadBody(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                                                bhttp::request_parser<bhttp::string_body>&& header_parser,
+                                                                std::uint64_t body_limit, const std::string& origin,
+                                                                const LogFacts& facts,
+                                                                std::chrono::steady_clock::time_point start) {
+    bhttp::request_parser<bhttp::file_body> parser(std::move(header_parser));
+    parser.body_limit(body_limit);
+    const std::string path = (std::filesystem::path(options.upload_dir) / UploadFileName()).string();
+    beast::error_code ec;
+    parser.get().body().open(path.c_str(), beast::file_mode::write, ec);
+    if (ec) {
+      log::Error("cannot open an upload's file", {{"path", path}, {"error", ec.message()}});
+      co_await WriteError(stream, errors::Internal(), origin, facts, start);
+      co_return std::nullopt;
+    }
+    struct RemoveUnlessKept {
+      const std::string& path;
+      bool kept = false;
+      ~RemoveUnlessKept() {
+        if (kept) return;
+        std::error_code ignored;
+        std::filesystem::remove(path, ignored);
+      }
+    } cleanup{path};
+    if (beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
+      bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, parser.get().version()};
+      co_await bhttp::async_write(stream, cont, kNoThrow);
+    }
+    while (!parser.is_done()) {
+      stream.expires_after(options.request_timeout);
+      auto [read_ec, n] = co_await bhttp::async_read_some(stream, buffer, parser, kNoThrow);
+      if (read_ec) {
+        if (read_ec == bhttp::error::body_limit)
+          co_await WriteError(stream, errors::BodyTooLarge(body_limit), origin, facts, start);
+        else if (!IsQuietDisconnect(read_ec))
+          co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."), origin, facts, start);
+        co_return std::nullopt;
+      }
+    }
+    parser.get().body().close();
+    StreamedUpload out;
+    out.request = ToApiRequest(parser.get().base(), std::string(), facts.remote_ip);
+    out.request.body_file = path;
+    out.version = parser.get().version();
+    out.keep_alive = parser.get().keep_alive();
+    cleanup.kept = true;  // the caller removes it once handled
+    co_return out;
+  }
+
   asio::awaitable<void> Session(tcp::socket socket) {
     beast::error_code ep_error;
     auto endpoint = socket.remote_endpoint(ep_error);
@@ -444,6 +540,21 @@ struct Server::Impl {
           co_return;
         }
       }
+      if (upload && !options.upload_dir.empty() && header.method() == bhttp::verb::post) {
+        // Files stream to disk as they arrive (spec §4.8 sets no size cap): the server's memory
+        // holds one read buffer of an upload, whatever its size.
+        auto streamed = co_await ReadUploadBody(stream, buffer, std::move(parser), body_limit, origin, facts, start);
+        if (!streamed) co_return;
+        co_await asio::post(asio::bind_executor(writers.get_executor(), asio::use_awaitable));
+        api::Response api_response = handler(streamed->request);
+        std::error_code ignored;
+        std::filesystem::remove(streamed->request.body_file, ignored);  // a kept file was renamed away
+        co_await asio::post(asio::bind_executor(stream.get_executor(), asio::use_awaitable));
+        const bool keep_alive = streamed->keep_alive && !stopping.load() && !closing;
+        if (!co_await WriteAnswer(stream, buffer, api_response, streamed->version, false, keep_alive, facts, start))
+          co_return;
+        continue;
+      }
       parser.body_limit(body_limit);
       // The body itself is reserved whole by Beast's string body; this buffer only passes it on,
       // and kBodyReadAhead at a time is enough for reads of a useful size. What the buffer holds
@@ -468,7 +579,7 @@ struct Server::Impl {
       const unsigned version = request.version();
       const bool head = request.method() == bhttp::verb::head;
       const bool keep_alive = request.keep_alive() && !stopping.load() && !closing;
-      api::Request api_request = ToApiRequest(std::move(request), facts.remote_ip);
+      api::Request api_request = ToApiRequest(request.base(), std::move(request.body()), facts.remote_ip);
       api::Response api_response;
       if (RunsOnWriters(api_request.method)) {
         std::optional<api::Response> queued;
@@ -495,28 +606,7 @@ struct Server::Impl {
           co_await asio::post(asio::bind_executor(stream.get_executor(), asio::use_awaitable));
         }
       }
-      const int status = api_response.status;
-      const std::size_t bytes = api_response.body.size();
-      std::string response_head;
-      response_head.reserve(256);
-      WriteHead(api_response, version, keep_alive, bytes, response_head);
-      const std::array<asio::const_buffer, 2> response{
-          asio::buffer(response_head), head ? asio::const_buffer() : asio::buffer(api_response.body)};
-      // The handler may have waited (a commit group, an exclusive schema change): the answer gets
-      // its own deadline, not what is left of the request's.
-      stream.expires_after(options.request_timeout);
-      auto [write_ec, written] = co_await asio::async_write(stream, response, kNoThrow);
-      const double ms = LogRequest(facts, status, bytes, start);
-      if (api_response.sent) api_response.sent(status, ms);
-      if (buffer.capacity() > kReadBuffer) {  // keeps a pipelined request's bytes
-        buffer.shrink_to_fit();
-        buffer.reserve(kReadBuffer);
-      }
-      if (write_ec || !keep_alive) {
-        beast::error_code ignored;
-        stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-        co_return;
-      }
+      if (!co_await WriteAnswer(stream, buffer, api_response, version, head, keep_alive, facts, start)) co_return;
     }
   }
 

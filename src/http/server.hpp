@@ -6,6 +6,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <limits>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -29,9 +31,13 @@ struct ServerOptions {
   // JSON bodies: a batch of 1,000 records of 20 fields is ~2 MiB; 8 MiB leaves room and still
   // refuses the 10 MB strings of a memory attack.
   std::size_t json_body_limit = 8u << 20;
-  // Paths starting with this get upload_body_limit instead (files: spec §4.8 accepts 15 MB).
+  // Paths starting with this get upload_body_limit instead (files: spec §4.8 sets no cap; an
+  // operator may, with --max-file-size).
   std::string upload_path_prefix = "/core/files/";
-  std::size_t upload_body_limit = 64u << 20;
+  std::uint64_t upload_body_limit = std::numeric_limits<std::uint64_t>::max();
+  // Where a POST under upload_path_prefix streams its body (api::Request::body_file) instead of
+  // into memory; empty: bodies are read into memory like any other.
+  std::string upload_dir;
   // Request line plus headers; browsers send under 8 KiB.
   std::size_t header_limit = 16u << 10;
   // A client has this long to send a whole request once it started.

@@ -1,0 +1,15 @@
+// The file routes under the prefix (spec §4.8, §3.3): `POST /<prefix>/files/<fileName>` uploads
+// (any credential, the application id alone included) and `DELETE /<prefix>/files/<name>`
+// removes (master key or API key). Answers and errors are `{"error": ...}` without a code (§7).
+#pragma once
+
+#include "api/message.hpp"
+#include "api/target.hpp"
+#include "auth/context.hpp"
+
+namespace crmd::api {
+
+// `target` is below the prefix: `files/<name>`.
+Response HandleFiles(const Request& request, const Target& target, auth::Context& ctx);
+
+}  // namespace crmd::api
