@@ -1,0 +1,177 @@
+// Issue 20 / spec §4.8, §3.3, §7 (file rows), ../shared/SECURITY.md "files": uploads judged by
+// content, stored whole under a prefixed name, deleted with a key. Every file is made here with the
+// bytes its format starts with. (Downloads, attachment and the sign-in gate come with the rest of
+// issue 20.)
+import test, { before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import {
+  setup, stopAll, request, rawRequest, appHeaders, masterHeaders, apiKeyHeaders, createApp, startServer, makeDataDir, pollUntil, HOST,
+} from './lib/harness.mjs';
+
+let server;
+let app;
+let dataDir;
+before(async () => {
+  ({ server, app, dataDir } = await setup());
+});
+after(stopAll);
+
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1,
+  8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89, 0, 0, 0, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0, 1, 0, 0, 5, 0, 1,
+  0x0d, 0x0a, 0x2d, 0xb4, 0, 0, 0, 0, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82]);
+const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0]),
+  Buffer.alloc(64), Buffer.from([0xff, 0xd9])]);
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [] /Count 0 >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
+const HTML = Buffer.from('<!DOCTYPE html>\n<html><head><title>Pay</title></head><body><script>alert(1)</script></body></html>\n');
+const SVG = Buffer.from('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script></svg>\n');
+
+// A zip of one stored entry (a real archive: local header, central directory, end record).
+function zip(entry, content) {
+  const name = Buffer.from(entry);
+  const data = Buffer.from(content);
+  const local = Buffer.alloc(30);
+  local.writeUInt32LE(0x04034b50, 0); local.writeUInt16LE(20, 4);
+  local.writeUInt32LE(data.length, 18); local.writeUInt32LE(data.length, 22); local.writeUInt16LE(name.length, 26);
+  const central = Buffer.alloc(46);
+  central.writeUInt32LE(0x02014b50, 0); central.writeUInt16LE(20, 4); central.writeUInt16LE(20, 6);
+  central.writeUInt32LE(data.length, 20); central.writeUInt32LE(data.length, 24); central.writeUInt16LE(name.length, 28);
+  const centralAt = local.length + name.length + data.length;
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0); end.writeUInt16LE(1, 8); end.writeUInt16LE(1, 10);
+  end.writeUInt32LE(central.length + name.length, 12); end.writeUInt32LE(centralAt, 16);
+  return Buffer.concat([local, name, data, central, name, end]);
+}
+
+const upload = (fileName, bytes, { a = app, srv = server, headers, contentType = 'application/octet-stream' } = {}) =>
+  request(srv, 'POST', `/core/files/${encodeURIComponent(fileName)}`, {
+    headers: { ...(headers ?? appHeaders(a)), 'Content-Type': contentType }, body: bytes,
+  });
+const filesDir = (a = app, dir = dataDir) => path.join(dir, 'apps', a.appId, 'files');
+const stored = (name, a = app, dir = dataDir) => path.join(filesDir(a, dir), name);
+
+test('§4.8 POST /core/files/{fileName} with the application id alone: 201 {url, name}; name is <32 hex>_<fileName>; url encodes it', async () => {
+  const r = await upload('My Offer (final).png', PNG, { contentType: 'image/png' });
+  assert.equal(r.status, 201, r.text);
+  assert.deepEqual(Object.keys(r.body).sort(), ['name', 'url']);
+  assert.match(r.body.name, /^[0-9a-f]{32}_My Offer \(final\)\.png$/);
+  assert.equal(r.body.url, `${server.base}/core/files/${app.appId}/${encodeURIComponent(r.body.name).replace(/\(/g, '%28').replace(/\)/g, '%29')}`);
+  assert.deepEqual(fs.readFileSync(stored(r.body.name)), PNG, 'the bytes are stored as sent');
+  const again = await upload('My Offer (final).png', PNG);
+  assert.notEqual(again.body.name, r.body.name, 'each upload has a name of its own');
+});
+
+test('§4.8 any file name is accepted: spaces, parentheses, non-Latin text', async () => {
+  for (const fileName of ['הצעת מחיר.pdf', 'été 2026 (copy).pdf', "it's 100%.pdf"]) {
+    const r = await upload(fileName, PDF);
+    assert.equal(r.status, 201, `${fileName}: ${r.text}`);
+    assert.equal(r.body.name.slice(33), fileName);
+    assert.ok(fs.existsSync(stored(r.body.name)));
+  }
+});
+
+test('§4.8 the type is judged by content: PNG, JPEG, PDF and ZIP are taken; the Content-Type header is not checked', async () => {
+  for (const [fileName, bytes] of [['a.png', PNG], ['b.jpg', JPEG], ['c.pdf', PDF], ['d.zip', zip('notes.txt', 'hello')],
+    ['e.docx', zip('[Content_Types].xml', '<Types/>')], ['f.txt', Buffer.from('plain words\n')], ['g.csv', Buffer.from('Name,Phone\nDana,050\n')]]) {
+    const r = await upload(fileName, bytes, { contentType: 'text/plain' });
+    assert.equal(r.status, 201, `${fileName}: ${r.text}`);
+  }
+});
+
+test('§4.8 SECURITY files: content the allowlist lacks or that is not what its name says answers 403 {"error":"Invalid file type"} and stores nothing', async () => {
+  const before = fs.existsSync(filesDir()) ? fs.readdirSync(filesDir()).length : 0;
+  for (const [fileName, bytes] of [['page.html', HTML], ['page.txt', HTML], ['image.png', SVG], ['image.svg', SVG],
+    ['logo.jpg', PNG], ['quote.pdf', Buffer.from('no pdf here\n')], ['noextension', PNG], ['empty.png', Buffer.alloc(0)]]) {
+    const r = await upload(fileName, bytes, { contentType: 'image/png' });
+    assert.equal(r.status, 403, `${fileName}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'Invalid file type' }, fileName);
+  }
+  assert.equal(fs.existsSync(filesDir()) ? fs.readdirSync(filesDir()).length : 0, before);
+});
+
+test('§4.8 SECURITY path escape: names with /, .., NUL or over 222 bytes answer 400 and write nothing outside the folder', async () => {
+  for (const fileName of ['../escape.png', 'a/b.png', 'nul\u0000.png', 'x'.repeat(223) + '.png']) {
+    const r = await upload(fileName, PNG);
+    assert.equal(r.status, 400, `${JSON.stringify(fileName)}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'Invalid file name' });
+  }
+  // `..` as the name itself: fetch would resolve it away, so it goes raw.
+  for (const raw of ['..', '%2E%2E']) {
+    const r = await rawRequest(server, `POST /core/files/${raw} HTTP/1.1\nX-Core-Application-Id: ${app.appId}\nContent-Type: image/png`, PNG);
+    assert.equal(r.status, 400, `${raw}: ${r.text ?? ''}`);
+  }
+  assert.ok(!fs.existsSync(path.join(dataDir, 'apps', app.appId, 'escape.png')));
+  assert.ok(!fs.existsSync(path.join(dataDir, 'apps', 'escape.png')));
+});
+
+test('§8 no size cap by default: a 15 MB file is taken; --max-file-size caps it (413)', async () => {
+  const big = Buffer.concat([PNG, Buffer.alloc(15 * 1024 * 1024, 7)]);
+  const r = await upload('big.png', big);
+  assert.equal(r.status, 201, r.text);
+  assert.equal(fs.statSync(stored(r.body.name)).size, big.length);
+  const capped = await setup({ extraArgs: ['--max-file-size', '1'] });
+  const refused = await upload('big.png', Buffer.concat([PNG, Buffer.alloc(2 * 1024 * 1024, 7)]), { srv: capped.server, a: capped.app });
+  assert.equal(refused.status, 413, refused.text);
+  const small = await upload('small.png', PNG, { srv: capped.server, a: capped.app });
+  assert.equal(small.status, 201, small.text);
+});
+
+test('§4.8 DELETE /core/files/{name}: the application id alone gets 403 and the file stays; a key removes it (200, empty body), also for a name that does not exist', async () => {
+  const r = await upload('to-delete.pdf', PDF);
+  assert.equal(r.status, 201, r.text);
+  const target = `/core/files/${encodeURIComponent(r.body.name)}`;
+  const refused = await request(server, 'DELETE', target, { headers: appHeaders(app) });
+  assert.equal(refused.status, 403);
+  assert.deepEqual(refused.body, { error: 'unauthorized: master key is required' });
+  assert.ok(fs.existsSync(stored(r.body.name)));
+  const done = await request(server, 'DELETE', target, { headers: apiKeyHeaders(app) });
+  assert.equal(done.status, 200, done.text);
+  assert.equal(done.text, '');
+  assert.ok(!fs.existsSync(stored(r.body.name)));
+  const again = await request(server, 'DELETE', target, { headers: masterHeaders(app) });
+  assert.equal(again.status, 200);
+  assert.equal(again.text, '');
+  const escape = await request(server, 'DELETE', `/core/files/${encodeURIComponent('../data.db')}`, { headers: masterHeaders(app) });
+  assert.equal(escape.status, 200);
+  assert.ok(fs.existsSync(path.join(dataDir, 'apps', app.appId, 'data.db')), 'nothing outside the folder is touched');
+});
+
+test('§4.8 SECURITY tenant isolation: another application\'s keys delete nothing of this one', async () => {
+  const other = createApp(dataDir);
+  const known = await pollUntil(async () => ({ done: (await upload('x.pdf', PDF, { a: other })).status === 201 }),
+    { timeoutMs: 5000, intervalMs: 100 });
+  assert.ok(known.ok, 'the server knows the second application');
+  const mine = await upload('mine.pdf', PDF);
+  const r = await request(server, 'DELETE', `/core/files/${encodeURIComponent(mine.body.name)}`, { headers: masterHeaders(other) });
+  assert.equal(r.status, 200);
+  assert.ok(fs.existsSync(stored(mine.body.name)), 'the file of the first application stays');
+  const mixed = await request(server, 'DELETE', `/core/files/${encodeURIComponent(mine.body.name)}`,
+    { headers: { 'X-Core-Application-Id': app.appId, 'X-Core-Master-Key': other.masterKey } });
+  assert.equal(mixed.status, 403, 'a key of B with the id of A is no key of A');
+  assert.ok(fs.existsSync(stored(mine.body.name)));
+});
+
+test('§3.3 kill -9 during an upload leaves no file behind, under no name, after the restart', async () => {
+  const dir = makeDataDir('crmd-files-kill');
+  const a = createApp(dir);
+  const srv = await startServer(dir);
+  // Half of a 4 MB upload, then the server is killed.
+  const sock = net.createConnection({ host: HOST, port: srv.port });
+  await new Promise((resolve) => sock.once('connect', resolve));
+  sock.write(`POST /core/files/half.png HTTP/1.1\r\nHost: ${HOST}\r\nX-Core-Application-Id: ${a.appId}\r\n` +
+    `Content-Type: image/png\r\nContent-Length: ${4 * 1024 * 1024}\r\n\r\n`);
+  sock.write(Buffer.concat([PNG, Buffer.alloc(2 * 1024 * 1024, 1)]));
+  const uploads = path.join(dir, 'tmp', 'uploads');
+  const arrived = await pollUntil(() => ({ done: fs.existsSync(uploads) && fs.readdirSync(uploads).some((f) => fs.statSync(path.join(uploads, f)).size > 1024 * 1024) }),
+    { timeoutMs: 5000, intervalMs: 20 });
+  assert.ok(arrived.ok, 'the upload streams to a temporary file as it arrives');
+  await srv.kill();
+  sock.destroy();
+  const again = await startServer(dir);
+  assert.deepEqual(fs.readdirSync(uploads), [], 'the half upload is gone after the restart');
+  assert.ok(!fs.existsSync(filesDir(a, dir)) || fs.readdirSync(filesDir(a, dir)).length === 0, 'no file was kept');
+  const r = await upload('after.png', PNG, { srv: again, a });
+  assert.equal(r.status, 201, r.text);
+});
