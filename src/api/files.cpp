@@ -71,7 +71,86 @@ Response Delete(const std::string& name, auth::Context& ctx) {
   return response;
 }
 
+// Types a browser shows without running anything; any other is sent as an attachment.
+bool ShownInline(std::string_view type) {
+  return type.starts_with("image/") || type.starts_with("audio/") || type.starts_with("video/") ||
+         type == "application/pdf" || type == "text/plain";
+}
+
+struct ByteRange {
+  std::uint64_t first = 0, length = 0;
+};
+
+// One `bytes=` range of a file of `size` bytes: nullopt when there is none to honour (absent, or a
+// list of several, which is answered whole); `length` 0 when it cannot be satisfied (416).
+std::optional<ByteRange> RangeOf(std::optional<std::string_view> header, std::uint64_t size) {
+  if (!header || !header->starts_with("bytes=")) return std::nullopt;
+  const std::string_view spec = header->substr(6);
+  if (spec.find(',') != std::string_view::npos) return std::nullopt;
+  const auto dash = spec.find('-');
+  if (dash == std::string_view::npos) return ByteRange{};
+  auto number = [](std::string_view digits) -> std::optional<std::uint64_t> {
+    if (digits.empty() || digits.size() > 19) return std::nullopt;
+    std::uint64_t v = 0;
+    for (char c : digits) {
+      if (c < '0' || c > '9') return std::nullopt;
+      v = v * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    return v;
+  };
+  const auto from = number(spec.substr(0, dash));
+  const auto to = number(spec.substr(dash + 1));
+  if (!from) {  // the last `to` bytes
+    if (!to || *to == 0 || size == 0) return ByteRange{};
+    const std::uint64_t n = std::min(*to, size);
+    return ByteRange{size - n, n};
+  }
+  if (*from >= size || (to && *to < *from)) return ByteRange{};
+  const std::uint64_t last = to ? std::min(*to, size - 1) : size - 1;
+  return ByteRange{*from, last - *from + 1};
+}
+
 }  // namespace
+
+Response HandleDownload(const Request& request, const std::string& name, auth::Context& ctx) {
+  // Until the sign-in gate (issue 20) sends browsers to it, callers without a key or a session of
+  // this application are refused.
+  if (!ctx.identity.IsMaster() && ctx.identity.principal != auth::Principal::kUser)
+    return ErrorResponse(errors::Unauthorized());
+  const auto path = files::FilePath(ctx.app->dir(), name);
+  std::error_code ec;
+  const auto size = path ? std::filesystem::file_size(*path, ec) : 0;
+  if (!path || ec) return FileError(404, "File not found");
+  Response response;
+  std::string head(std::min<std::uint64_t>(size, files::kSniffBytes), '\0');
+  {
+    std::ifstream in(*path, std::ios::binary);
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  }
+  std::string type = files::SniffedType(head);
+  if (type.empty()) type = "application/octet-stream";
+  response.content_type = type;
+  response.headers.emplace_back("Accept-Ranges", "bytes");
+  // Whatever the file holds, a browser runs nothing of it (../shared/SECURITY.md "files").
+  response.headers.emplace_back("Content-Security-Policy", "default-src 'none'; sandbox");
+  response.headers.emplace_back("Content-Disposition", ShownInline(type) ? "inline" : "attachment");
+  response.file = *path;
+  response.file_length = size;
+  if (auto range = RangeOf(request.Header("range"), size)) {
+    if (range->length == 0) {
+      Response refused = FileError(416, "Range Not Satisfiable");
+      refused.headers.emplace_back("Content-Range", "bytes */" + std::to_string(size));
+      return refused;
+    }
+    response.status = 206;
+    response.file_offset = range->first;
+    response.file_length = range->length;
+    response.headers.emplace_back("Content-Range", "bytes " + std::to_string(range->first) + "-" +
+                                                       std::to_string(range->first + range->length - 1) + "/" +
+                                                       std::to_string(size));
+  }
+  return response;
+}
 
 Response HandleFiles(const Request& request, const Target& target, auth::Context& ctx) {
   if (target.segments.size() != 2) return ErrorResponse(errors::RouteNotFound(request.method_name, target.path));

@@ -12,4 +12,9 @@ namespace crmd::api {
 // `target` is below the prefix: `files/<name>`.
 Response HandleFiles(const Request& request, const Target& target, auth::Context& ctx);
 
+// `GET`/`HEAD /<prefix>/files/<appId>/<name>`, the address an upload answers: `ctx` is the caller
+// as the path's application resolves it (no application-id header is needed: a browser opens it).
+// Served to a key and to a signed-in user of the application; `Range` and `HEAD` work.
+Response HandleDownload(const Request& request, const std::string& name, auth::Context& ctx);
+
 }  // namespace crmd::api

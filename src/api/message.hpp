@@ -55,6 +55,11 @@ struct Response {
   // from the request's head to then: where a write request's `_RequestLog` row is made. Must not
   // block or throw.
   std::function<void(int status, double duration_ms)> sent;
+  // A body sent from this file instead of `body`: `file_length` bytes from `file_offset`. The
+  // server streams it (a large file never sits in memory).
+  std::string file;
+  std::uint64_t file_offset = 0;
+  std::uint64_t file_length = 0;
   // Not an answer: the read ran past its slice on a network thread and is to be handled again on
   // a thread of slow reads (Request::off_loop), so the network thread's other connections wait no
   // longer.

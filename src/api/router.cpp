@@ -305,6 +305,22 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
   if (segments.empty() || segments[0] != options_.prefix)
     return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
 
+  // An upload's address is opened in a browser: the application is the path's, not a header's.
+  if (segments.size() == 4 && segments[1] == "files" &&
+      (request.method == Method::kGet || request.method == Method::kHead)) {
+    auto credentials = registry_.Find(segments[2]);
+    if (!credentials) return ErrorResponse(ApiError{404, 0, "File not found", ErrorBody::kErrorOnly});
+    auth::Context file_ctx;
+    file_ctx.app = apps_.Open(credentials->app_id);
+    file_ctx.remote_ip = request.remote_ip;
+    file_ctx.identity = auth::ResolveKeys(*credentials, request.Header(master_key_header_), request.Header(api_key_header_));
+    if (auto token = request.Header(session_token_header_); token && file_ctx.identity.principal == auth::Principal::kAnonymous) {
+      auto identity = auth::ResolveSession(*file_ctx.app, *token);
+      if (identity.ok()) file_ctx.identity = std::move(identity).value();
+    }
+    return HandleDownload(request, segments[3], file_ctx);
+  }
+
   // The reset page is opened from a mail, in a browser: no application-id header.
   if (segments.size() == 4 && segments[1] == "apps" && segments[3] == "reset-password") {
     auto credentials = registry_.Find(segments[2]);

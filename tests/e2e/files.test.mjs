@@ -175,3 +175,75 @@ test('§3.3 kill -9 during an upload leaves no file behind, under no name, after
   const r = await upload('after.png', PNG, { srv: again, a });
   assert.equal(r.status, 201, r.text);
 });
+
+// Downloads of the address an upload answers (spec §4.8 "GET of the returned url").
+const open = (url, headers = {}, method = 'GET') => fetch(url, { method, headers, signal: AbortSignal.timeout(30_000) });
+
+test('§4.8 GET of the returned url: the bytes, to the master key, an API key and a signed-in user of the application; HEAD and Range work', async () => {
+  const bytes = Buffer.concat([PNG, Buffer.alloc(10 * 1024 * 1024, 3)]);
+  const up = await upload('photo.png', bytes);
+  assert.equal(up.status, 201, up.text);
+  const got = await open(up.body.url, { 'X-Core-Master-Key': app.masterKey });
+  assert.equal(got.status, 200);
+  assert.equal(got.headers.get('content-type'), 'image/png');
+  assert.equal(got.headers.get('x-content-type-options'), 'nosniff');
+  assert.equal(got.headers.get('accept-ranges'), 'bytes');
+  assert.deepEqual(Buffer.from(await got.arrayBuffer()), bytes, 'streamed whole');
+  const viaKey = await open(up.body.url, { 'X-Core-API-Key': app.apiKey });
+  assert.equal(viaKey.status, 200);
+  await viaKey.arrayBuffer();
+  // A signed-in user of the application.
+  const user = await request(server, 'POST', '/core/users', { headers: masterHeaders(app), body: { username: 'reader@example.test', password: 'Reader5ecret' } });
+  assert.equal(user.status, 201, user.text);
+  const viaSession = await open(up.body.url, { 'X-Core-Session-Token': user.body.sessionToken });
+  assert.equal(viaSession.status, 200);
+  assert.equal((await viaSession.arrayBuffer()).byteLength, bytes.length);
+  const head = await open(up.body.url, { 'X-Core-Master-Key': app.masterKey }, 'HEAD');
+  assert.equal(head.status, 200);
+  assert.equal(head.headers.get('content-length'), String(bytes.length));
+  const part = await open(up.body.url, { 'X-Core-Master-Key': app.masterKey, Range: 'bytes=1-3' });
+  assert.equal(part.status, 206);
+  assert.equal(part.headers.get('content-range'), `bytes 1-3/${bytes.length}`);
+  assert.deepEqual(Buffer.from(await part.arrayBuffer()), bytes.subarray(1, 4));
+  const tail = await open(up.body.url, { 'X-Core-Master-Key': app.masterKey, Range: 'bytes=-2' });
+  assert.equal(tail.status, 206);
+  assert.deepEqual(Buffer.from(await tail.arrayBuffer()), bytes.subarray(bytes.length - 2));
+  const beyond = await open(up.body.url, { 'X-Core-Master-Key': app.masterKey, Range: `bytes=${bytes.length}-` });
+  assert.equal(beyond.status, 416);
+  assert.equal(beyond.headers.get('content-range'), `bytes */${bytes.length}`);
+});
+
+test('§4.8 SECURITY files: nothing a download holds runs in a browser; only images, media, PDF and text are shown inline', async () => {
+  const docx = await upload('offer.docx', zip('[Content_Types].xml', '<Types/>'));
+  const r = await open(docx.body.url, { 'X-Core-Master-Key': app.masterKey });
+  assert.equal(r.headers.get('content-disposition'), 'attachment');
+  assert.match(r.headers.get('content-security-policy'), /sandbox/);
+  await r.arrayBuffer();
+  const png = await upload('shown.png', PNG);
+  const shown = await open(png.body.url, { 'X-Core-Master-Key': app.masterKey });
+  assert.equal(shown.headers.get('content-disposition'), 'inline');
+  await shown.arrayBuffer();
+});
+
+test('§4.8 SECURITY tenant isolation and deletion: another application\'s key or session gets nothing; a deleted file answers 404 File not found', async () => {
+  const other = createApp(dataDir);
+  await pollUntil(async () => ({ done: (await upload('x.pdf', PDF, { a: other })).status === 201 }), { timeoutMs: 5000, intervalMs: 100 });
+  const up = await upload('secret.pdf', PDF);
+  const anonymous = await open(up.body.url);
+  assert.equal(anonymous.status, 403);
+  await anonymous.arrayBuffer();
+  const otherKey = await open(up.body.url, { 'X-Core-Application-Id': other.appId, 'X-Core-Master-Key': other.masterKey });
+  assert.equal(otherKey.status, 403);
+  await otherKey.arrayBuffer();
+  const wrongApp = await open(up.body.url.replace(`/files/${app.appId}/`, `/files/${other.appId}/`), { 'X-Core-Master-Key': other.masterKey });
+  assert.equal(wrongApp.status, 404, 'the name is not a file of the other application');
+  await wrongApp.arrayBuffer();
+  const del = await request(server, 'DELETE', `/core/files/${encodeURIComponent(up.body.name)}`, { headers: masterHeaders(app) });
+  assert.equal(del.status, 200);
+  const gone = await open(up.body.url, { 'X-Core-Master-Key': app.masterKey });
+  assert.equal(gone.status, 404);
+  assert.deepEqual(await gone.json(), { error: 'File not found' });
+  const escape = await open(`${server.base}/core/files/${app.appId}/..%2Fdata.db`, { 'X-Core-Master-Key': app.masterKey });
+  assert.equal(escape.status, 404);
+  await escape.arrayBuffer();
+});
