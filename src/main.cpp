@@ -252,7 +252,9 @@ int Serve(const cli::ServeFlags& flags) {
   std::string public_url = flags.public_url;
   if (public_url.empty()) public_url = "http://" + options.host + ":" + std::to_string(port);
   while (!public_url.empty() && public_url.back() == '/') public_url.pop_back();
-  apps.SetPublicUrl(public_url);
+  std::string static_url = flags.static_url;
+  while (!static_url.empty() && static_url.back() == '/') static_url.pop_back();
+  apps.SetPublicUrl(public_url, static_url);
   log::Info("listening", {{"address", options.host},
                           {"max_connections", options.max_connections},
                           {"max_open_apps", static_cast<std::int64_t>(store.max_open)},

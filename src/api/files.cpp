@@ -110,14 +110,9 @@ std::optional<ByteRange> RangeOf(std::optional<std::string_view> header, std::ui
   return ByteRange{*from, last - *from + 1};
 }
 
-}  // namespace
-
-Response HandleDownload(const Request& request, const std::string& name, auth::Context& ctx) {
-  // Until the sign-in gate (issue 20) sends browsers to it, callers without a key or a session of
-  // this application are refused.
-  if (!ctx.identity.IsMaster() && ctx.identity.principal != auth::Principal::kUser)
-    return ErrorResponse(errors::Unauthorized());
-  const auto path = files::FilePath(ctx.app->dir(), name);
+// The file at `path` (nullopt: none) as a streamed answer: typed by its content, never run by a
+// browser, `Range` honoured.
+Response ServeFile(const Request& request, const std::optional<std::string>& path) {
   std::error_code ec;
   const auto size = path ? std::filesystem::file_size(*path, ec) : 0;
   if (!path || ec) return FileError(404, "File not found");
@@ -149,6 +144,23 @@ Response HandleDownload(const Request& request, const std::string& name, auth::C
                                                        std::to_string(range->first + range->length - 1) + "/" +
                                                        std::to_string(size));
   }
+  return response;
+}
+
+}  // namespace
+
+Response HandleDownload(const Request& request, const std::string& name, auth::Context& ctx) {
+  // Until the sign-in gate (issue 20) sends browsers to it, callers without a key or a session of
+  // this application are refused.
+  if (!ctx.identity.IsMaster() && ctx.identity.principal != auth::Principal::kUser)
+    return ErrorResponse(errors::Unauthorized());
+  return ServeFile(request, files::FilePath(ctx.app->dir(), name));
+}
+
+Response HandleStatic(const Request& request, const app::Application& app, const std::string& name) {
+  Response response = ServeFile(request, files::PublicPath(app.dir(), name));
+  if (response.status == 200 || response.status == 206)
+    response.headers.emplace_back("Cache-Control", "public, max-age=86400");
   return response;
 }
 

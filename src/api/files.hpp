@@ -5,6 +5,7 @@
 
 #include "api/message.hpp"
 #include "api/target.hpp"
+#include "app/application.hpp"
 #include "auth/context.hpp"
 
 namespace crmd::api {
@@ -16,5 +17,10 @@ Response HandleFiles(const Request& request, const Target& target, auth::Context
 // as the path's application resolves it (no application-id header is needed: a browser opens it).
 // Served to a key and to a signed-in user of the application; `Range` and `HEAD` work.
 Response HandleDownload(const Request& request, const std::string& name, auth::Context& ctx);
+
+// `GET`/`HEAD /static/<appId>/<name>`: the static host (`--static-url`'s default) of files attached
+// to File fields. No credential; `Cache-Control: public, max-age=86400`. A file that is not public
+// (unattached, private, or deleted) answers 404.
+Response HandleStatic(const Request& request, const app::Application& app, const std::string& name);
 
 }  // namespace crmd::api

@@ -302,6 +302,13 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
     return HandleFunction(request, CallOf(credentials.get(), segments[2]), ctx);
   }
 
+  // The static host of public files (spec §4.8), when no CDN fronts crmd.
+  if (segments.size() == 3 && segments[0] == "static" && (request.method == Method::kGet || request.method == Method::kHead)) {
+    auto credentials = registry_.Find(segments[1]);
+    if (!credentials) return ErrorResponse(ApiError{404, 0, "File not found", ErrorBody::kErrorOnly});
+    return HandleStatic(request, *apps_.Open(credentials->app_id), segments[2]);
+  }
+
   if (segments.empty() || segments[0] != options_.prefix)
     return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
 

@@ -33,7 +33,10 @@ struct Settings {
   std::chrono::seconds session_ttl{365L * 24 * 3600};
   // Spec §3.1: 8 consecutive failures lock a login for this long.
   std::chrono::minutes lockout{30};
-  std::string public_url = "http://127.0.0.1:8080";  // base of links in mails
+  std::string public_url = "http://127.0.0.1:8080";  // base of links in mails and of file addresses
+  // Where attached public files are served from (`--static-url`): `<static_url>/<appId>/<name>`.
+  // crmd serves it itself under `<public_url>/static` when no CDN fronts it.
+  std::string static_url = "http://127.0.0.1:8080/static";
   std::string prefix = "core";
   std::string smtp_url;  // empty: mails go to each application's outbox folder
   std::string mail_from = "no-reply@crmd.invalid";
@@ -191,7 +194,10 @@ class Applications {
   void StopWrites();
 
   // The base of links in mails, once the port is bound. Call before serving (not thread-safe).
-  void SetPublicUrl(std::string url) { settings_.public_url = std::move(url); }
+  void SetPublicUrl(std::string url, std::string static_url = {}) {
+    settings_.static_url = static_url.empty() ? url + "/static" : std::move(static_url);
+    settings_.public_url = std::move(url);
+  }
 
  private:
   struct Slot {

@@ -46,12 +46,19 @@ ApiError WriteUnit::Restarting() { return errors::Internal(); }
 
 void WriteUnit::AfterCommit(Action action) { after_commit_.push_back(std::move(action)); }
 
+void WriteUnit::AtCommit(Action action) { at_commit_.push_back(std::move(action)); }
+
 void WriteUnit::Commit() {
   if (depth_ != 0) throw std::logic_error("a write unit committed inside a nested write");
   txn_->Commit();
   committed_ = true;
   // Before the exclusive transaction lets the next write in (it ends with the unit).
   if (schema_changed_) app_.Publish(schema_);
+  for (auto& action : at_commit_) {
+    if (queued_ && !txn_->Exclusive()) queued_->AfterFlush(std::move(action));
+    else action();
+  }
+  at_commit_.clear();
   if (!wrote_.empty()) {
     // Once durable: a read between this commit and the group's flush still sees the rows before.
     if (queued_ && !txn_->Exclusive()) queued_->AfterFlush([app = &app_, classes = wrote_] { app->Wrote(classes); });
@@ -75,7 +82,11 @@ void WriteUnit::Wrote(std::string_view class_name) {
 WriteUnit::Nested WriteUnit::Nest() { return Nested(*this); }
 
 WriteUnit::Nested::Nested(WriteUnit& unit)
-    : unit_(&unit), schema_(unit.schema_), schema_changed_(unit.schema_changed_), actions_(unit.after_commit_.size()) {
+    : unit_(&unit),
+      schema_(unit.schema_),
+      schema_changed_(unit.schema_changed_),
+      actions_(unit.after_commit_.size()),
+      at_commit_(unit.at_commit_.size()) {
   unit.txn_->OpenSavepoint();
   ++unit.depth_;
 }
@@ -84,7 +95,8 @@ WriteUnit::Nested::Nested(Nested&& other) noexcept
     : unit_(std::exchange(other.unit_, nullptr)),
       schema_(std::move(other.schema_)),
       schema_changed_(other.schema_changed_),
-      actions_(other.actions_) {}
+      actions_(other.actions_),
+      at_commit_(other.at_commit_) {}
 
 void WriteUnit::Nested::Keep() {
   if (!unit_) return;
@@ -100,6 +112,7 @@ WriteUnit::Nested::~Nested() {
   unit.schema_ = std::move(schema_);
   unit.schema_changed_ = schema_changed_;
   unit.after_commit_.resize(actions_);
+  unit.at_commit_.resize(at_commit_);
   try {
     unit.txn_->RollbackSavepoint();
   } catch (const std::exception& e) {

@@ -76,6 +76,10 @@ class WriteUnit {
   // Runs `action` once the unit's commit is durable; never when it rolls back. Added by a nested
   // write that is then rolled back, it goes with it.
   void AfterCommit(Action action);
+  // Runs `action` on the committing thread as soon as the commit is durable, before the write is
+  // answered (for a write queue's write: at its flush); never when it rolls back. For what the
+  // answer promises and that takes no time (a file's second name): it must not block.
+  void AtCommit(Action action);
 
   // Commits the outermost write: durable when it returns (for a write queue's group: at the
   // queue's flush), then publishes the unit's schema and hands its after-commit actions on.
@@ -100,6 +104,7 @@ class WriteUnit {
     std::shared_ptr<const schema::Snapshot> schema_;
     bool schema_changed_;
     std::size_t actions_;
+    std::size_t at_commit_;
   };
   Nested Nest();
 
@@ -115,6 +120,7 @@ class WriteUnit {
   bool committed_ = false;
   int depth_ = 0;
   std::vector<Action> after_commit_;
+  std::vector<Action> at_commit_;
   std::set<std::string, std::less<>> wrote_;  // a nested write rolled back may leave its class here: harmless
 };
 

@@ -49,7 +49,26 @@ bool Remove(const std::string& app_dir, std::string_view stored_name) {
   const auto path = FilePath(app_dir, stored_name);
   if (!path) return false;
   std::error_code ec;
+  fs::remove(*PublicPath(app_dir, stored_name), ec);
   return fs::remove(*path, ec);
+}
+
+std::optional<std::string> PublicPath(const std::string& app_dir, std::string_view stored_name) {
+  if (!IsStoredName(stored_name)) return std::nullopt;
+  return (fs::path(app_dir) / "public" / std::string(stored_name)).string();
+}
+
+bool Publish(const std::string& app_dir, std::string_view stored_name) {
+  const auto source = FilePath(app_dir, stored_name);
+  if (!source) return false;
+  std::error_code ec;
+  if (!fs::exists(*source, ec)) return false;
+  const auto target = *PublicPath(app_dir, stored_name);
+  if (fs::exists(target, ec)) return true;
+  fs::create_directories(fs::path(app_dir) / "public", ec);
+  // A hard link: the same bytes under a second name, no copy; removing either keeps the other.
+  fs::create_hard_link(*source, target, ec);
+  return !ec;
 }
 
 void ClearUploads(const std::string& uploads_dir) {

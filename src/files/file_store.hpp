@@ -22,8 +22,15 @@ std::optional<std::string> FilePath(const std::string& app_dir, std::string_view
 // Throws std::runtime_error when the disk refuses (the temporary file is then left to the caller).
 void Keep(const std::string& temp_path, const std::string& app_dir, std::string_view stored_name);
 
-// Removes the file; false when there was none (not an error).
+// Removes the file and its public copy; false when there was none (not an error).
 bool Remove(const std::string& app_dir, std::string_view stored_name);
+
+// Makes the file public (attached to a File field): a second name for it under
+// `DATA/apps/<appId>/public/`, the only folder the static host serves. False when there is no
+// such file (an attachment of a name never uploaded: its address then answers 404).
+bool Publish(const std::string& app_dir, std::string_view stored_name);
+// `DATA/apps/<appId>/public/<stored name>`, or nullopt for a name no upload could have answered.
+std::optional<std::string> PublicPath(const std::string& app_dir, std::string_view stored_name);
 
 // Removes what uploads cut short left in `uploads_dir` (at start, before any upload arrives), and
 // makes the folder if it is missing.

@@ -247,3 +247,61 @@ test('§4.8 SECURITY tenant isolation and deletion: another application\'s key o
   assert.equal(escape.status, 404);
   await escape.arrayBuffer();
 });
+
+// Attachment (spec §3.3, §4.8): the stored value carries the address its field type gives it.
+test('§3.3 §4.8 attach: a File field stores {static-url}/<APP_ID>/<name> with public:true, served to anyone with Cache-Control; a PrivateFile field the record-scoped address with private:true', async () => {
+  const M = masterHeaders(app);
+  const made = await request(server, 'POST', '/core/schemas/Docs', { headers: M, body: { fields: {
+    Logo: { type: 'File' }, Contract: { type: 'PrivateFile' }, Note: { type: 'String' } } } });
+  assert.equal(made.status, 200, made.text);
+  const up = await upload('logo (1).png', PNG);
+  const file = { __type: 'File', name: up.body.name, url: up.body.url };
+  const created = await request(server, 'POST', '/core/classes/Docs', { headers: M, body: { Logo: file } });
+  assert.equal(created.status, 201, created.text);
+  const id = created.body.objectId;
+  const staticUrl = `${server.base}/static/${app.appId}/${encodeURIComponent(up.body.name).replace(/\(/g, '%28').replace(/\)/g, '%29')}`;
+  const got = await request(server, 'GET', `/core/classes/Docs/${id}`, { headers: M });
+  assert.deepEqual(got.body.Logo, { __type: 'File', name: up.body.name, url: staticUrl, public: true });
+  const listed = await request(server, 'GET', `/core/classes/Docs?where=${encodeURIComponent(JSON.stringify({ objectId: id }))}&keys=Logo`, { headers: M });
+  assert.deepEqual(listed.body.results[0].Logo, got.body.Logo, 'find with keys answers the same value as get');
+  const served = await open(staticUrl);
+  assert.equal(served.status, 200);
+  assert.equal(served.headers.get('cache-control'), 'public, max-age=86400');
+  assert.equal(served.headers.get('x-content-type-options'), 'nosniff');
+  assert.deepEqual(Buffer.from(await served.arrayBuffer()), PNG);
+
+  const secret = await upload('contract.pdf', PDF);
+  const updated = await request(server, 'PUT', `/core/classes/Docs/${id}`, { headers: M,
+    body: { Contract: { __type: 'File', name: secret.body.name, url: secret.body.url } } });
+  assert.equal(updated.status, 200, updated.text);
+  const after = await request(server, 'GET', `/core/classes/Docs/${id}`, { headers: M });
+  assert.deepEqual(after.body.Contract, { __type: 'File', name: secret.body.name, private: true,
+    url: `${server.base}/core/files/${app.appId}/${encodeURIComponent(secret.body.name)}/Docs/${id}/Contract` });
+  const notPublic = await open(`${server.base}/static/${app.appId}/${encodeURIComponent(secret.body.name)}`);
+  assert.equal(notPublic.status, 404, 'a private file is not on the static host');
+  await notPublic.arrayBuffer();
+  const unattached = await upload('loose.png', PNG);
+  const loose = await open(`${server.base}/static/${app.appId}/${encodeURIComponent(unattached.body.name)}`);
+  assert.equal(loose.status, 404, 'an unattached upload is not on the static host');
+  await loose.arrayBuffer();
+
+  // Deleted: every address answers 404.
+  await request(server, 'DELETE', `/core/files/${encodeURIComponent(up.body.name)}`, { headers: M });
+  const gone = await open(staticUrl);
+  assert.equal(gone.status, 404);
+  assert.deepEqual(await gone.json(), { error: 'File not found' });
+});
+
+test('§4.8 attaching a name never uploaded answers as any write; its address answers 404; a File value in a String field is 111', async () => {
+  const M = masterHeaders(app);
+  const r = await request(server, 'POST', '/core/classes/Docs', { headers: M, body: { Logo: { __type: 'File', name: 'local.png' } } });
+  assert.equal(r.status, 201, r.text);
+  const got = await request(server, 'GET', `/core/classes/Docs/${r.body.objectId}`, { headers: M });
+  assert.equal(got.body.Logo.public, true);
+  const missing = await open(got.body.Logo.url);
+  assert.equal(missing.status, 404);
+  await missing.arrayBuffer();
+  const wrong = await request(server, 'POST', '/core/classes/Docs', { headers: M, body: { Note: { __type: 'File', name: 'x.png' } } });
+  assert.equal(wrong.status, 400, wrong.text);
+  assert.equal(wrong.body.code, 111);
+});

@@ -212,6 +212,31 @@ TEST_F(WriteUnitTest, AfterCommitActionsRunOnceDurableOnTheRunnersThreadAndNever
   EXPECT_FALSE(ran);
 }
 
+TEST_F(WriteUnitTest, AtCommitActionsRunDurableBeforeTheWriteReturnsAndNeverForARollback) {
+  auto ctx = Master();
+  std::size_t committed_when_run = 0;
+  int ran = 0, inner_ran = 0;
+  auto outcome = RunWrite(ctx, [&](WriteUnit& unit) -> Status {
+    CRMD_TRY(write::CreateRecord(ctx, "A", json::object{{"x", 9}}));
+    unit.AtCommit([&] { committed_when_run = CommittedWithX(9), ++ran; });
+    {
+      auto nested = unit.Nest();
+      unit.AtCommit([&] { ++inner_ran; });
+    }  // rolled back: its action goes with it
+    return {};
+  });
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(ran, 1);  // already, on this thread: before the write returned
+  EXPECT_EQ(committed_when_run, 1u);
+  EXPECT_EQ(inner_ran, 0);
+  auto failed = RunWrite(ctx, [&](WriteUnit& unit) -> Status {
+    unit.AtCommit([&] { ++ran; });
+    return errors::ObjectNotFound();
+  });
+  EXPECT_FALSE(failed.ok());
+  EXPECT_EQ(ran, 1);
+}
+
 TEST_F(WriteUnitTest, InAWriteQueueActionsWaitForTheFlushThatMakesTheirUnitDurable) {
   auto group = app_->db().BeginWriteGroup();
   QueuedGroup queued(*group);

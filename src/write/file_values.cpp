@@ -1,0 +1,50 @@
+#include "write/file_values.hpp"
+
+#include "app/write_unit.hpp"
+#include "files/file_names.hpp"
+#include "files/file_store.hpp"
+#include "util/json.hpp"
+
+namespace crmd::write {
+
+namespace json = boost::json;
+
+std::vector<std::string> AttachFiles(const app::Application& app, const schema::ClassSchema& cls,
+                                     std::string_view object_id, const std::vector<std::string>& columns,
+                                     std::vector<storage::Cell>& cells) {
+  std::vector<std::string> published;
+  for (std::size_t i = 0; i < columns.size() && i < cells.size(); ++i) {
+    const auto* def = cls.FindField(columns[i]);
+    if (!def || (def->type != schema::FieldType::kFile && def->type != schema::FieldType::kPrivateFile)) continue;
+    const auto* text = std::get_if<std::string>(&cells[i]);
+    if (!text) continue;  // a null or a deletion
+    auto parsed = ParseJson(*text);
+    if (!parsed.ok() || !parsed.value().is_object()) continue;
+    const auto* name_value = parsed.value().get_object().if_contains("name");
+    if (!name_value || !name_value->is_string()) continue;
+    const std::string name(name_value->get_string());
+    const auto& settings = app.settings();
+    json::object file{{"__type", "File"}, {"name", name}};
+    if (def->type == schema::FieldType::kFile) {
+      file["url"] = settings.static_url + "/" + app.id() + "/" + files::EncodeSegment(name);
+      file["public"] = true;
+      published.push_back(name);
+    } else {
+      file["url"] = settings.public_url + "/" + settings.prefix + "/files/" + app.id() + "/" + files::EncodeSegment(name) +
+                    "/" + files::EncodeSegment(cls.name) + "/" + std::string(object_id) + "/" + files::EncodeSegment(columns[i]);
+      file["private"] = true;
+    }
+    cells[i] = ToJson(file);
+  }
+  return published;
+}
+
+void PublishAfterCommit(app::WriteUnit& unit, const app::Application& app, std::vector<std::string> names) {
+  if (names.empty()) return;
+  // Before the answer: the static address it returns serves at once.
+  unit.AtCommit([dir = app.dir(), names = std::move(names)] {
+    for (const auto& name : names) files::Publish(dir, name);
+  });
+}
+
+}  // namespace crmd::write
