@@ -92,9 +92,9 @@ test('§2.2 GET returns the full object: createdAt/updatedAt flat, every field t
   const g = await get('RtAccounts', c.body.objectId);
   assert.equal(g.status, 200, g.text);
   const { Doc, ...rest } = g.body;
-  // §2.2: a File keeps __type/name/url; the server may mark an attached file "public":true.
-  assert.deepEqual(Object.fromEntries(Object.entries(Doc).filter(([k]) => k !== 'public')), file);
-  if ('public' in Doc) assert.equal(Doc.public, true);
+  // §2.2, §4.8: a File keeps __type and name; attached to a File field, its url becomes the static
+  // host's address of the name and it is marked "public": true (issue 20).
+  assert.deepEqual(Doc, { __type: 'File', name: file.name, url: `${server.base}/static/${app.appId}/${file.name}`, public: true });
   assert.deepEqual(rest, {
     objectId: c.body.objectId,
     createdAt: c.body.createdAt,
