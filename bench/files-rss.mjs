@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { listeningPort } from './lib/listening.mjs';
 
 const bin = process.argv[2] || 'build/crmd';
 const CLIENTS = 10;
@@ -14,16 +15,7 @@ const SIZE = 50 * 1024 * 1024;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'crmd-files-rss-'));
 const app = JSON.parse(execFileSync(bin, ['app', 'create', '--data', dir, '--id', 'bench', '--no-product-base']));
 const server = spawn(bin, ['serve', '--data', dir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-const port = await new Promise((resolve, reject) => {
-  let buf = '';
-  const timer = setTimeout(() => reject(new Error('no listening line')), 10_000);
-  server.stderr.on('data', (d) => {
-    buf += d;
-    const m = buf.match(/"msg":"listening".*?"port":(\d+)/);
-    if (m) { clearTimeout(timer); resolve(Number(m[1])); }
-  });
-});
-server.stderr.resume();
+const port = await listeningPort(server);
 const kib = (field) => Number(fs.readFileSync(`/proc/${server.pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+)`))[1]);
 let peak = 0;
 const sampler = setInterval(() => { peak = Math.max(peak, kib('VmRSS')); }, 20);
