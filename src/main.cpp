@@ -5,6 +5,7 @@
 //   crmd app create --data DIR [--id APP_ID] [--name NAME] [--no-product-base]
 //                                                             -> {"appId","masterKey","apiKey","apiKeyName"}
 //   crmd app webhook-secret --data DIR --app APP_ID [--rotate] -> {"appId","webhookSecret"}
+//   crmd files gc --data DIR --app APP_ID [--older-than 7d]   -> {"appId","removed":[names],"kept"}
 //   crmd key create --data DIR --app APP_ID --name NAME       -> {"apiKey"}
 //   crmd key revoke --data DIR --app APP_ID --name NAME
 //   crmd key list   --data DIR --app APP_ID                   -> {"keys":[{"name","createdAt","revokedAt"}]}
@@ -31,6 +32,7 @@
 #include "storage/database.hpp"
 #include "storage/registry_store.hpp"
 #include "files/file_store.hpp"
+#include "files/orphans.hpp"
 #include "triggers/runner.hpp"
 #include "util/ids.hpp"
 #include "util/json.hpp"
@@ -382,6 +384,37 @@ int RemoveFunction(const std::string& data, const std::string& app_id, const std
   return 0;
 }
 
+// `<n>d`, `<n>h`, `<n>m` or `<n>s`.
+std::optional<std::chrono::seconds> ParseAge(const std::string& text) {
+  if (text.size() < 2 || text.size() > 12) return std::nullopt;
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+    n = n * 10 + (text[i] - '0');
+  }
+  switch (text.back()) {
+    case 'd': return std::chrono::seconds(n * 86400);
+    case 'h': return std::chrono::seconds(n * 3600);
+    case 'm': return std::chrono::seconds(n * 60);
+    case 's': return std::chrono::seconds(n);
+    default: return std::nullopt;
+  }
+}
+
+int CollectFiles(const std::string& data, const std::string& app_id, const std::string& older_than) {
+  const auto age = ParseAge(older_than);
+  if (!age) return Fail("--older-than must be <n>d, <n>h, <n>m or <n>s");
+  storage::RegistryStore store(RegistryPath(data));
+  if (!store.Load(app_id)) return Fail("no application " + app_id);
+  app::Applications apps(data, app::StoreOptions{storage::Durability::kFull, 1}, {}, write::PrepareApplication);
+  auto app = apps.Open(app_id);
+  const auto collected = files::RemoveOrphans(*app, *age);
+  json::array removed;
+  for (const auto& name : collected.removed) removed.emplace_back(name);
+  Print(json::object{{"appId", app_id}, {"removed", std::move(removed)}, {"kept", static_cast<std::int64_t>(collected.kept)}});
+  return 0;
+}
+
 int CreateKey(const std::string& data, const std::string& app_id, const std::string& name) {
   if (!IsValidKeyName(name)) return Fail("--name must be 1-64 of [A-Za-z0-9._-]");
   const std::string key = ids::NewSecret();
@@ -433,6 +466,7 @@ int main(int argc, char** argv) {
       case cli::CommandKind::kAppCreate: return CreateApp(a.data, a.app_id, a.name, !a.no_product_base, a.region);
       case cli::CommandKind::kAppRegion: return SetRegion(a.data, a.app_id, a.region);
       case cli::CommandKind::kAppWebhookSecret: return WebhookSecret(a.data, a.app_id, a.rotate);
+      case cli::CommandKind::kFilesGc: return CollectFiles(a.data, a.app_id, a.older_than);
       case cli::CommandKind::kKeyCreate: return CreateKey(a.data, a.app_id, a.name);
       case cli::CommandKind::kKeyRevoke: return RevokeKey(a.data, a.app_id, a.name);
       case cli::CommandKind::kKeyList: return ListKeys(a.data, a.app_id);

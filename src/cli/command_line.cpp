@@ -123,6 +123,14 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   fn_deploy->add_option("--file", command.admin.file, "Lua source file")->required();
   fn_remove->add_option("--name", name, "Function name")->required();
 
+  auto* files_cmd = cli.add_subcommand("files", "Manage an application's uploaded files");
+  files_cmd->require_subcommand(1);
+  auto* files_gc = files_cmd->add_subcommand("gc", "Remove the files no record references (spec §3.3 orphans)");
+  files_gc->add_option("--data", data, "Data directory")->required();
+  files_gc->add_option("--app", app_id, "Application id")->required();
+  files_gc->add_option("--older-than", command.admin.older_than,
+                       "Only files last written longer ago than this: <n>d, <n>h, <n>m or <n>s (default: 7d)");
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -138,6 +146,7 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   else if (fn_deploy->parsed()) command.kind = CommandKind::kFunctionDeploy;
   else if (fn_list->parsed()) command.kind = CommandKind::kFunctionList;
   else if (fn_remove->parsed()) command.kind = CommandKind::kFunctionRemove;
+  else if (files_gc->parsed()) command.kind = CommandKind::kFilesGc;
   else return 1;
   return command;
 }

@@ -56,10 +56,11 @@ struct AdminArgs {
   std::string region;  // empty: the default (app create), required (app region)
   std::string file;    // function deploy: the Lua source
   bool rotate = false;  // app webhook-secret: replace the secret before printing it
+  std::string older_than = "7d";  // files gc: the age an orphan must have, <n>d|h|m|s
 };
 
 enum class CommandKind {
-  kServe, kAppCreate, kAppRegion, kAppWebhookSecret, kKeyCreate, kKeyRevoke, kKeyList, kFunctionDeploy, kFunctionList, kFunctionRemove
+  kServe, kAppCreate, kAppRegion, kAppWebhookSecret, kKeyCreate, kKeyRevoke, kKeyList, kFunctionDeploy, kFunctionList, kFunctionRemove, kFilesGc
 };
 
 struct Command {

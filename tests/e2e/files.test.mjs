@@ -9,6 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import {
   setup, stopAll, request, rawRequest, appHeaders, masterHeaders, apiKeyHeaders, createApp, startServer, makeDataDir, pollUntil, HOST,
+  cliJson,
 } from './lib/harness.mjs';
 
 let server;
@@ -304,4 +305,29 @@ test('§4.8 attaching a name never uploaded answers as any write; its address an
   const wrong = await request(server, 'POST', '/core/classes/Docs', { headers: M, body: { Note: { __type: 'File', name: 'x.png' } } });
   assert.equal(wrong.status, 400, wrong.text);
   assert.equal(wrong.body.code, 111);
+});
+
+// Orphans (spec §3.3): uploaded, never attached, found by no query. Last in the file: it removes
+// every unreferenced upload of the application.
+test('§3.3 crmd files gc removes the files no record references and older than --older-than, and reports them; attached ones stay', async () => {
+  const M = masterHeaders(app);
+  const kept = await upload('kept.png', PNG);
+  const made = await request(server, 'POST', '/core/classes/Docs', { headers: M, body: { Logo: { __type: 'File', name: kept.body.name } } });
+  assert.equal(made.status, 201, made.text);
+  const keptPrivate = await upload('kept.pdf', PDF);
+  const made2 = await request(server, 'POST', '/core/classes/Docs', { headers: M, body: { Contract: { __type: 'File', name: keptPrivate.body.name } } });
+  assert.equal(made2.status, 201, made2.text);
+  const orphan = await upload('orphan.png', PNG);
+  const young = cliJson(['files', 'gc', '--data', dataDir, '--app', app.appId]);  // default 7d: all are young
+  assert.deepEqual(young.removed, []);
+  assert.ok(fs.existsSync(stored(orphan.body.name)));
+  const r = cliJson(['files', 'gc', '--data', dataDir, '--app', app.appId, '--older-than', '0s']);
+  assert.ok(r.removed.includes(orphan.body.name), JSON.stringify(r));
+  assert.ok(!r.removed.includes(kept.body.name) && !r.removed.includes(keptPrivate.body.name));
+  assert.ok(!fs.existsSync(stored(orphan.body.name)));
+  assert.ok(fs.existsSync(stored(kept.body.name)) && fs.existsSync(stored(keptPrivate.body.name)));
+  const served = await open(`${server.base}/static/${app.appId}/${encodeURIComponent(kept.body.name)}`);
+  assert.equal(served.status, 200, 'an attached file is still served');
+  await served.arrayBuffer();
+  assert.throws(() => cliJson(['files', 'gc', '--data', dataDir, '--app', app.appId, '--older-than', 'soon']));
 });
