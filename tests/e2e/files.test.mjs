@@ -113,8 +113,11 @@ test('§8 no size cap by default: a 15 MB file is taken; --max-file-size caps it
   assert.equal(r.status, 201, r.text);
   assert.equal(fs.statSync(stored(r.body.name)).size, big.length);
   const capped = await setup({ extraArgs: ['--max-file-size', '1'] });
-  const refused = await upload('big.png', Buffer.concat([PNG, Buffer.alloc(2 * 1024 * 1024, 7)]), { srv: capped.server, a: capped.app });
-  assert.equal(refused.status, 413, refused.text);
+  // Raw: the server answers 413 from the head and closes while the body is still going out, which
+  // fetch may report as a failed request instead of the answer.
+  const refused = await rawRequest(capped.server, `POST /core/files/big.png HTTP/1.1\nX-Core-Application-Id: ${capped.app.appId}\nContent-Type: image/png`,
+    Buffer.concat([PNG, Buffer.alloc(2 * 1024 * 1024, 7)]));
+  assert.equal(refused.status, 413);
   const small = await upload('small.png', PNG, { srv: capped.server, a: capped.app });
   assert.equal(small.status, 201, small.text);
 });
