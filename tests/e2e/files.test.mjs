@@ -163,6 +163,7 @@ test('§3.3 kill -9 during an upload leaves no file behind, under no name, after
   const srv = await startServer(dir);
   // Half of a 4 MB upload, then the server is killed.
   const sock = net.createConnection({ host: HOST, port: srv.port });
+  sock.on('error', () => { /* reset by the kill: expected */ });
   await new Promise((resolve) => sock.once('connect', resolve));
   sock.write(`POST /core/files/half.png HTTP/1.1\r\nHost: ${HOST}\r\nX-Core-Application-Id: ${a.appId}\r\n` +
     `Content-Type: image/png\r\nContent-Length: ${4 * 1024 * 1024}\r\n\r\n`);
