@@ -1,5 +1,6 @@
 // crmd command line. The subcommands and their output are a contract other tooling relies on:
 //   crmd serve --data DIR --listen HOST:PORT [--prefix core] [--public-url URL] [--static-url URL]
+//              [--signin-url URL]
 //              [--threads N] [--write-threads N] [--durability full|normal] [--session-ttl SECONDS] [--lockout-minutes N]
 //              [--smtp-url URL] [--mail-from ADDRESS] [--request-log-days N]
 //   crmd app create --data DIR [--id APP_ID] [--name NAME] [--no-product-base]
@@ -256,7 +257,7 @@ int Serve(const cli::ServeFlags& flags) {
   while (!public_url.empty() && public_url.back() == '/') public_url.pop_back();
   std::string static_url = flags.static_url;
   while (!static_url.empty() && static_url.back() == '/') static_url.pop_back();
-  apps.SetPublicUrl(public_url, static_url);
+  apps.SetPublicUrl(public_url, static_url, flags.signin_url);
   log::Info("listening", {{"address", options.host},
                           {"max_connections", options.max_connections},
                           {"max_open_apps", static_cast<std::int64_t>(store.max_open)},

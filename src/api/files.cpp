@@ -3,10 +3,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "api/signin_gate.hpp"
 #include "app/application.hpp"
 #include "files/file_names.hpp"
 #include "files/file_store.hpp"
 #include "files/file_type.hpp"
+#include "query/read.hpp"
+#include "schema/names.hpp"
 #include "util/errors.hpp"
 #include "util/ids.hpp"
 #include "util/log.hpp"
@@ -110,20 +113,14 @@ std::optional<ByteRange> RangeOf(std::optional<std::string_view> header, std::ui
   return ByteRange{*from, last - *from + 1};
 }
 
-// The file at `path` (nullopt: none) as a streamed answer: typed by its content, never run by a
-// browser, `Range` honoured.
-Response ServeFile(const Request& request, const std::optional<std::string>& path) {
+// The file `name` at `path` (nullopt: none) as a streamed answer: typed by the name its upload
+// checked, never run by a browser, `Range` honoured.
+Response ServeFile(const Request& request, std::string_view name, const std::optional<std::string>& path) {
   std::error_code ec;
   const auto size = path ? std::filesystem::file_size(*path, ec) : 0;
   if (!path || ec) return FileError(404, "File not found");
   Response response;
-  std::string head(std::min<std::uint64_t>(size, files::kSniffBytes), '\0');
-  {
-    std::ifstream in(*path, std::ios::binary);
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  }
-  std::string type = files::SniffedType(head);
-  if (type.empty()) type = "application/octet-stream";
+  const std::string type = files::ServedType(name);
   response.content_type = type;
   response.headers.emplace_back("Accept-Ranges", "bytes");
   // Whatever the file holds, a browser runs nothing of it (../shared/SECURITY.md "files").
@@ -149,16 +146,49 @@ Response ServeFile(const Request& request, const std::optional<std::string>& pat
 
 }  // namespace
 
-Response HandleDownload(const Request& request, const std::string& name, auth::Context& ctx) {
-  // Until the sign-in gate (issue 20) sends browsers to it, callers without a key or a session of
-  // this application are refused.
-  if (!ctx.identity.IsMaster() && ctx.identity.principal != auth::Principal::kUser)
-    return ErrorResponse(errors::Unauthorized());
-  return ServeFile(request, files::FilePath(ctx.app->dir(), name));
+Response HandleDownload(const Request& request, const std::vector<std::string>& address, auth::Context& ctx) {
+  const app::Application& app = *ctx.app;
+  const std::string& name = address[0];
+  const bool master = ctx.identity.IsMaster();
+  const bool user = ctx.identity.principal == auth::Principal::kUser;
+  auto gate = [&] {
+    std::string back = FilesBase(app) + files::EncodeSegment(name);
+    for (std::size_t i = 1; i < address.size(); ++i) {
+      back += '/';
+      back += files::EncodeSegment(address[i]);
+    }
+    return RedirectToGate(app, back);
+  };
+  if (address.size() == 1) {
+    // The upload's own address: any signed-in user until the file is attached privately; then
+    // users reach it only through the record that holds it.
+    if (master || (user && !files::IsPrivate(app.dir(), name))) return ServeFile(request, name, files::FilePath(app.dir(), name));
+    return gate();
+  }
+  // The private address: the record is read as a GET of it reads it, with the caller's rights.
+  if (!master && !user) return gate();
+  const std::string& table = address[1];
+  const std::string& object_id = address[2];
+  const std::string& field = address[3];
+  bool holds = false;
+  if (schema::IsValidUserClassName(table) || schema::IsSystemClassName(table)) {
+    auto record = query::GetRecord(ctx, table, object_id, {}, std::vector<std::string>{field});
+    if (!record.ok()) return master ? FileError(404, "File not found") : gate();
+    const auto* value = record.value().if_contains(field);
+    const auto* file = value && value->is_object() ? &value->get_object() : nullptr;
+    const auto* type = file ? file->if_contains("__type") : nullptr;
+    const auto* held = file ? file->if_contains("name") : nullptr;
+    holds = type && type->is_string() && type->get_string() == "File" && held && held->is_string() &&
+            held->get_string() == name;
+  } else if (!master) {
+    return gate();
+  }
+  if (!holds) return FileError(404, "File not found");
+  return ServeFile(request, name, files::FilePath(app.dir(), name));
 }
 
 Response HandleStatic(const Request& request, const app::Application& app, const std::string& name) {
-  Response response = ServeFile(request, files::PublicPath(app.dir(), name));
+  Response response = ServeFile(request, name, files::PublicPath(app.dir(), name));
   if (response.status == 200 || response.status == 206)
     response.headers.emplace_back("Cache-Control", "public, max-age=86400");
   return response;

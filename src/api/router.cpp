@@ -5,6 +5,7 @@
 #include "api/batch.hpp"
 #include "api/cors.hpp"
 #include "api/files.hpp"
+#include "api/signin_gate.hpp"
 #include "api/functions.hpp"
 #include "api/password_page.hpp"
 #include "api/records.hpp"
@@ -312,29 +313,38 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
   if (segments.empty() || segments[0] != options_.prefix)
     return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
 
-  // An upload's address is opened in a browser: the application is the path's, not a header's.
-  if (segments.size() == 4 && segments[1] == "files" &&
+  // A file's address is opened in a browser: the application is the path's, not a header's, and
+  // the caller a key, a session token, or the sign-in gate's cookie.
+  if ((segments.size() == 4 || segments.size() == 7) && segments[1] == "files" &&
       (request.method == Method::kGet || request.method == Method::kHead)) {
     auto credentials = registry_.Find(segments[2]);
     if (!credentials) return ErrorResponse(ApiError{404, 0, "File not found", ErrorBody::kErrorOnly});
     auth::Context file_ctx;
     file_ctx.app = apps_.Open(credentials->app_id);
+    file_ctx.credentials = credentials;
     file_ctx.remote_ip = request.remote_ip;
     file_ctx.identity = auth::ResolveKeys(*credentials, request.Header(master_key_header_), request.Header(api_key_header_));
-    if (auto token = request.Header(session_token_header_); token && file_ctx.identity.principal == auth::Principal::kAnonymous) {
+    std::optional<std::string> token;
+    if (auto header = request.Header(session_token_header_)) token = std::string(*header);
+    else token = SessionCookie(request);
+    // A token this application does not know (expired, or another application's) is no one:
+    // the gate is where a browser gets a good one.
+    if (token && file_ctx.identity.principal == auth::Principal::kAnonymous) {
       auto identity = auth::ResolveSession(*file_ctx.app, *token);
       if (identity.ok()) file_ctx.identity = std::move(identity).value();
     }
-    return HandleDownload(request, segments[3], file_ctx);
+    return HandleDownload(request, std::vector<std::string>(segments.begin() + 3, segments.end()), file_ctx);
   }
 
-  // The reset page is opened from a mail, in a browser: no application-id header.
-  if (segments.size() == 4 && segments[1] == "apps" && segments[3] == "reset-password") {
+  // The pages a person opens in a browser, from a mail or a file's address: no application-id header.
+  if (segments.size() == 4 && segments[1] == "apps" && (segments[3] == "reset-password" || segments[3] == "signin")) {
     auto credentials = registry_.Find(segments[2]);
-    auth::Context page_ctx;  // whoever holds the link: no credential
+    auth::Context page_ctx;  // the browser: no credential
     page_ctx.app = credentials ? apps_.Open(credentials->app_id) : nullptr;
+    page_ctx.credentials = credentials;
     page_ctx.remote_ip = request.remote_ip;
     caller.app = page_ctx.app;
+    if (segments[3] == "signin") return HandleSignInGate(request, *target, page_ctx);
     return HandlePasswordPage(request, *target, page_ctx);
   }
 

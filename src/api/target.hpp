@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,13 @@ struct Target {
   std::vector<std::string> segments;  // percent-decoded
   // Decoded query parameters in order; `+` is a space (form encoding, spec §4.2).
   std::vector<std::pair<std::string, std::string>> params;
+
+  // The first parameter named `name`; empty when there is none.
+  std::string Param(std::string_view name) const {
+    for (const auto& [key, value] : params)
+      if (key == name) return value;
+    return {};
+  }
 };
 
 // Nullopt when the target is not an origin-form path (`/a/b?c=d`).

@@ -37,6 +37,9 @@ struct Settings {
   // Where attached public files are served from (`--static-url`): `<static_url>/<appId>/<name>`.
   // crmd serves it itself under `<public_url>/static` when no CDN fronts it.
   std::string static_url = "http://127.0.0.1:8080/static";
+  // Where a browser without the right to a file is sent (`--signin-url`); empty: crmd's own sign-in
+  // gate, `<public_url>/<prefix>/apps/<appId>/signin` (api/signin_gate).
+  std::string signin_url;
   std::string prefix = "core";
   std::string smtp_url;  // empty: mails go to each application's outbox folder
   std::string mail_from = "no-reply@crmd.invalid";
@@ -194,8 +197,9 @@ class Applications {
   void StopWrites();
 
   // The base of links in mails, once the port is bound. Call before serving (not thread-safe).
-  void SetPublicUrl(std::string url, std::string static_url = {}) {
+  void SetPublicUrl(std::string url, std::string static_url = {}, std::string signin_url = {}) {
     settings_.static_url = static_url.empty() ? url + "/static" : std::move(static_url);
+    settings_.signin_url = std::move(signin_url);
     settings_.public_url = std::move(url);
   }
 

@@ -23,6 +23,8 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
       });
   serve_cmd->add_option("--public-url", serve.public_url, "Public base URL of this server");
   serve_cmd->add_option("--static-url", serve.static_url, "Public file host");
+  serve_cmd->add_option("--signin-url", serve.signin_url,
+                        "Sign-in page for file downloads (default: crmd's own, PUBLIC-URL/PREFIX/apps/APP/signin)");
   serve_cmd->add_option("--threads", serve.threads, "Network and read threads (default: 2 per core)");
   serve_cmd->add_option("--write-threads", serve.write_threads, "Write threads (default: 8 per core)");
   serve_cmd->add_option("--durability", serve.durability, "full: fsync every commit; normal: not")

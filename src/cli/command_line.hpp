@@ -16,6 +16,7 @@ struct ServeFlags {
   std::string prefix = "core";
   std::string public_url;
   std::string static_url;
+  std::string signin_url;
   int threads = 0;
   int write_threads = 0;
   std::string durability = "full";

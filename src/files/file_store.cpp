@@ -50,6 +50,7 @@ bool Remove(const std::string& app_dir, std::string_view stored_name) {
   if (!path) return false;
   std::error_code ec;
   fs::remove(*PublicPath(app_dir, stored_name), ec);
+  fs::remove(fs::path(app_dir) / "private" / std::string(stored_name), ec);
   return fs::remove(*path, ec);
 }
 
@@ -65,10 +66,34 @@ bool Publish(const std::string& app_dir, std::string_view stored_name) {
   if (!fs::exists(*source, ec)) return false;
   const auto target = *PublicPath(app_dir, stored_name);
   if (fs::exists(target, ec)) return true;
-  fs::create_directories(fs::path(app_dir) / "public", ec);
+  const fs::path folder = fs::path(app_dir) / "public";
+  fs::create_directories(folder, ec);
   // A hard link: the same bytes under a second name, no copy; removing either keeps the other.
   fs::create_hard_link(*source, target, ec);
-  return !ec;
+  if (ec) return false;
+  Sync(folder.string(), O_RDONLY | O_DIRECTORY);  // the acknowledged address survives a crash
+  return true;
+}
+
+bool MarkPrivate(const std::string& app_dir, std::string_view stored_name) {
+  const auto source = FilePath(app_dir, stored_name);
+  std::error_code ec;
+  if (!source || !fs::exists(*source, ec)) return false;
+  const fs::path folder = fs::path(app_dir) / "private";
+  const fs::path mark = folder / std::string(stored_name);
+  if (fs::exists(mark, ec)) return true;
+  fs::create_directories(folder, ec);
+  const int fd = ::open(mark.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  ::close(fd);
+  Sync(folder.string(), O_RDONLY | O_DIRECTORY);
+  return true;
+}
+
+bool IsPrivate(const std::string& app_dir, std::string_view stored_name) {
+  if (!IsStoredName(stored_name)) return false;
+  std::error_code ec;
+  return fs::exists(fs::path(app_dir) / "private" / std::string(stored_name), ec);
 }
 
 void ClearUploads(const std::string& uploads_dir) {

@@ -22,7 +22,7 @@ std::optional<std::string> FilePath(const std::string& app_dir, std::string_view
 // Throws std::runtime_error when the disk refuses (the temporary file is then left to the caller).
 void Keep(const std::string& temp_path, const std::string& app_dir, std::string_view stored_name);
 
-// Removes the file and its public copy; false when there was none (not an error).
+// Removes the file, its public copy and its private mark; false when there was none (not an error).
 bool Remove(const std::string& app_dir, std::string_view stored_name);
 
 // Makes the file public (attached to a File field): a second name for it under
@@ -31,6 +31,12 @@ bool Remove(const std::string& app_dir, std::string_view stored_name);
 bool Publish(const std::string& app_dir, std::string_view stored_name);
 // `DATA/apps/<appId>/public/<stored name>`, or nullopt for a name no upload could have answered.
 std::optional<std::string> PublicPath(const std::string& app_dir, std::string_view stored_name);
+
+// Marks the file private (attached to a PrivateFile field): an empty file of its name under
+// `DATA/apps/<appId>/private/`. From then on its upload address serves the master key alone; users
+// reach it only through a record that holds it. False when there is no such file.
+bool MarkPrivate(const std::string& app_dir, std::string_view stored_name);
+bool IsPrivate(const std::string& app_dir, std::string_view stored_name);
 
 // Removes what uploads cut short left in `uploads_dir` (at start, before any upload arrives), and
 // makes the folder if it is missing.

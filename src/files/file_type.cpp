@@ -13,7 +13,8 @@ namespace {
 
 struct Allowed {
   std::string_view extension;
-  std::vector<std::string_view> types;  // what libmagic may call such content
+  // What libmagic may call such content; the first is the registered type downloads are sent as.
+  std::vector<std::string_view> types;
 };
 
 // Office Open XML and OpenDocument files are zips: libmagic names them by their first entry when
@@ -51,14 +52,14 @@ const std::vector<Allowed>& Allowlist() {
       {"tgz", {"application/gzip", "application/x-gzip"}},
       {"tar", {"application/x-tar"}},
       {"7z", {"application/x-7z-compressed"}},
-      {"rar", {"application/x-rar", "application/vnd.rar"}},
+      {"rar", {"application/vnd.rar", "application/x-rar"}},
       // Audio.
       {"mp3", {"audio/mpeg"}},
-      {"wav", {"audio/x-wav", "audio/wav"}},
+      {"wav", {"audio/wav", "audio/x-wav"}},
       {"ogg", {"audio/ogg", "application/ogg", "video/ogg"}},
       {"oga", {"audio/ogg", "application/ogg"}},
-      {"m4a", {"audio/x-m4a", "audio/mp4", "video/mp4"}},
-      {"aac", {"audio/x-hx-aac-adts", "audio/aac"}},
+      {"m4a", {"audio/mp4", "audio/x-m4a", "video/mp4"}},
+      {"aac", {"audio/aac", "audio/x-hx-aac-adts"}},
       {"flac", {"audio/flac", "audio/x-flac"}},
       // Video.
       {"mp4", {"video/mp4"}},
@@ -105,7 +106,21 @@ magic_t Handle() {
   return owned.cookie;
 }
 
+// The allowlist entry of the name's extension, or null.
+const Allowed* AllowedFor(std::string_view file_name) {
+  const std::string ext = LowerExtension(file_name);
+  if (ext.empty()) return nullptr;
+  const auto& list = Allowlist();
+  const auto found = std::find_if(list.begin(), list.end(), [&](const Allowed& a) { return a.extension == ext; });
+  return found == list.end() ? nullptr : &*found;
+}
+
 }  // namespace
+
+std::string ServedType(std::string_view file_name) {
+  const Allowed* allowed = AllowedFor(file_name);
+  return allowed ? std::string(allowed->types.front()) : std::string("application/octet-stream");
+}
 
 std::string SniffedType(std::string_view head) {
   if (head.empty()) return {};
@@ -114,11 +129,8 @@ std::string SniffedType(std::string_view head) {
 }
 
 std::optional<std::string> AllowedType(std::string_view file_name, std::string_view head) {
-  const std::string ext = LowerExtension(file_name);
-  if (ext.empty() || head.empty()) return std::nullopt;
-  const auto& list = Allowlist();
-  const auto allowed = std::find_if(list.begin(), list.end(), [&](const Allowed& a) { return a.extension == ext; });
-  if (allowed == list.end()) return std::nullopt;
+  const Allowed* allowed = AllowedFor(file_name);
+  if (!allowed || head.empty()) return std::nullopt;
   std::string type = SniffedType(head);
   if (std::find(allowed->types.begin(), allowed->types.end(), type) == allowed->types.end()) return std::nullopt;
   return type;

@@ -30,4 +30,9 @@ std::optional<std::string> AllowedType(std::string_view file_name, std::string_v
 // The type libmagic names for `head` (for logs and tests); empty when it cannot tell.
 std::string SniffedType(std::string_view head);
 
+// The type a stored file is served as: its extension's first allowlist type (the upload checked
+// the content against that extension, so the name already records it and a download reads no
+// content to tell). `application/octet-stream` for an extension not on the allowlist.
+std::string ServedType(std::string_view file_name);
+
 }  // namespace crmd::files

@@ -9,10 +9,10 @@ namespace crmd::write {
 
 namespace json = boost::json;
 
-std::vector<std::string> AttachFiles(const app::Application& app, const schema::ClassSchema& cls,
+AttachedFiles AttachFiles(const app::Application& app, const schema::ClassSchema& cls,
                                      std::string_view object_id, const std::vector<std::string>& columns,
                                      std::vector<storage::Cell>& cells) {
-  std::vector<std::string> published;
+  AttachedFiles attached;
   for (std::size_t i = 0; i < columns.size() && i < cells.size(); ++i) {
     const auto* def = cls.FindField(columns[i]);
     if (!def || (def->type != schema::FieldType::kFile && def->type != schema::FieldType::kPrivateFile)) continue;
@@ -28,22 +28,24 @@ std::vector<std::string> AttachFiles(const app::Application& app, const schema::
     if (def->type == schema::FieldType::kFile) {
       file["url"] = settings.static_url + "/" + app.id() + "/" + files::EncodeSegment(name);
       file["public"] = true;
-      published.push_back(name);
+      attached.published.push_back(name);
     } else {
       file["url"] = settings.public_url + "/" + settings.prefix + "/files/" + app.id() + "/" + files::EncodeSegment(name) +
                     "/" + files::EncodeSegment(cls.name) + "/" + std::string(object_id) + "/" + files::EncodeSegment(columns[i]);
       file["private"] = true;
+      attached.kept_private.push_back(name);
     }
     cells[i] = ToJson(file);
   }
-  return published;
+  return attached;
 }
 
-void PublishAfterCommit(app::WriteUnit& unit, const app::Application& app, std::vector<std::string> names) {
-  if (names.empty()) return;
+void SettleAtCommit(app::WriteUnit& unit, const app::Application& app, AttachedFiles attached) {
+  if (attached.published.empty() && attached.kept_private.empty()) return;
   // Before the answer: the static address it returns serves at once.
-  unit.AtCommit([dir = app.dir(), names = std::move(names)] {
-    for (const auto& name : names) files::Publish(dir, name);
+  unit.AtCommit([dir = app.dir(), attached = std::move(attached)] {
+    for (const auto& name : attached.published) files::Publish(dir, name);
+    for (const auto& name : attached.kept_private) files::MarkPrivate(dir, name);
   });
 }
 

@@ -18,13 +18,20 @@
 
 namespace crmd::write {
 
+// The names a write attached, to settle once it commits.
+struct AttachedFiles {
+  std::vector<std::string> published;  // to File fields
+  std::vector<std::string> kept_private;  // to PrivateFile fields
+};
+
 // Rewrites the File and PrivateFile cells among `cells` (aligned with `columns`) of the record
-// `object_id`. Returns the names attached to File fields: made public once the write commits.
-std::vector<std::string> AttachFiles(const app::Application& app, const schema::ClassSchema& cls,
+// `object_id`, and names what they attach.
+AttachedFiles AttachFiles(const app::Application& app, const schema::ClassSchema& cls,
                                      std::string_view object_id, const std::vector<std::string>& columns,
                                      std::vector<storage::Cell>& cells);
 
-// Makes `names` public (files::Publish) once `unit` is durable, before the write is answered.
-void PublishAfterCommit(app::WriteUnit& unit, const app::Application& app, std::vector<std::string> names);
+// Once `unit` is durable, before the write is answered: publishes (files::Publish) and marks
+// private (files::MarkPrivate) what `attached` names.
+void SettleAtCommit(app::WriteUnit& unit, const app::Application& app, AttachedFiles attached);
 
 }  // namespace crmd::write

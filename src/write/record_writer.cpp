@@ -156,10 +156,10 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
     UpdateNulls(row.nulls, changes);
     row.cells = std::move(changes.cells);
     // A user without an ACL of its own gets the default one, which names the user's id.
-    std::vector<std::string> published;
+    AttachedFiles attached;
     auto id_decides = [&](storage::Row& r) {
       if (!changes.acl && class_name == kUserClass) r.acl = DefaultUserAcl(r.object_id);
-      published = AttachFiles(*ctx.app, cls, r.object_id, changes.columns, r.cells);  // a private address names the id
+      attached = AttachFiles(*ctx.app, cls, r.object_id, changes.columns, r.cells);  // a private address names the id
     };
 
     if (schema_change) txn.SaveClass(existing, cls);
@@ -171,7 +171,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
       storage::InsertWithNewId(txn, cls, changes.columns, row, id_decides);
     }
     unit.Wrote(cls.name);
-    PublishAfterCommit(unit, *ctx.app, std::move(published));
+    SettleAtCommit(unit, *ctx.app, std::move(attached));
     for (const auto& rel : changes.relations)
       txn.ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
     if (session_token) *session_token = auth::CreateSession(*ctx.app, txn, row.object_id, "signup");
@@ -238,7 +238,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     row.nulls = current->nulls;
     UpdateNulls(row.nulls, changes);
     row.cells = std::move(changes.cells);
-    PublishAfterCommit(unit, *ctx.app, AttachFiles(*ctx.app, cls, row.object_id, changes.columns, row.cells));
+    SettleAtCommit(unit, *ctx.app, AttachFiles(*ctx.app, cls, row.object_id, changes.columns, row.cells));
 
     if (changes.schema_changed) txn.SaveClass(existing, cls);
     txn.Update(cls, changes.columns, row);

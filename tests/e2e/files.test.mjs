@@ -1,7 +1,7 @@
 // Issue 20 / spec §4.8, §3.3, §7 (file rows), ../shared/SECURITY.md "files": uploads judged by
 // content, stored whole under a prefixed name, deleted with a key. Every file is made here with the
-// bytes its format starts with. (Downloads, attachment and the sign-in gate come with the rest of
-// issue 20.)
+// bytes its format starts with; downloads, attachment, private rights and the sign-in gate are
+// driven as a browser and a client would.
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -9,7 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import {
   setup, stopAll, request, rawRequest, appHeaders, masterHeaders, apiKeyHeaders, createApp, startServer, makeDataDir, pollUntil, HOST,
-  cliJson,
+  cliJson, createRecord,
 } from './lib/harness.mjs';
 
 let server;
@@ -182,7 +182,16 @@ test('§3.3 kill -9 during an upload leaves no file behind, under no name, after
 });
 
 // Downloads of the address an upload answers (spec §4.8 "GET of the returned url").
-const open = (url, headers = {}, method = 'GET') => fetch(url, { method, headers, signal: AbortSignal.timeout(30_000) });
+// As a browser opens an address, except that redirects are shown, not followed.
+const open = (url, headers = {}, method = 'GET') => fetch(url, { method, headers, redirect: 'manual', signal: AbortSignal.timeout(30_000) });
+// Asserts `r` sends the browser to crmd's sign-in gate, to come back to `url`.
+async function assertGate(r, a, url, why) {
+  assert.equal(r.status, 302, why);
+  const to = new URL(r.headers.get('location'));
+  assert.equal(`${to.origin}${to.pathname}`, `${server.base}/core/apps/${a.appId}/signin`, why);
+  assert.equal(to.searchParams.get('return'), url, why);
+  await r.arrayBuffer();
+}
 
 test('§4.8 GET of the returned url: the bytes, to the master key, an API key and a signed-in user of the application; HEAD and Range work', async () => {
   const bytes = Buffer.concat([PNG, Buffer.alloc(10 * 1024 * 1024, 3)]);
@@ -234,12 +243,14 @@ test('§4.8 SECURITY tenant isolation and deletion: another application\'s key o
   const other = createApp(dataDir);
   await pollUntil(async () => ({ done: (await upload('x.pdf', PDF, { a: other })).status === 201 }), { timeoutMs: 5000, intervalMs: 100 });
   const up = await upload('secret.pdf', PDF);
-  const anonymous = await open(up.body.url);
-  assert.equal(anonymous.status, 403);
-  await anonymous.arrayBuffer();
-  const otherKey = await open(up.body.url, { 'X-Core-Application-Id': other.appId, 'X-Core-Master-Key': other.masterKey });
-  assert.equal(otherKey.status, 403);
-  await otherKey.arrayBuffer();
+  await assertGate(await open(up.body.url), app, up.body.url, 'an anonymous browser');
+  await assertGate(await open(up.body.url, { 'X-Core-Application-Id': other.appId, 'X-Core-Master-Key': other.masterKey }), app, up.body.url,
+    'another application\'s master key is no key of this one');
+  await assertGate(await open(up.body.url, { 'X-Core-API-Key': other.apiKey }), app, up.body.url, 'nor its API key');
+  const otherUser = await request(server, 'POST', '/core/users', { headers: masterHeaders(other), body: { username: 'outsider', password: 'Outs1derPw' } });
+  assert.equal(otherUser.status, 201, otherUser.text);
+  await assertGate(await open(up.body.url, { 'X-Core-Session-Token': otherUser.body.sessionToken }), app, up.body.url, 'nor its user');
+  await assertGate(await open(up.body.url, { Cookie: `crmd_session=${otherUser.body.sessionToken}` }), app, up.body.url, 'nor its cookie');
   const wrongApp = await open(up.body.url.replace(`/files/${app.appId}/`, `/files/${other.appId}/`), { 'X-Core-Master-Key': other.masterKey });
   assert.equal(wrongApp.status, 404, 'the name is not a file of the other application');
   await wrongApp.arrayBuffer();
@@ -309,6 +320,145 @@ test('§4.8 attaching a name never uploaded answers as any write; its address an
   const wrong = await request(server, 'POST', '/core/classes/Docs', { headers: M, body: { Note: { __type: 'File', name: 'x.png' } } });
   assert.equal(wrong.status, 400, wrong.text);
   assert.equal(wrong.body.code, 111);
+});
+
+// Private rights (spec §4.8): the private address serves the master key, and a user who may read
+// the record (CLP and ACL, as a GET of the record), while the record's field holds the file.
+test('§4.8 PrivateFile rights: master and a permitted user get the file; a user without the role, another application\'s user and an anonymous browser go to the sign-in gate (302)', async () => {
+  const M = masterHeaders(app);
+  const signUp = async (username, a = app) => {
+    const r = await request(server, 'POST', '/core/users', { headers: masterHeaders(a), body: { username, password: 'Str0ngPass' } });
+    assert.equal(r.status, 201, r.text);
+    return r.body;
+  };
+  const lawyer = await signUp('lawyer');
+  const clerk = await signUp('clerk');
+  await createRecord(server, app, '_Role', {
+    name: 'Legal', users: { __op: 'AddRelation', objects: [{ __type: 'Pointer', className: '_User', objectId: lawyer.objectId }] },
+  });
+  const schema = await request(server, 'POST', '/core/schemas/Contracts', { headers: M, body: {
+    fields: { Scan: { type: 'PrivateFile' }, Other: { type: 'PrivateFile' } },
+    classLevelPermissions: { get: { 'role:Legal': true }, find: { 'role:Legal': true } } } });
+  assert.equal(schema.status, 200, schema.text);
+  const up = await upload('signed.pdf', PDF);
+  const id = await createRecord(server, app, 'Contracts', { Scan: { __type: 'File', name: up.body.name, url: up.body.url } });
+  const url = `${server.base}/core/files/${app.appId}/${encodeURIComponent(up.body.name)}/Contracts/${id}/Scan`;
+  const got = await request(server, 'GET', `/core/classes/Contracts/${id}`, { headers: M });
+  assert.equal(got.body.Scan.url, url);
+
+  const asMaster = await open(url, { 'X-Core-Master-Key': app.masterKey });
+  assert.equal(asMaster.status, 200);
+  assert.equal(asMaster.headers.get('content-type'), 'application/pdf');
+  assert.deepEqual(Buffer.from(await asMaster.arrayBuffer()), PDF);
+  const asLawyer = await open(url, { 'X-Core-Session-Token': lawyer.sessionToken });
+  assert.equal(asLawyer.status, 200, 'a user of the role the CLP names');
+  assert.deepEqual(Buffer.from(await asLawyer.arrayBuffer()), PDF);
+  const viaCookie = await open(url, { Cookie: `theme=dark; crmd_session=${lawyer.sessionToken}` });
+  assert.equal(viaCookie.status, 200, 'the gate\'s cookie counts as the token');
+  await viaCookie.arrayBuffer();
+  await assertGate(await open(url, { 'X-Core-Session-Token': clerk.sessionToken }), app, url, 'a user without the role');
+  const other = createApp(dataDir);
+  await pollUntil(async () => ({ done: (await upload('x.pdf', PDF, { a: other })).status === 201 }), { timeoutMs: 5000, intervalMs: 100 });
+  const outsider = await signUp('lawyer', other);
+  await assertGate(await open(url, { 'X-Core-Session-Token': outsider.sessionToken }), app, url, 'another application\'s user');
+  await assertGate(await open(url), app, url, 'an anonymous browser');
+  await assertGate(await open(url, {}, 'HEAD'), app, url, 'HEAD as GET');
+
+  // The record's ACL narrows it further: hidden from the lawyer, the file is too.
+  const narrowed = await request(server, 'PUT', `/core/classes/Contracts/${id}`, { headers: M, body: { ACL: { [clerk.objectId]: { read: true } } } });
+  assert.equal(narrowed.status, 200, narrowed.text);
+  await assertGate(await open(url, { 'X-Core-Session-Token': lawyer.sessionToken }), app, url, 'an ACL that hides the record hides the file');
+  await request(server, 'PUT', `/core/classes/Contracts/${id}`, { headers: M, body: { ACL: { 'role:Legal': { read: true } } } });
+
+  // Only while the field holds that file: another field, another record, or a replaced file is 404.
+  const wrongField = await open(url.replace(/\/Scan$/, '/Other'), { 'X-Core-Session-Token': lawyer.sessionToken });
+  assert.equal(wrongField.status, 404);
+  assert.deepEqual(await wrongField.json(), { error: 'File not found' });
+  const otherRecord = await createRecord(server, app, 'Contracts', {});
+  const borrowed = await open(url.replace(`/Contracts/${id}/`, `/Contracts/${otherRecord}/`), { 'X-Core-Master-Key': app.masterKey });
+  assert.equal(borrowed.status, 404, 'a record that does not hold the file does not open it');
+  await borrowed.arrayBuffer();
+  // Its upload address is the master key's alone once it is private: users go through the record.
+  const bare = await open(up.body.url, { 'X-Core-Master-Key': app.masterKey });
+  assert.equal(bare.status, 200);
+  await bare.arrayBuffer();
+  await assertGate(await open(up.body.url, { 'X-Core-Session-Token': lawyer.sessionToken }), app, up.body.url, 'the bare address of a private file');
+  const next = await upload('signed-v2.pdf', PDF);
+  await request(server, 'PUT', `/core/classes/Contracts/${id}`, { headers: M, body: { Scan: { __type: 'File', name: next.body.name, url: next.body.url } } });
+  const replaced = await open(url, { 'X-Core-Master-Key': app.masterKey });
+  assert.equal(replaced.status, 404, 'the old file is no longer the field\'s');
+  await replaced.arrayBuffer();
+});
+
+// The sign-in gate (issue 20): a browser signs in with the application's login and comes back to
+// the file with a session cookie only the application's file addresses receive.
+test('§4.8 sign-in gate: the 302 leads to a form; a bad password is refused; signing in sets an HttpOnly SameSite=Lax cookie scoped to the files and returns to the file, which then opens', async () => {
+  const user = await request(server, 'POST', '/core/users', { headers: masterHeaders(app), body: { username: 'browser', password: 'Br0wserPw' } });
+  assert.equal(user.status, 201, user.text);
+  const up = await upload('plan.png', PNG);
+  const first = await open(up.body.url);
+  assert.equal(first.status, 302);
+  await first.arrayBuffer();
+  const gateUrl = first.headers.get('location');
+  const page = await open(gateUrl);
+  assert.equal(page.status, 200);
+  assert.match(page.headers.get('content-type'), /^text\/html/);
+  const html = await page.text();
+  assert.match(html, /<form method="post">/);
+  assert.match(html, /name="password"/);
+  const form = (password, back = up.body.url) => new URLSearchParams({ username: 'browser', password, return: back }).toString();
+  const post = (body) => fetch(gateUrl, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body });
+
+  const wrong = await post(form('not-it'));
+  assert.equal(wrong.status, 401);
+  assert.equal(wrong.headers.get('set-cookie'), null);
+  assert.match(await wrong.text(), /Invalid username\/password\./);
+  for (const elsewhere of ['https://evil.example.test/', `${server.base}/core/classes/_User`, `${server.base}/core/files/${app.appId}/`, `${up.body.url}\r\nX-Injected: 1`]) {
+    const refused = await post(form('Br0wserPw', elsewhere));
+    assert.equal(refused.status, 400, `the gate returns only to the application's files: ${elsewhere}`);
+    assert.equal(refused.headers.get('set-cookie'), null);
+    await refused.arrayBuffer();
+  }
+
+  const signed = await post(form('Br0wserPw'));
+  assert.equal(signed.status, 303);
+  assert.equal(signed.headers.get('location'), up.body.url);
+  await signed.arrayBuffer();
+  const cookie = signed.headers.get('set-cookie');
+  const [pair, ...attributes] = cookie.split(';').map((part) => part.trim());
+  assert.match(pair, /^crmd_session=r:[0-9a-zA-Z]+$/);
+  assert.deepEqual(attributes.sort(), ['HttpOnly', `Path=/core/files/${app.appId}/`, 'SameSite=Lax'], 'no Secure over plain http');
+  const back = await open(up.body.url, { Cookie: pair });
+  assert.equal(back.status, 200);
+  assert.deepEqual(Buffer.from(await back.arrayBuffer()), PNG);
+  // The cookie is a session like a login's: logging it out closes the file again.
+  const out = await request(server, 'POST', '/core/logout', { headers: { ...appHeaders(app), 'X-Core-Session-Token': pair.slice('crmd_session='.length) } });
+  assert.equal(out.status, 200, out.text);
+  await assertGate(await open(up.body.url, { Cookie: pair }), app, up.body.url, 'a logged-out cookie');
+});
+
+test('§4.8 --signin-url sends browsers to the operator\'s page; behind an https public URL the gate\'s cookie is Secure', async () => {
+  const dir = makeDataDir();
+  const a = createApp(dir);
+  const srv = await startServer(dir, { extraArgs: ['--public-url', 'https://crm.example.test', '--signin-url', 'https://login.example.test/gate'] });
+  const up = await upload('card.png', PNG, { a, srv });
+  assert.equal(up.status, 201, up.text);
+  assert.match(up.body.url, new RegExp(`^https://crm\\.example\\.test/core/files/${a.appId}/`));
+  const local = up.body.url.replace('https://crm.example.test', srv.base);
+  const r = await open(local);
+  assert.equal(r.status, 302);
+  await r.arrayBuffer();
+  const to = new URL(r.headers.get('location'));
+  assert.equal(`${to.origin}${to.pathname}`, 'https://login.example.test/gate');
+  assert.equal(to.searchParams.get('app'), a.appId);
+  assert.equal(to.searchParams.get('return'), up.body.url);
+  const made = await request(srv, 'POST', '/core/users', { headers: masterHeaders(a), body: { username: 'secure', password: 'Secur3Pass' } });
+  assert.equal(made.status, 201, made.text);
+  const signed = await fetch(`${srv.base}/core/apps/${a.appId}/signin`, { method: 'POST', redirect: 'manual',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ username: 'secure', password: 'Secur3Pass', return: up.body.url }).toString() });
+  assert.equal(signed.status, 303);
+  await signed.arrayBuffer();
+  assert.match(signed.headers.get('set-cookie'), /; Secure$/);
 });
 
 // Orphans (spec §3.3): uploaded, never attached, found by no query. Last in the file: it removes

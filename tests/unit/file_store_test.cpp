@@ -53,6 +53,32 @@ TEST(FileStoreTest, NamesNoUploadCouldHaveAnsweredReachNoPath) {
   EXPECT_THROW(Keep((dir.path() / "x").string(), app, "../data.db"), std::invalid_argument);
 }
 
+TEST(FileStoreTest, PublishAndMarkPrivateNeedTheFileAndRemoveUndoesBoth) {
+  test::TempDir dir("file-store");
+  const std::string app = (dir.path() / "apps" / "a1").string();
+  const std::string uploads = (dir.path() / "tmp" / "uploads").string();
+  ClearUploads(uploads);
+  const std::string never = NewStoredName("never.pdf");
+  EXPECT_FALSE(Publish(app, never));
+  EXPECT_FALSE(MarkPrivate(app, never));
+  EXPECT_FALSE(IsPrivate(app, never));
+
+  std::ofstream(fs::path(uploads) / "u1", std::ios::binary) << "bytes";
+  const std::string name = NewStoredName("scan.pdf");
+  Keep((fs::path(uploads) / "u1").string(), app, name);
+  EXPECT_FALSE(IsPrivate(app, name));
+  EXPECT_TRUE(MarkPrivate(app, name));
+  EXPECT_TRUE(MarkPrivate(app, name));  // again: already marked
+  EXPECT_TRUE(IsPrivate(app, name));
+  EXPECT_TRUE(Publish(app, name));
+  EXPECT_EQ(Read(*PublicPath(app, name)), "bytes");
+  EXPECT_FALSE(IsPrivate(app, "../files/" + name));
+
+  EXPECT_TRUE(Remove(app, name));
+  EXPECT_FALSE(IsPrivate(app, name));
+  EXPECT_FALSE(fs::exists(*PublicPath(app, name)));
+}
+
 TEST(FileStoreTest, ClearUploadsRemovesWhatACrashLeft) {
   test::TempDir dir("file-store");
   const std::string uploads = (dir.path() / "tmp" / "uploads").string();

@@ -126,5 +126,16 @@ TEST(FileTypeTest, NoExtensionOrNoContentIsRefused) {
   EXPECT_EQ(SniffedType(Png()), "image/png");
 }
 
+// Downloads are typed by the name the upload checked, never by reading the content again.
+TEST(FileTypeTest, ServedTypeIsTheExtensionsRegisteredType) {
+  EXPECT_EQ(ServedType("0123_logo.PNG"), "image/png");
+  EXPECT_EQ(ServedType("a_quote.pdf"), "application/pdf");
+  EXPECT_EQ(ServedType("a_list.csv"), "text/csv");
+  EXPECT_EQ(ServedType("a_voice.wav"), "audio/wav");
+  EXPECT_EQ(ServedType("a_deck.pptx"), "application/vnd.openxmlformats-officedocument.presentationml.presentation");
+  EXPECT_EQ(ServedType("a_page.html"), "application/octet-stream");
+  EXPECT_EQ(ServedType("a_noextension"), "application/octet-stream");
+}
+
 }  // namespace
 }  // namespace crmd::files

@@ -1,0 +1,39 @@
+// The sign-in gate (issue 20, spec §4.8): the page crmd sends a browser to when it may not open a
+// file. A user of the application signs in there with the login of `POST /login` (the same
+// auth::LogIn: lockout, inactive users, password rate), gets a session cookie and is sent back to
+// the file:
+//   GET  /<prefix>/apps/<appId>/signin?return=<file url>   the form
+//   POST /<prefix>/apps/<appId>/signin                      username, password, return
+// The cookie (kSessionCookie, HttpOnly, SameSite=Lax, Secure when the public URL is https) holds
+// a session token and is scoped to the application's file addresses, so no other route and no
+// other application ever receives it. `return` must be one of those addresses: the gate redirects
+// nowhere else. The MCP sign-in (OAuth) will show the same form with another continuation.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "api/message.hpp"
+#include "api/target.hpp"
+#include "app/application.hpp"
+#include "auth/context.hpp"
+
+namespace crmd::api {
+
+inline constexpr std::string_view kSessionCookie = "crmd_session";
+
+// `ctx.app` is null when the application does not exist; `ctx` is the browser (no credential).
+Response HandleSignInGate(const Request& request, const Target& target, auth::Context& ctx);
+
+// 302 to the gate (or to `--signin-url`, with `app` and `return` added to its query), to come back
+// to `return_to`, an address of `app`'s files.
+Response RedirectToGate(const app::Application& app, const std::string& return_to);
+
+// The base every address of `app`'s files starts with: `<public-url>/<prefix>/files/<appId>/`.
+std::string FilesBase(const app::Application& app);
+
+// The session token the gate's cookie carries in `request`, if any.
+std::optional<std::string> SessionCookie(const Request& request);
+
+}  // namespace crmd::api
