@@ -254,6 +254,13 @@ test('§4.8 SECURITY tenant isolation and deletion: another application\'s key o
   const wrongApp = await open(up.body.url.replace(`/files/${app.appId}/`, `/files/${other.appId}/`), { 'X-Core-Master-Key': other.masterKey });
   assert.equal(wrongApp.status, 404, 'the name is not a file of the other application');
   await wrongApp.arrayBuffer();
+  // Every route with the other application's id in its path: its files and its gate.
+  const privateOther = await open(`${server.base}/core/files/${other.appId}/${encodeURIComponent(up.body.name)}/Docs/x1/Logo`, { 'X-Core-Master-Key': other.masterKey });
+  assert.equal(privateOther.status, 404);
+  await privateOther.arrayBuffer();
+  const gateOther = await open(`${server.base}/core/apps/${other.appId}/signin?return=${encodeURIComponent(up.body.url)}`);
+  assert.equal(gateOther.status, 400, 'one application\'s gate does not return to another\'s files');
+  await gateOther.arrayBuffer();
   const del = await request(server, 'DELETE', `/core/files/${encodeURIComponent(up.body.name)}`, { headers: masterHeaders(app) });
   assert.equal(del.status, 200);
   const gone = await open(up.body.url, { 'X-Core-Master-Key': app.masterKey });
@@ -280,11 +287,21 @@ test('§3.3 §4.8 attach: a File field stores {static-url}/<APP_ID>/<name> with 
   assert.deepEqual(got.body.Logo, { __type: 'File', name: up.body.name, url: staticUrl, public: true });
   const listed = await request(server, 'GET', `/core/classes/Docs?where=${encodeURIComponent(JSON.stringify({ objectId: id }))}&keys=Logo`, { headers: M });
   assert.deepEqual(listed.body.results[0].Logo, got.body.Logo, 'find with keys answers the same value as get');
+  const holder = await createRecord(server, app, 'DocLinks', { Doc: { __type: 'Pointer', className: 'Docs', objectId: id } });
+  const included = await request(server, 'GET', `/core/classes/DocLinks/${holder}?include=Doc`, { headers: M });
+  assert.deepEqual(included.body.Doc.Logo, got.body.Logo, 'include answers the same value');
+  const includedList = await request(server, 'GET', `/core/classes/DocLinks?include=Doc&keys=Doc.Logo`, { headers: M });
+  assert.deepEqual(includedList.body.results[0].Doc.Logo, got.body.Logo, 'include with keys answers the same value');
   const served = await open(staticUrl);
   assert.equal(served.status, 200);
   assert.equal(served.headers.get('cache-control'), 'public, max-age=86400');
   assert.equal(served.headers.get('x-content-type-options'), 'nosniff');
   assert.deepEqual(Buffer.from(await served.arrayBuffer()), PNG);
+  const other = createApp(dataDir);
+  await pollUntil(async () => ({ done: (await upload('x.pdf', PDF, { a: other })).status === 201 }), { timeoutMs: 5000, intervalMs: 100 });
+  const crossed = await open(staticUrl.replace(`/static/${app.appId}/`, `/static/${other.appId}/`));
+  assert.equal(crossed.status, 404, 'another application\'s static path does not reach this one\'s files');
+  await crossed.arrayBuffer();
 
   const secret = await upload('contract.pdf', PDF);
   const updated = await request(server, 'PUT', `/core/classes/Docs/${id}`, { headers: M,
