@@ -299,7 +299,7 @@ int CreateApp(const std::string& data, std::string app_id, const std::string& na
   if (!phone::IsKnownRegion(region)) return Fail("--region must be an ISO 3166 region with phone numbers, such as IL or US");
   const std::string master = ids::NewSecret(), api_key = ids::NewSecret(), now = timeutil::NowIso();
   storage::AppRecord record{app_id, name.empty() ? app_id : name, ids::HashSecret(master), now,
-                            {{kDefaultKeyName, ids::HashSecret(api_key), now, std::nullopt}}, region};
+                            {{kDefaultKeyName, ids::HashSecret(api_key), now, std::nullopt}}, region, {}, {}};
   storage::RegistryStore store(RegistryPath(data));
   if (store.Load(app_id)) return Fail("application " + app_id + " already exists");
   // The store is complete before the registry names the application, so a running server never

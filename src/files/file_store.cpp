@@ -63,7 +63,7 @@ bool Publish(const std::string& app_dir, std::string_view stored_name) {
   const auto source = FilePath(app_dir, stored_name);
   if (!source) return false;
   std::error_code ec;
-  if (!fs::exists(*source, ec)) return false;
+  if (!fs::exists(*source, ec) || IsPrivate(app_dir, stored_name)) return false;
   const auto target = *PublicPath(app_dir, stored_name);
   if (fs::exists(target, ec)) return true;
   const fs::path folder = fs::path(app_dir) / "public";

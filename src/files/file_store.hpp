@@ -27,7 +27,9 @@ bool Remove(const std::string& app_dir, std::string_view stored_name);
 
 // Makes the file public (attached to a File field): a second name for it under
 // `DATA/apps/<appId>/public/`, the only folder the static host serves. False when there is no
-// such file (an attachment of a name never uploaded: its address then answers 404).
+// such file (an attachment of a name never uploaded: its address then answers 404), or when the
+// file is private: a writer who learned a private file's name cannot publish it by attaching it
+// to a File field.
 bool Publish(const std::string& app_dir, std::string_view stored_name);
 // `DATA/apps/<appId>/public/<stored name>`, or nullopt for a name no upload could have answered.
 std::optional<std::string> PublicPath(const std::string& app_dir, std::string_view stored_name);

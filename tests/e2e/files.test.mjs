@@ -400,6 +400,14 @@ test('§4.8 PrivateFile rights: master and a permitted user get the file; a user
   assert.equal(bare.status, 200);
   await bare.arrayBuffer();
   await assertGate(await open(up.body.url, { 'X-Core-Session-Token': lawyer.sessionToken }), app, up.body.url, 'the bare address of a private file');
+  // Its name does not publish it: attached to a File field, the static address stays 404.
+  const leak = await request(server, 'POST', '/core/classes/Docs', { headers: M, body: { Logo: { __type: 'File', name: up.body.name } } });
+  assert.equal(leak.status, 201, leak.text);
+  const leakedValue = (await request(server, 'GET', `/core/classes/Docs/${leak.body.objectId}`, { headers: M })).body.Logo;
+  assert.equal(leakedValue.public, true);
+  const leaked = await open(leakedValue.url);
+  assert.equal(leaked.status, 404, 'a private file attached to a File field is not published');
+  await leaked.arrayBuffer();
   const next = await upload('signed-v2.pdf', PDF);
   await request(server, 'PUT', `/core/classes/Contracts/${id}`, { headers: M, body: { Scan: { __type: 'File', name: next.body.name, url: next.body.url } } });
   const replaced = await open(url, { 'X-Core-Master-Key': app.masterKey });

@@ -70,9 +70,18 @@ TEST(FileStoreTest, PublishAndMarkPrivateNeedTheFileAndRemoveUndoesBoth) {
   EXPECT_TRUE(MarkPrivate(app, name));
   EXPECT_TRUE(MarkPrivate(app, name));  // again: already marked
   EXPECT_TRUE(IsPrivate(app, name));
-  EXPECT_TRUE(Publish(app, name));
-  EXPECT_EQ(Read(*PublicPath(app, name)), "bytes");
+  EXPECT_FALSE(Publish(app, name)) << "a private file is never published";
+  EXPECT_FALSE(fs::exists(*PublicPath(app, name)));
   EXPECT_FALSE(IsPrivate(app, "../files/" + name));
+
+  std::ofstream(fs::path(uploads) / "u2", std::ios::binary) << "open";
+  const std::string shown = NewStoredName("logo.png");
+  Keep((fs::path(uploads) / "u2").string(), app, shown);
+  EXPECT_TRUE(Publish(app, shown));
+  EXPECT_TRUE(Publish(app, shown));  // again: already public
+  EXPECT_EQ(Read(*PublicPath(app, shown)), "open");
+  EXPECT_TRUE(Remove(app, shown));
+  EXPECT_FALSE(fs::exists(*PublicPath(app, shown)));
 
   EXPECT_TRUE(Remove(app, name));
   EXPECT_FALSE(IsPrivate(app, name));
