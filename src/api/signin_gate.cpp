@@ -35,7 +35,7 @@ Response Form(const app::Application& app, std::string_view return_to, std::stri
   return HtmlPage(status, "Sign in to " + app.id(), body);
 }
 
-Response NotValid() { return HtmlPage(400, "Not found", "<p>This link is not valid.</p>"); }
+Response NotValid() { return HtmlPage(400, "Link not valid", "<p>This link is not valid.</p>"); }
 
 // Back to the file, signed in: the session's token in a cookie only the application's file
 // addresses receive.

@@ -4,6 +4,7 @@
 #include "files/file_names.hpp"
 #include "files/file_store.hpp"
 #include "util/json.hpp"
+#include "util/log.hpp"
 
 namespace crmd::write {
 
@@ -43,9 +44,14 @@ AttachedFiles AttachFiles(const app::Application& app, const schema::ClassSchema
 void SettleAtCommit(app::WriteUnit& unit, const app::Application& app, AttachedFiles attached) {
   if (attached.published.empty() && attached.kept_private.empty()) return;
   // Before the answer: the static address it returns serves at once.
+  // The write is durable by then: a disk that refuses a link or a mark is logged, not answered.
   unit.AtCommit([dir = app.dir(), attached = std::move(attached)] {
-    for (const auto& name : attached.published) files::Publish(dir, name);
-    for (const auto& name : attached.kept_private) files::MarkPrivate(dir, name);
+    try {
+      for (const auto& name : attached.published) files::Publish(dir, name);
+      for (const auto& name : attached.kept_private) files::MarkPrivate(dir, name);
+    } catch (const std::exception& e) {
+      log::Error("attached file not settled", {{"dir", dir}, {"error", e.what()}});
+    }
   });
 }
 
