@@ -21,6 +21,7 @@ run: build
 	@scripts/run-demo "$(BUILD_DIR)/crmd" "$(DATA_DIR)" "$(LISTEN)"
 
 test: build
+	@scripts/install-npm
 	cd $(BUILD_DIR) && ctest --output-on-failure -j 2 --timeout 600
 
 # Unit tests under AddressSanitizer and UndefinedBehaviorSanitizer.
@@ -34,6 +35,7 @@ test-asan: deps
 test-tsan: deps
 	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCRMD_TSAN=ON
 	cmake --build build-tsan -j $(JOBS)
+	@scripts/install-npm
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j 2 --timeout 900
 
 # crmd side by side with Parse Server on PostgreSQL, and nginx as the loopback ceiling (issue 6).

@@ -6,6 +6,7 @@
 #include "api/cors.hpp"
 #include "api/files.hpp"
 #include "api/functions.hpp"
+#include "api/mcp.hpp"
 #include "api/password_page.hpp"
 #include "api/records.hpp"
 #include "api/schemas.hpp"
@@ -179,8 +180,8 @@ std::optional<Response> Router::Early(const Request& head) {
     const auto& segments = target->segments;
     Caller caller;
     std::optional<Response> decided;
-    if (segments.size() == 3 && segments[0] == "functions") {
-      return std::nullopt;  // a form: its handler decides
+    if ((segments.size() == 3 && segments[0] == "functions") || (!segments.empty() && segments[0] == "mcp")) {
+      return std::nullopt;  // a form or an MCP message: its handler decides
     } else if (segments.empty() || segments[0] != options_.prefix) {
       decided = ErrorResponse(errors::RouteNotFound(head.method_name, target->path));
     } else if (segments.size() == 4 && segments[1] == "apps") {
@@ -303,6 +304,9 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
     return HandleFunction(request, CallOf(credentials.get(), segments[2]), ctx);
   }
 
+  // The MCP endpoint (spec §4.10): `/mcp` with the application id header, or `/mcp/<appId>`.
+  if (!segments.empty() && segments[0] == "mcp" && segments.size() <= 2) return RouteMcp(request, segments, caller);
+
   // The static host of public files (spec §4.8), when no CDN fronts crmd.
   if (segments.size() == 3 && segments[0] == "static" && (request.method == Method::kGet || request.method == Method::kHead)) {
     auto credentials = registry_.Find(segments[1]);
@@ -374,6 +378,32 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
   caller.identity = ctx.identity;
 
   return RouteFamily(request, std::move(*target), ctx, token);
+}
+
+Response Router::RouteMcp(const Request& request, const std::vector<std::string>& segments, Caller& caller) {
+  std::optional<std::string_view> app_id = segments.size() == 2 ? std::optional<std::string_view>(segments[1])
+                                                                 : request.Header(app_id_header_);
+  auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
+  auto master_key = request.Header(master_key_header_);
+  auto api_key = request.Header(api_key_header_);
+  auth::Context ctx;
+  ctx.remote_ip = request.remote_ip;
+  McpCredentials presented = McpCredentials::kNone;
+  if (master_key || api_key) {
+    presented = McpCredentials::kKeys;
+    ctx.identity.principal = auth::Principal::kRejected;
+    if (credentials) {
+      ctx.app = apps_.Open(credentials->app_id);
+      ctx.credentials = credentials;
+      ctx.identity = auth::ResolveKeys(*credentials, master_key, api_key);
+      FollowRegion(*ctx.app, *credentials);
+    }
+  } else if (request.Header("authorization")) {
+    presented = McpCredentials::kInvalidBearer;  // crmd issues no access tokens yet
+  }
+  caller = Caller{ctx.app, ctx.identity};
+  return HandleMcp(request, ctx, presented, [this](auth::Context& c, std::string_view method, const std::string& target,
+                                                   const boost::json::value* body) { return Dispatch(c, method, target, body); });
 }
 
 std::pair<int, boost::json::value> Router::Dispatch(auth::Context& ctx, std::string_view method,

@@ -77,6 +77,9 @@ class Router {
   };
   Response Route(const Request& request, const std::shared_ptr<app::Application>& opened, app::QueuedGroup* queued,
                  Caller& caller);
+  // `/mcp` and `/mcp/<appId>` (api/mcp.hpp): the caller from the key headers, tools re-entering
+  // Dispatch.
+  Response RouteMcp(const Request& request, const std::vector<std::string>& segments, Caller& caller);
   // Makes `response` hand the request's row to the request log once it is sent.
   void LogWhenSent(const Request& request, const Caller& caller, Response& response);
   // A request below the prefix for a caller already known (its own, or its batch's: the items of a

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "util/strings.hpp"
+
 namespace crmd::files {
 
 namespace {
@@ -75,23 +77,6 @@ std::string NewStoredName(std::string_view name) {
   return out;
 }
 
-std::string EncodeSegment(std::string_view name) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(name.size() * 3);
-  for (char c : name) {
-    const auto u = static_cast<unsigned char>(c);
-    const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                            c == '.' || c == '_' || c == '~';
-    if (unreserved) {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[u >> 4];
-      out += kHex[u & 0x0f];
-    }
-  }
-  return out;
-}
+std::string EncodeSegment(std::string_view name) { return PercentEncode(name); }
 
 }  // namespace crmd::files

@@ -1,6 +1,7 @@
 // Small string helpers with no project knowledge.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -9,5 +10,9 @@ namespace crmd {
 // Splits on `separator`, keeping empty parts: "a,,b" -> {"a", "", "b"}; "" -> {""}.
 // The views point into `text`.
 std::vector<std::string_view> Split(std::string_view text, char separator);
+
+// `text` percent-encoded byte by byte, RFC 3986's unreserved characters kept: safe as one path
+// segment or one query value.
+std::string PercentEncode(std::string_view text);
 
 }  // namespace crmd

@@ -1,0 +1,28 @@
+// The MCP endpoint (spec §4.10, §5.6; issue 21): Streamable HTTP, one JSON-RPC message per
+// `POST /mcp` (the application in `X-Core-Application-Id`) or `POST /mcp/<appId>` (the application
+// in the path: one MCP URL per application). Stateless: every answer is one JSON object, no session
+// id is minted or needed, `GET`/`DELETE` answer 405. The pipeline, in order (../shared/research/MCP.md
+// §1.2): an unsupported `MCP-Protocol-Version` (400), a body that is not JSON (415) or not one
+// JSON-RPC message (400), notifications and responses (202, empty), `initialize`/`ping`/`tools/list`
+// (no caller needed), unknown methods (-32601), then the caller of `tools/call`:
+//   - `X-Core-API-Key` or `X-Core-Master-Key` of the application: the Master identity; a wrong key
+//     is a caller whose every tool answers `Permission denied for action <op> on class <X>`;
+//   - `Authorization: Bearer <token>` that crmd did not issue: 401 with
+//     `WWW-Authenticate: Bearer error="invalid_token"`;
+//   - neither and no `Authorization`: 403 `{"code":-32000,"message":"Authorization header is required"}`.
+#pragma once
+
+#include "api/message.hpp"
+#include "auth/context.hpp"
+#include "mcp/tool.hpp"
+
+namespace crmd::api {
+
+// How the request's caller presented itself.
+enum class McpCredentials { kNone, kKeys, kInvalidBearer };
+
+// `ctx.app` is the application the request names (null when it names none or an unknown one);
+// `ctx.identity` its caller as `credentials` resolved it.
+Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials credentials, const mcp::Dispatch& dispatch);
+
+}  // namespace crmd::api

@@ -1,0 +1,43 @@
+// JSON-RPC 2.0 as MCP's Streamable HTTP transport carries it (../shared/research/MCP.md §1-2): one
+// message per POST, no batches (removed in protocol revision 2025-06-18). A request's `id` is
+// echoed exactly as sent, a string staying a string and a number a number.
+#pragma once
+
+#include <boost/json.hpp>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace crmd::mcp {
+
+// JSON-RPC error codes used by crmd.
+inline constexpr int kParseError = -32700;
+inline constexpr int kInvalidRequest = -32600;
+inline constexpr int kMethodNotFound = -32601;
+inline constexpr int kInvalidParams = -32602;
+inline constexpr int kInternalError = -32603;
+// Implementation-defined (the -32000..-32019 range): transport refusals and the spec's missing
+// authentication (§5.6, §7).
+inline constexpr int kServerError = -32000;
+
+struct Message {
+  enum class Kind { kRequest, kNotification, kResponse };
+  Kind kind = Kind::kRequest;
+  boost::json::value id;  // null for a notification
+  std::string method;
+  boost::json::value params;  // null when absent
+};
+
+struct Refusal {
+  int code;
+  std::string message;
+};
+
+// The message in `body`, or why it is none (kParseError: not JSON; kInvalidRequest: not one
+// JSON-RPC 2.0 message).
+std::variant<Message, Refusal> ParseMessage(std::string_view body);
+
+boost::json::object Success(const boost::json::value& id, boost::json::value result);
+boost::json::object Failure(const boost::json::value& id, int code, std::string_view message);
+
+}  // namespace crmd::mcp

@@ -1,0 +1,67 @@
+// An MCP tool (spec §4.10): its name, what a model reads about it, the JSON Schema of its
+// arguments, the MCP switch a signed-in user needs for it (§5.6), and what it does. A tool is a
+// client of the record API: it re-enters the api/ handlers through `ToolCall::dispatch` with the
+// caller's context, so it reads and writes through the same query plan, write pipeline and
+// auth::Authorize as any request, and never reaches storage itself.
+#pragma once
+
+#include <boost/json.hpp>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "auth/context.hpp"
+
+namespace crmd::mcp {
+
+// The per-user MCP switches (spec §5.6): which one a tool needs.
+enum class Switch { kView, kCreate, kUpdate, kEditPageAndSchema };
+
+// A request below the prefix (`/classes/Tasks?limit=5`), answered with the record API's status and
+// JSON body.
+using Dispatch = std::function<std::pair<int, boost::json::value>(auth::Context& ctx, std::string_view method,
+                                                                  const std::string& target, const boost::json::value* body)>;
+
+struct ToolCall {
+  auth::Context& ctx;
+  const Dispatch& dispatch;
+
+  // `dispatch` with ctx.
+  std::pair<int, boost::json::value> Send(std::string_view method, const std::string& target,
+                                          const boost::json::value* body = nullptr) const {
+    return dispatch(ctx, method, target, body);
+  }
+};
+
+// A tool's answer: one text item (JSON, or the error's words when `is_error`).
+struct ToolResult {
+  std::string text;
+  bool is_error = false;
+};
+
+struct Tool {
+  std::string_view name;
+  std::string_view title;
+  std::string_view description;
+  boost::json::object input_schema;
+  Switch needs = Switch::kView;
+  bool read_only = true;
+  std::function<ToolResult(const ToolCall& call, const boost::json::object& arguments)> run;
+};
+
+// Every tool, in the order tools/list answers them. Built once; thread-safe to read.
+const std::vector<Tool>& Catalogue();
+// The tool named `name`, or null.
+const Tool* FindTool(std::string_view name);
+
+// The catalogue's parts, one per family of tools (record_tools.cpp, schema_tools.cpp, ...).
+void AddRecordTools(std::vector<Tool>& tools);
+void AddSchemaTools(std::vector<Tool>& tools);
+
+// A dispatched answer as a tool's result: the JSON body on success, the error's text otherwise
+// (`Permission denied for action find on class Contacts`).
+ToolResult Answered(const std::pair<int, boost::json::value>& answer);
+
+}  // namespace crmd::mcp

@@ -1,0 +1,226 @@
+// Issue 21 / spec §4.10, §5.6, §7 (-32000): the MCP layer over Streamable HTTP, driven by the
+// official MCP TypeScript SDK client (tests/e2e/package.json) and by raw JSON-RPC where the wire
+// itself is the contract. (OAuth sign-in and the per-user switches come with the rest of issue 21.)
+import test, { before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { setup, stopAll, createApp, pollUntil, request, masterHeaders } from './lib/harness.mjs';
+
+let server;
+let app;
+let dataDir;
+before(async () => {
+  ({ server, app, dataDir } = await setup({}, { productBase: true }));
+});
+after(stopAll);
+
+// One JSON-RPC message, as a client without the SDK sends it.
+async function rpc(body, { path = `/mcp/${app.appId}`, headers = {}, method = 'POST' } = {}) {
+  const r = await fetch(`${server.base}${path}`, {
+    method, headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+    body: method === 'POST' ? (typeof body === 'string' ? body : JSON.stringify(body)) : undefined,
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await r.text();
+  return { status: r.status, headers: r.headers, text, body: text ? JSON.parse(text) : undefined };
+}
+const call = (name, args, headers = { 'X-Core-API-Key': app.apiKey }, id = 1) =>
+  rpc({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, { headers });
+const textOf = (r) => r.body.result.content[0].text;
+
+async function sdkClient(a = app, headers = { 'X-Core-Application-Id': a.appId, 'X-Core-API-Key': a.apiKey }, path = '/mcp') {
+  const transport = new StreamableHTTPClientTransport(new URL(`${server.base}${path}`), { requestInit: { headers } });
+  const client = new Client({ name: 'crmd-e2e', version: '1.0.0' }, { capabilities: {} });
+  await client.connect(transport);
+  return client;
+}
+
+test('§4.10 the SDK client connects with the application id and an API key, lists the tools and calls them', async () => {
+  const client = await sdkClient();
+  try {
+    const { tools, nextCursor } = await client.listTools();
+    assert.equal(nextCursor, undefined, 'one page');
+    const names = tools.map((t) => t.name);
+    for (const name of ['Get-Schema', 'Get-Data', 'Create-Data']) assert.ok(names.includes(name), name);
+    for (const tool of tools) {
+      assert.match(tool.name, /^[A-Za-z0-9_-]{1,64}$/);
+      assert.equal(tool.inputSchema.type, 'object', tool.name);
+      assert.ok(tool.description.length > 40, `${tool.name} tells a model what it does`);
+    }
+    const created = await client.callTool({ name: 'Create-Data', arguments: { table: 'Accounts', data: { Name: 'MCP Ltd', City: 'Haifa' } } });
+    assert.equal(created.isError, false, created.content[0].text);
+    const { objectId } = JSON.parse(created.content[0].text);
+    assert.match(objectId, /^[A-Za-z0-9]{10}$/);
+    const read = await client.callTool({ name: 'Get-Data', arguments: { table: 'Accounts', where: { objectId }, keys: 'Name,City' } });
+    assert.equal(read.isError, false, read.content[0].text);
+    const rows = JSON.parse(read.content[0].text).results;
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].Name, 'MCP Ltd');
+    // The same row through the record API: one store, one door.
+    const direct = await request(server, 'GET', `/core/classes/Accounts/${objectId}`, { headers: masterHeaders(app) });
+    assert.equal(direct.body.City, 'Haifa');
+  } finally {
+    await client.close();
+  }
+});
+
+test('§4.10 Get-Data: limit defaults to 5 and is at most 2000 (2001 is a validation error saying so)', async () => {
+  for (let i = 0; i < 7; i += 1) {
+    const r = await call('Create-Data', { table: 'Tasks', data: { Subject: `task ${i}` } });
+    assert.equal(r.body.result.isError, false, textOf(r));
+  }
+  const page = await call('Get-Data', { table: 'Tasks' });
+  assert.equal(JSON.parse(textOf(page)).results.length, 5);
+  const big = await call('Get-Data', { table: 'Tasks', limit: 2000 });
+  assert.equal(big.body.result.isError, false);
+  const over = await call('Get-Data', { table: 'Tasks', limit: 2001 });
+  assert.equal(over.status, 200);
+  assert.equal(over.body.result.isError, true);
+  assert.match(textOf(over), /limit must be at most 2000/);
+  const counted = await call('Get-Data', { table: 'Tasks', limit: 0, count: true });
+  assert.ok(JSON.parse(textOf(counted)).count >= 7);
+});
+
+test('§4.10 Get-Schema: the Hebrew dictionary label inline in each field; {} for _Role and _Session', async () => {
+  const r = await call('Get-Schema', { table: 'Accounts' });
+  assert.equal(r.body.result.isError, false, textOf(r));
+  const schema = JSON.parse(textOf(r));
+  assert.equal(schema.className, 'Accounts');
+  const labelled = Object.values(schema.fields).filter((f) => typeof f.dictionary === 'string');
+  assert.ok(labelled.length > 3, 'the product base labels Accounts');
+  assert.ok(labelled.some((f) => /[\u0590-\u05FF]/.test(f.dictionary)), 'in Hebrew');
+  // Never in the record API (§2.5).
+  const plain = await request(server, 'GET', '/core/schemas/Accounts', { headers: masterHeaders(app) });
+  assert.ok(Object.values(plain.body.fields).every((f) => f.dictionary === undefined));
+  for (const table of ['_Role', '_Session']) {
+    const empty = await call('Get-Schema', { table });
+    assert.equal(textOf(empty), '{}');
+  }
+});
+
+test('§5.6 initialize and tools/list need no authentication; tools/call without it answers 403 -32000 "Authorization header is required"', async () => {
+  const init = await rpc({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  assert.equal(init.status, 200);
+  assert.equal(init.body.result.protocolVersion, '2025-06-18', 'a version crmd speaks is echoed');
+  const newer = await rpc({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2099-01-01' } });
+  assert.equal(newer.body.result.protocolVersion, '2025-11-25', 'else crmd\'s latest');
+  const list = await rpc({ jsonrpc: '2.0', id: 'l', method: 'tools/list' });
+  assert.equal(list.status, 200);
+  assert.ok(list.body.result.tools.length >= 3);
+  const bare = await rpc({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'Get-Data', arguments: { table: 'Accounts' } } });
+  assert.equal(bare.status, 403);
+  assert.deepEqual(bare.body, { jsonrpc: '2.0', id: 7, error: { code: -32000, message: 'Authorization header is required' } });
+  const viaHeader = await rpc({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'Get-Data', arguments: { table: 'Accounts' } } },
+    { path: '/mcp', headers: { 'X-Core-Application-Id': app.appId } });
+  assert.equal(viaHeader.status, 403, 'the application id alone is no authentication');
+});
+
+test('§5.6 wrong credentials: HTTP 200 and the tool text "Permission denied for action find on class <X>"', async () => {
+  for (const headers of [{ 'X-Core-API-Key': 'not-a-key' }, { 'X-Core-Master-Key': 'not-a-key' }, { 'X-Core-API-Key': app.masterKey }]) {
+    const r = await call('Get-Data', { table: 'Accounts' }, headers);
+    assert.equal(r.status, 200);
+    assert.equal(r.body.result.isError, true);
+    assert.equal(textOf(r), 'Permission denied for action find on class Accounts');
+  }
+  const schema = await call('Get-Schema', { table: 'Contacts' }, { 'X-Core-API-Key': 'nope' });
+  assert.equal(textOf(schema), 'Permission denied for action find on class Contacts');
+  const bearer = await call('Get-Data', { table: 'Accounts' }, { Authorization: 'Bearer not-issued-by-crmd' });
+  assert.equal(bearer.status, 401);
+  assert.match(bearer.headers.get('www-authenticate'), /^Bearer error="invalid_token"/);
+});
+
+test('§4.10 one connection addresses one application: a key of A on /mcp/B, or with B\'s id, reaches nothing of B', async () => {
+  const other = createApp(dataDir);
+  await pollUntil(async () => ({ done: (await request(server, 'GET', '/core/classes/Accounts', { headers: masterHeaders(other) })).status === 200 }),
+    { timeoutMs: 5000, intervalMs: 100 });
+  const secret = await request(server, 'POST', '/core/classes/Secrets', { headers: masterHeaders(other), body: { Code: 'B-only' } });
+  assert.equal(secret.status, 201, secret.text);
+  const crossed = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'Get-Data', arguments: { table: 'Secrets' } } },
+    { path: `/mcp/${other.appId}`, headers: { 'X-Core-API-Key': app.apiKey } });
+  assert.equal(crossed.body.result.isError, true);
+  assert.equal(crossed.body.result.content[0].text, 'Permission denied for action find on class Secrets');
+  const client = await sdkClient(other, { 'X-Core-Application-Id': other.appId, 'X-Core-API-Key': app.apiKey });
+  try {
+    const r = await client.callTool({ name: 'Get-Data', arguments: { table: 'Secrets' } });
+    assert.equal(r.isError, true);
+  } finally {
+    await client.close();
+  }
+  // And B's own key through B's URL sees it.
+  const own = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'Get-Data', arguments: { table: 'Secrets' } } },
+    { path: `/mcp/${other.appId}`, headers: { 'X-Core-API-Key': other.apiKey } });
+  assert.equal(JSON.parse(own.body.result.content[0].text).results[0].Code, 'B-only');
+});
+
+test('§5.3 _Timeline and the _syslog tables are read-only through every tool, even with a key', async () => {
+  for (const table of ['_Timeline', '_syslogTriggers']) {
+    const r = await call('Create-Data', { table, data: { event: 'create' } });
+    assert.equal(r.body.result.isError, true, table);
+    assert.equal(textOf(r), `Permission denied for action create on class ${table}`);
+  }
+  const read = await call('Get-Data', { table: '_Timeline', limit: 1 });
+  assert.equal(read.body.result.isError, false, 'reading stays open to a key');
+});
+
+test('§4.10 transport: notifications get 202 and no body; GET and DELETE 405; ids keep their type; bad JSON, bad messages, unknown methods and versions are JSON-RPC errors', async () => {
+  const note = await rpc({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  assert.equal(note.status, 202);
+  assert.equal(note.text, '');
+  for (const method of ['GET', 'DELETE']) {
+    const r = await rpc(undefined, { method });
+    assert.equal(r.status, 405, method);
+  }
+  const stringId = await rpc({ jsonrpc: '2.0', id: '1', method: 'ping' });
+  assert.deepEqual(stringId.body, { jsonrpc: '2.0', id: '1', result: {} });
+  const numberId = await rpc({ jsonrpc: '2.0', id: 1, method: 'ping' });
+  assert.equal(numberId.body.id, 1);
+  const broken = await rpc('{"jsonrpc":"2.0",');
+  assert.equal(broken.status, 400);
+  assert.deepEqual(broken.body.error, { code: -32700, message: 'Parse error' });
+  assert.equal(broken.body.id, null);
+  for (const bad of [{ jsonrpc: '1.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: {}, method: 'ping' }, [{ jsonrpc: '2.0', id: 1, method: 'ping' }]]) {
+    const r = await rpc(bad);
+    assert.equal(r.status, 400, JSON.stringify(bad));
+    assert.equal(r.body.error.code, -32600);
+  }
+  const unknown = await rpc({ jsonrpc: '2.0', id: 3, method: 'server/discover' });
+  assert.equal(unknown.status, 200);
+  assert.deepEqual(unknown.body.error, { code: -32601, message: 'Method not found' });
+  const version = await rpc({ jsonrpc: '2.0', id: 4, method: 'tools/list' }, { headers: { 'MCP-Protocol-Version': '2026-07-28' } });
+  assert.equal(version.status, 400);
+  assert.equal(version.body.error.code, -32000);
+  assert.match(version.body.error.message, /^Bad Request: Unsupported protocol version: 2026-07-28 \(supported versions: 2025-11-25, 2025-06-18, 2025-03-26\)$/);
+  const wrongType = await rpc({ jsonrpc: '2.0', id: 5, method: 'ping' }, { headers: { 'Content-Type': 'text/plain' } });
+  assert.equal(wrongType.status, 415);
+  const noTool = await call('Delete-Everything', {});
+  assert.deepEqual(noTool.body.error, { code: -32602, message: 'Unknown tool: Delete-Everything' });
+});
+
+test('§4.10 SECURITY hostile tool arguments: SQL in names, huge strings, deep JSON and unknown arguments are validation errors; nothing is written', async () => {
+  const before = await request(server, 'GET', '/core/classes/Tasks?count=1&limit=0', { headers: masterHeaders(app) });
+  const cases = [
+    ['Get-Data', { table: 'Tasks"; DROP TABLE Tasks; --' }],
+    ['Create-Data', { table: 'Tasks', data: { 'x"; DROP TABLE Tasks; --': 1 } }],
+    ['Get-Data', { table: 'x'.repeat(1024 * 1024) }],
+    ['Get-Data', { table: 'Tasks', limit: -1 }],
+    ['Get-Data', { table: 'Tasks', limit: 'all' }],
+    ['Get-Data', { table: 'Tasks', sneaky: true }],
+    ['Create-Data', { table: 'Tasks' }],
+    ['Create-Data', { table: 'Tasks', data: [1, 2] }],
+  ];
+  for (const [name, args] of cases) {
+    const r = await call(name, args);
+    assert.equal(r.status, 200, `${name} ${JSON.stringify(args).slice(0, 80)}`);
+    assert.equal(r.body.result.isError, true, `${name} ${JSON.stringify(args).slice(0, 80)}: ${textOf(r).slice(0, 200)}`);
+  }
+  // 10 MB of arguments: past the body limit, refused before a byte of it is parsed.
+  const huge = await call('Get-Data', { table: 'x'.repeat(10 * 1024 * 1024) });
+  assert.equal(huge.status, 413);
+  let deep = { a: 1 };
+  for (let i = 0; i < 100; i += 1) deep = { a: deep };
+  const tooDeep = await call('Create-Data', { table: 'Tasks', data: deep });
+  assert.ok(tooDeep.status === 400 || tooDeep.body.result?.isError, 'JSON nested past the limit is refused');
+  const after = await request(server, 'GET', '/core/classes/Tasks?count=1&limit=0', { headers: masterHeaders(app) });
+  assert.equal(after.body.count, before.body.count, 'nothing was written');
+});
