@@ -23,6 +23,7 @@ enum class McpCredentials { kNone, kKeys, kInvalidBearer };
 
 // `ctx.app` is the application the request names (null when it names none or an unknown one);
 // `ctx.identity` its caller as `credentials` resolved it.
-Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials credentials, const mcp::Dispatch& dispatch);
+Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials credentials, const mcp::Dispatch& dispatch,
+                   std::string_view prefix);
 
 }  // namespace crmd::api

@@ -403,7 +403,8 @@ Response Router::RouteMcp(const Request& request, const std::vector<std::string>
   }
   caller = Caller{ctx.app, ctx.identity};
   return HandleMcp(request, ctx, presented, [this](auth::Context& c, std::string_view method, const std::string& target,
-                                                   const boost::json::value* body) { return Dispatch(c, method, target, body); });
+                                                   const boost::json::value* body) { return Dispatch(c, method, target, body); },
+                   options_.prefix);
 }
 
 std::pair<int, boost::json::value> Router::Dispatch(auth::Context& ctx, std::string_view method,

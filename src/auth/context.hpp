@@ -36,6 +36,10 @@ struct Context {
   int trigger_level = 0;
   std::string trigger_id;
   std::string source_trigger;
+  // MCP's Create-Many with a master connection (spec §4.10): its creates fire no trigger and
+  // write no `_Timeline` row. Set only by that tool, only for a master identity.
+  bool skip_triggers = false;
+  bool skip_timeline = false;
 };
 
 }  // namespace crmd::auth

@@ -15,6 +15,7 @@ const std::vector<Tool>& Catalogue() {
     std::vector<Tool> all;
     AddSchemaTools(all);
     AddRecordTools(all);
+    AddUserTools(all);
     return all;
   }();
   return tools;

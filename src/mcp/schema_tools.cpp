@@ -48,6 +48,64 @@ ToolResult GetSchema(const ToolCall& call, const json::object& args) {
   return ToolResult{json::serialize(schema), false};
 }
 
+json::object TableProperty() {
+  return json::object{{"type", "string"}, {"minLength", 1}, {"maxLength", 128}, {"description", "The table (class) name, e.g. Accounts."}};
+}
+
+// Spec §2.5: a table made by Create-Table starts with permissions that still must be opened to the
+// roles that need it: every operation for the product base's Administrators role only.
+json::object DefaultPermissions() {
+  json::object clp;
+  for (const char* op : {"find", "count", "get", "create", "update", "delete", "addField"})
+    clp[op] = json::object{{"role:Administrators", true}};
+  clp["protectedFields"] = json::object{};
+  return clp;
+}
+
+ToolResult CreateTable(const ToolCall& call, const json::object& args) {
+  const std::string_view table = args.at("table").get_string();
+  json::object body{{"className", table}, {"classLevelPermissions", DefaultPermissions()}};
+  if (const auto* fields = args.if_contains("fields")) body["fields"] = *fields;
+  const json::value sent = std::move(body);
+  return Answered(call.Send("POST", "/schemas/" + PercentEncode(table), &sent));
+}
+
+// The table's trigger list as the schema API holds it.
+std::pair<int, json::value> Triggers(const ToolCall& call, std::string_view table) {
+  auto answer = call.Send("GET", "/schemas/" + PercentEncode(table));
+  if (answer.first >= 400 || !answer.second.is_object()) return answer;
+  const auto* triggers = answer.second.get_object().if_contains("triggers");
+  return {200, json::object{{"triggers", triggers && triggers->is_array() ? *triggers : json::array{}}}};
+}
+
+ToolResult GetTriggers(const ToolCall& call, const json::object& args) {
+  return Answered(Triggers(call, args.at("table").get_string()));
+}
+
+// Adds a trigger, or changes the one with the same `_id` (only the keys sent; `active:false`
+// switches it off), and stores the whole list through the schema API, which checks it.
+ToolResult SetTrigger(const ToolCall& call, const json::object& args) {
+  const std::string_view table = args.at("table").get_string();
+  auto current = Triggers(call, table);
+  if (current.first >= 400) return Answered(current);
+  json::array list = current.second.get_object().at("triggers").get_array();
+  const json::object& trigger = args.at("trigger").get_object();
+  const json::value* id = trigger.if_contains("_id");
+  bool changed = false;
+  for (auto& existing : list) {
+    if (!id || !existing.is_object() || existing.get_object().if_contains("_id") == nullptr ||
+        existing.get_object().at("_id") != *id)
+      continue;
+    for (const auto& [key, value] : trigger) existing.get_object()[key] = value;
+    changed = true;
+  }
+  if (!changed) list.push_back(trigger);
+  const json::value body = json::object{{"triggers", std::move(list)}};
+  auto stored = call.Send("PUT", "/schemas/" + PercentEncode(table), &body);
+  if (stored.first >= 400) return Answered(stored);
+  return Answered(Triggers(call, table));
+}
+
 }  // namespace
 
 void AddSchemaTools(std::vector<Tool>& tools) {
@@ -63,6 +121,37 @@ void AddSchemaTools(std::vector<Tool>& tools) {
                    {"required", json::array{"table"}},
                    {"additionalProperties", false}},
       Switch::kView, true, GetSchema});
+  tools.push_back(Tool{
+      "Create-Table", "Create a table",
+      "Creates a table, optionally with fields ({\"Name\":{\"type\":\"String\"},\"Account\":{\"type\":\"Pointer\","
+      "\"targetClass\":\"Accounts\"}}). Field types: String, Number, Boolean, Date, Object, Array, Pointer, "
+      "Relation, File, PrivateFile, GeoPoint. The new table is open to the Administrators role only: open "
+      "it to the roles that need it afterwards.",
+      json::object{{"type", "object"},
+                   {"properties", json::object{{"table", TableProperty()},
+                                               {"fields", json::object{{"type", "object"}, {"description", "Field name to {type, targetClass?}."}}}}},
+                   {"required", json::array{"table"}},
+                   {"additionalProperties", false}},
+      Switch::kEditPageAndSchema, false, CreateTable});
+  tools.push_back(Tool{
+      "Get-Triggers", "Get a table's triggers",
+      "Lists the automations of one table: each trigger's `_id`, name, event (create, update, delete), "
+      "`active`, conditions and actions (docs/TRIGGERS.md). The `_id` is the one `_syslogTriggers` rows "
+      "and `updatedByTrigger` name.",
+      json::object{{"type", "object"}, {"properties", json::object{{"table", TableProperty()}}},
+                   {"required", json::array{"table"}}, {"additionalProperties", false}},
+      Switch::kView, true, GetTriggers});
+  tools.push_back(Tool{
+      "Set-Trigger", "Add or change a trigger",
+      "Adds a trigger to a table, or changes the trigger whose `_id` is given (only the keys sent change): "
+      "{\"_id\":\"...\",\"active\":false} switches one off. A new trigger is {name, event, active, where?, "
+      "actions:[{actionType, ...}]} as Get-Triggers shows them. Returns the table's triggers.",
+      json::object{{"type", "object"},
+                   {"properties", json::object{{"table", TableProperty()},
+                                               {"trigger", json::object{{"type", "object"}, {"description", "The trigger, or the keys to change of an existing one with its _id."}}}}},
+                   {"required", json::array{"table", "trigger"}},
+                   {"additionalProperties", false}},
+      Switch::kEditPageAndSchema, false, SetTrigger});
 }
 
 }  // namespace crmd::mcp

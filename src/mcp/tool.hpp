@@ -27,6 +27,8 @@ using Dispatch = std::function<std::pair<int, boost::json::value>(auth::Context&
 struct ToolCall {
   auth::Context& ctx;
   const Dispatch& dispatch;
+  // The record API's path prefix (`core`): batch items name whole paths.
+  std::string_view prefix;
 
   // `dispatch` with ctx.
   std::pair<int, boost::json::value> Send(std::string_view method, const std::string& target,
@@ -59,6 +61,7 @@ const Tool* FindTool(std::string_view name);
 // The catalogue's parts, one per family of tools (record_tools.cpp, schema_tools.cpp, ...).
 void AddRecordTools(std::vector<Tool>& tools);
 void AddSchemaTools(std::vector<Tool>& tools);
+void AddUserTools(std::vector<Tool>& tools);
 
 // A dispatched answer as a tool's result: the JSON body on success, the error's text otherwise
 // (`Permission denied for action find on class Contacts`).

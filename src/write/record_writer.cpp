@@ -175,13 +175,14 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
     for (const auto& rel : changes.relations)
       txn.ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
     if (session_token) *session_token = auth::CreateSession(*ctx.app, txn, row.object_id, "signup");
-    if (cls.timeline) {
+    if (cls.timeline && !ctx.skip_timeline) {
       logs::Change change{logs::TimelineEvent::kCreate, &cls, row.object_id, &body,
                           [&](std::string_view f) { return WrittenValue(changes, row.cells, f); },
                           row.acl, row.created_at, /*fresh_id=*/!changes.object_id};
       CRMD_TRY(logs::RecordChange(unit, ctx, change));
     }
-    CRMD_TRY(triggers::Fire(unit, ctx, {triggers::WriteEvent::kCreate, &cls, row.object_id, &body, nullptr}));
+    if (!ctx.skip_triggers)
+      CRMD_TRY(triggers::Fire(unit, ctx, {triggers::WriteEvent::kCreate, &cls, row.object_id, &body, nullptr}));
     json::object out{{"objectId", row.object_id}, {"createdAt", row.created_at}};
     // Last: `cls` may be the class moved here. The unit's schema, not the snapshot: the history
     // may have changed it too.

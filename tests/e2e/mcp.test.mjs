@@ -224,3 +224,89 @@ test('§4.10 SECURITY hostile tool arguments: SQL in names, huge strings, deep J
   const after = await request(server, 'GET', '/core/classes/Tasks?count=1&limit=0', { headers: masterHeaders(app) });
   assert.equal(after.body.count, before.body.count, 'nothing was written');
 });
+
+// The named tools of §4.10 beyond reading and writing one row.
+test('§4.10 Set-Trigger adds a trigger and active:false switches it off; Get-Triggers shows each _id', async () => {
+  const set = await call('Set-Trigger', { table: 'Cases', trigger: { name: 'case task', event: 'create',
+    actions: [{ actionType: 'create-record', actionData: { 'create-record': { table: 'Tasks', data: { Subject: 'from case {{objectId}}' } } } }] } });
+  assert.equal(set.body.result.isError, false, textOf(set));
+  const listed = JSON.parse(textOf(await call('Get-Triggers', { table: 'Cases' }))).triggers;
+  assert.equal(listed.length, 1);
+  assert.match(listed[0]._id, /^[A-Za-z0-9]{10}$/);
+  assert.equal(listed[0].active ?? true, true);
+  const off = await call('Set-Trigger', { table: 'Cases', trigger: { _id: listed[0]._id, active: false } });
+  assert.equal(off.body.result.isError, false, textOf(off));
+  const after = JSON.parse(textOf(await call('Get-Triggers', { table: 'Cases' }))).triggers;
+  assert.equal(after.length, 1, 'changed in place, not added');
+  assert.equal(after[0].active, false);
+  assert.equal(after[0].name, 'case task', 'the keys not sent stay');
+  const bad = await call('Set-Trigger', { table: 'Cases', trigger: { event: 'explode', actions: [] } });
+  assert.equal(bad.body.result.isError, true, 'the schema API checks the definition');
+  assert.equal(JSON.parse(textOf(await call('Get-Triggers', { table: 'Cases' }))).triggers.length, 1, 'and the list is unchanged');
+});
+
+test('§4.10 Create-Many {table, data, skipTriggers, skipTimeline}: with a master connection the flags skip triggers and _Timeline rows', async () => {
+  const M = masterHeaders(app);
+  await request(server, 'POST', '/core/schemas/Echoes', { headers: M, body: { fields: { From: { type: 'String' } } } });
+  const set = await call('Set-Trigger', { table: 'Accounts', trigger: { name: 'echo', event: 'create',
+    actions: [{ actionType: 'create-record', actionData: { 'create-record': { table: 'Echoes', data: { From: '{{objectId}}' } } } }] } });
+  assert.equal(set.body.result.isError, false, textOf(set));
+  const skipped = await call('Create-Many', { table: 'Accounts', data: [{ Name: 'quiet 1' }, { Name: 'quiet 2' }], skipTriggers: true, skipTimeline: true });
+  const quiet = JSON.parse(textOf(skipped));
+  assert.equal(quiet.created, 2, textOf(skipped));
+  const loud = JSON.parse(textOf(await call('Create-Many', { table: 'Accounts', data: [{ Name: 'loud 1' }, { Name: 'loud 2' }, { Name: { not: 'a string' } }] })));
+  assert.equal(loud.created, 2);
+  assert.equal(loud.failed, 1, 'a row of the wrong type fails alone');
+  assert.equal(loud.results[2].error.code, 111);
+  const ids = (r) => r.results.filter((x) => x.success).map((x) => x.success.objectId);
+  const echoes = async () => (await request(server, 'GET', '/core/classes/Echoes?limit=100', { headers: M })).body.results.map((e) => e.From);
+  await pollUntil(async () => ({ done: (await echoes()).length >= 2 }), { timeoutMs: 10_000, intervalMs: 50 });
+  const echoed = await echoes();
+  assert.deepEqual(echoed.sort(), ids(loud).sort(), 'only the rows created without skipTriggers fired');
+  const timeline = async (id) => (await request(server, 'GET', `/core/classes/_Timeline?where=${encodeURIComponent(JSON.stringify({ objectIdValue: id }))}&count=1&limit=0`, { headers: M })).body.count;
+  for (const id of ids(quiet)) assert.equal(await timeline(id), 0, 'skipTimeline: no _Timeline row');
+  for (const id of ids(loud)) assert.ok(await timeline(id) >= 1, 'otherwise the change is recorded');
+  const tooMany = await call('Create-Many', { table: 'Accounts', data: Array.from({ length: 501 }, (_, i) => ({ Name: `n${i}` })) });
+  assert.match(textOf(tooMany), /data must have at most 500 items/);
+  await call('Set-Trigger', { table: 'Accounts', trigger: { _id: JSON.parse(textOf(set)).triggers.at(-1)._id, active: false } });
+});
+
+test('§4.10 Aggregate-Data: a pipeline over a table; every row by default, at most 2000 when limited', async () => {
+  const M = masterHeaders(app);
+  for (const City of ['Haifa', 'Haifa', 'Eilat']) await request(server, 'POST', '/core/classes/Depots', { headers: M, body: { City } });
+  const r = await call('Aggregate-Data', { table: 'Depots', pipeline: [{ $group: { _id: '$City', n: { $sum: 1 } } }, { $sort: { n: -1 } }] });
+  assert.equal(r.body.result.isError, false, textOf(r));
+  const rows = JSON.parse(textOf(r)).results;
+  assert.deepEqual(rows.map((x) => [x.objectId ?? x._id, x.n]), [['Haifa', 2], ['Eilat', 1]]);
+  const one = JSON.parse(textOf(await call('Aggregate-Data', { table: 'Depots', pipeline: [{ $group: { _id: '$City', n: { $sum: 1 } } }], limit: 1 })));
+  assert.equal(one.results.length, 1);
+  const over = await call('Aggregate-Data', { table: 'Depots', pipeline: [], limit: 2001 });
+  assert.match(textOf(over), /limit must be at most 2000/);
+});
+
+test('§4.10 Create-Table gives permissions that still must be opened to roles; Create-or-Update-User and Get-all-Users (the first 100 only)', async () => {
+  const made = await call('Create-Table', { table: 'Visits', fields: { Place: { type: 'String' } } });
+  assert.equal(made.body.result.isError, false, textOf(made));
+  const schema = JSON.parse(textOf(await call('Get-Schema', { table: 'Visits' })));
+  assert.deepEqual(schema.classLevelPermissions.find, { 'role:Administrators': true });
+  assert.deepEqual(schema.classLevelPermissions.create, { 'role:Administrators': true });
+  const created = await call('Create-or-Update-User', { user: { username: 'mcp.user', password: 'McpUser9x', email: 'mcp@example.test' } });
+  assert.equal(created.body.result.isError, false, textOf(created));
+  const { objectId } = JSON.parse(textOf(created));
+  const visitor = await request(server, 'POST', '/core/login', { headers: { 'X-Core-Application-Id': app.appId }, body: { username: 'mcp.user', password: 'McpUser9x' } });
+  assert.equal(visitor.status, 200);
+  const closed = await request(server, 'GET', '/core/classes/Visits', { headers: { 'X-Core-Application-Id': app.appId, 'X-Core-Session-Token': visitor.body.sessionToken } });
+  assert.equal(closed.status, 400, 'a user without the Administrators role cannot read the new table');
+  const weak = await call('Create-or-Update-User', { user: { username: 'weak', password: 'short' } });
+  assert.equal(weak.body.result.isError, true);
+  const off = await call('Create-or-Update-User', { objectId, user: { active: false } });
+  assert.equal(off.body.result.isError, false, textOf(off));
+  const batch = Array.from({ length: 101 }, (_, i) => ({ method: 'POST', path: '/core/classes/_User', body: { username: `bulk${i}`, password: 'Bulk5user' } }));
+  const bulk = await request(server, 'POST', '/core/batch', { headers: masterHeaders(app), body: { requests: batch }, timeoutMs: 120_000 });
+  assert.equal(bulk.status, 200, bulk.text);
+  const users = JSON.parse(textOf(await call('Get-all-Users', {}))).results;
+  assert.equal(users.length, 100, 'the first 100 only');
+  assert.ok(users.every((u) => u.password === undefined && u.sessionToken === undefined));
+  const noArgs = await call('Get-all-Users', { limit: 500 });
+  assert.match(textOf(noArgs), /limit is not an argument of this tool/);
+});
