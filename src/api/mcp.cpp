@@ -32,7 +32,7 @@ bool IsJson(std::optional<std::string_view> content_type) {
 }  // namespace
 
 Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials credentials, const mcp::Dispatch& dispatch,
-                   std::string_view prefix) {
+                   std::string_view prefix, const mcp::FileDoor* files) {
   if (request.method != Method::kPost) {
     Response r = TransportError(405, "Method not allowed: this endpoint answers POST only");
     r.headers.emplace_back("Allow", "POST, OPTIONS");
@@ -66,7 +66,8 @@ Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials cr
     return r;
   }
   if (!ctx.app) ctx.identity.principal = auth::Principal::kRejected;  // a key of no application crmd has
-  const mcp::ToolCall call{ctx, dispatch, prefix};
+  static const mcp::FileDoor kNoFiles;
+  const mcp::ToolCall call{ctx, dispatch, prefix, files ? files : &kNoFiles};
   if (!ctx.app) {
     // Nothing to dispatch to: every tool refuses, as a wrong key of a real application does.
     const json::object* params = message.params.if_object();

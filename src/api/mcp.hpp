@@ -23,7 +23,8 @@ enum class McpCredentials { kNone, kKeys, kInvalidBearer };
 
 // `ctx.app` is the application the request names (null when it names none or an unknown one);
 // `ctx.identity` its caller as `credentials` resolved it.
+// `files`: the file routes for the file tools (null: they answer that files are unavailable).
 Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials credentials, const mcp::Dispatch& dispatch,
-                   std::string_view prefix);
+                   std::string_view prefix, const mcp::FileDoor* files = nullptr);
 
 }  // namespace crmd::api

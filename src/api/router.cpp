@@ -7,6 +7,7 @@
 #include "api/files.hpp"
 #include "api/functions.hpp"
 #include "api/mcp.hpp"
+#include "api/mcp_files.hpp"
 #include "api/password_page.hpp"
 #include "api/records.hpp"
 #include "api/schemas.hpp"
@@ -104,6 +105,7 @@ Router::Router(RouterOptions options, auth::Registry& registry, app::Application
                logs::RequestLog* request_log)
     : options_(std::move(options)), registry_(registry), apps_(apps), request_log_(request_log) {
   header_prefix_ = "X-" + Capitalised(options_.prefix) + "-";
+  mcp_files_ = McpFileDoor(options_.prefix);
   const std::string lower = boost::algorithm::to_lower_copy(header_prefix_);
   app_id_header_ = lower + "application-id";
   master_key_header_ = lower + "master-key";
@@ -404,7 +406,7 @@ Response Router::RouteMcp(const Request& request, const std::vector<std::string>
   caller = Caller{ctx.app, ctx.identity};
   return HandleMcp(request, ctx, presented, [this](auth::Context& c, std::string_view method, const std::string& target,
                                                    const boost::json::value* body) { return Dispatch(c, method, target, body); },
-                   options_.prefix);
+                   options_.prefix, &mcp_files_);
 }
 
 std::pair<int, boost::json::value> Router::Dispatch(auth::Context& ctx, std::string_view method,

@@ -18,6 +18,7 @@
 #include "auth/context.hpp"
 #include "auth/registry.hpp"
 #include "logs/request_log.hpp"
+#include "mcp/tool.hpp"
 
 namespace crmd::api {
 
@@ -92,6 +93,7 @@ class Router {
 
   RouterOptions options_;
   std::string header_prefix_;  // "X-Core-"
+  mcp::FileDoor mcp_files_;     // the file routes as MCP tools reach them
   // Lower-case header names under the prefix.
   std::string app_id_header_, master_key_header_, api_key_header_, session_token_header_, installation_id_header_;
   auth::Registry& registry_;

@@ -505,7 +505,7 @@ struct Server::Impl {
       parser.header_limit(static_cast<std::uint32_t>(options.header_limit));
       // Beast checks Content-Length against the limit while reading the header, so the header is
       // read under the largest limit and the route's own limit is set once the target is known.
-      parser.body_limit(std::max(options.json_body_limit, options.upload_body_limit));
+      parser.body_limit(std::max<std::uint64_t>({options.json_body_limit, options.upload_body_limit, options.mcp_body_limit}));
       if (buffer.size() == 0) {
         // Idle between requests: the connection may wait idle_timeout for the next one to start,
         // and may be closed to make room for a new connection meanwhile (MaxConnections).
@@ -545,7 +545,9 @@ struct Server::Impl {
       facts.path = std::string(header.target().substr(0, header.target().find('?')));
       const std::string origin(header[bhttp::field::origin]);
       const bool upload = header.target().starts_with(options.upload_path_prefix);
-      const std::size_t body_limit = upload ? options.upload_body_limit : options.json_body_limit;
+      const std::string_view path = header.target().substr(0, header.target().find('?'));
+      const bool mcp = path == options.mcp_path_prefix || path.starts_with(options.mcp_path_prefix + "/");
+      const std::size_t body_limit = upload ? options.upload_body_limit : mcp ? options.mcp_body_limit : options.json_body_limit;
       if (parser.content_length() && *parser.content_length() > body_limit) {
         co_await WriteError(stream, errors::BodyTooLarge(body_limit), origin, facts, start);
         co_return;

@@ -34,6 +34,10 @@ struct ServerOptions {
   // Paths starting with this get upload_body_limit instead (files: spec §4.8 sets no cap; an
   // operator may, with --max-file-size).
   std::string upload_path_prefix = "/core/files/";
+  // MCP messages (`/mcp`, `/mcp/<appId>`) get mcp_body_limit: Upload-Public-File carries a file
+  // in base64, and spec §8 accepts 15 MB files (20 MB of base64).
+  std::string mcp_path_prefix = "/mcp";
+  std::size_t mcp_body_limit = 24u << 20;
   std::uint64_t upload_body_limit = std::numeric_limits<std::uint64_t>::max();
   // Where a POST under upload_path_prefix streams its body (api::Request::body_file) instead of
   // into memory; empty: bodies are read into memory like any other.

@@ -16,6 +16,7 @@ const std::vector<Tool>& Catalogue() {
     AddSchemaTools(all);
     AddRecordTools(all);
     AddUserTools(all);
+    AddFileTools(all);
     return all;
   }();
   return tools;

@@ -24,11 +24,32 @@ enum class Switch { kView, kCreate, kUpdate, kEditPageAndSchema };
 using Dispatch = std::function<std::pair<int, boost::json::value>(auth::Context& ctx, std::string_view method,
                                                                   const std::string& target, const boost::json::value* body)>;
 
+// A file's bytes as the file routes serve them to a caller (status 200), or why not.
+struct FileBytes {
+  int status = 200;
+  std::string type;
+  std::string bytes;
+  std::string error;  // when status is not 200
+};
+
+// The file routes (spec §4.8) for tools: the same upload check and download rights as HTTP.
+struct FileDoor {
+  // Uploads `bytes` as `file_name`, and makes it public (the static host) when `publish`: the
+  // upload's answer, `{"url","name"}`, with the public address when published.
+  std::function<std::pair<int, boost::json::value>(auth::Context& ctx, std::string_view file_name, std::string bytes,
+                                                   bool publish)>
+      upload;
+  // The file at `address` (a url as an upload or a File value gives it, or a stored name), at most
+  // `max_bytes` of it (413 beyond).
+  std::function<FileBytes(auth::Context& ctx, std::string_view address, std::size_t max_bytes)> read;
+};
+
 struct ToolCall {
   auth::Context& ctx;
   const Dispatch& dispatch;
   // The record API's path prefix (`core`): batch items name whole paths.
   std::string_view prefix;
+  const FileDoor* files = nullptr;
 
   // `dispatch` with ctx.
   std::pair<int, boost::json::value> Send(std::string_view method, const std::string& target,
@@ -62,6 +83,7 @@ const Tool* FindTool(std::string_view name);
 void AddRecordTools(std::vector<Tool>& tools);
 void AddSchemaTools(std::vector<Tool>& tools);
 void AddUserTools(std::vector<Tool>& tools);
+void AddFileTools(std::vector<Tool>& tools);
 
 // A dispatched answer as a tool's result: the JSON body on success, the error's text otherwise
 // (`Permission denied for action find on class Contacts`).

@@ -202,7 +202,7 @@ test('§4.10 SECURITY hostile tool arguments: SQL in names, huge strings, deep J
   const cases = [
     ['Get-Data', { table: 'Tasks"; DROP TABLE Tasks; --' }],
     ['Create-Data', { table: 'Tasks', data: { 'x"; DROP TABLE Tasks; --': 1 } }],
-    ['Get-Data', { table: 'x'.repeat(1024 * 1024) }],
+    ['Get-Data', { table: 'x'.repeat(10 * 1024 * 1024) }],
     ['Get-Data', { table: 'Tasks', limit: -1 }],
     ['Get-Data', { table: 'Tasks', limit: 'all' }],
     ['Get-Data', { table: 'Tasks', sneaky: true }],
@@ -214,8 +214,8 @@ test('§4.10 SECURITY hostile tool arguments: SQL in names, huge strings, deep J
     assert.equal(r.status, 200, `${name} ${JSON.stringify(args).slice(0, 80)}`);
     assert.equal(r.body.result.isError, true, `${name} ${JSON.stringify(args).slice(0, 80)}: ${textOf(r).slice(0, 200)}`);
   }
-  // 10 MB of arguments: past the body limit, refused before a byte of it is parsed.
-  const huge = await call('Get-Data', { table: 'x'.repeat(10 * 1024 * 1024) });
+  // 25 MB of arguments: past the MCP body limit (24 MiB), refused before a byte of it is parsed.
+  const huge = await call('Get-Data', { table: 'x'.repeat(25 * 1024 * 1024) });
   assert.equal(huge.status, 413);
   let deep = { a: 1 };
   for (let i = 0; i < 100; i += 1) deep = { a: deep };
@@ -309,4 +309,54 @@ test('§4.10 Create-Table gives permissions that still must be opened to roles; 
   assert.ok(users.every((u) => u.password === undefined && u.sessionToken === undefined));
   const noArgs = await call('Get-all-Users', { limit: 500 });
   assert.match(textOf(noArgs), /limit is not an argument of this tool/);
+});
+
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1,
+  8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89, 0, 0, 0, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0, 1, 0, 0, 5, 0, 1, 0x0d, 0x0a, 0x2d, 0xb4,
+  0, 0, 0, 0, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82]);
+
+test('§4.8 §4.10 Upload-Public-File takes plain base64 (no Data-URI prefix), judged by content, and answers a public url; Get-File-Content reads files back', async () => {
+  const up = await call('Upload-Public-File', { name: 'logo (mcp).png', data: PNG.toString('base64') });
+  assert.equal(up.body.result.isError, false, textOf(up));
+  const file = JSON.parse(textOf(up));
+  assert.match(file.name, /^[0-9a-f]{32}_logo \(mcp\)\.png$/);
+  assert.ok(file.url.startsWith(`${server.base}/static/${app.appId}/`), file.url);
+  const open = await fetch(file.url);
+  assert.equal(open.status, 200, 'public: no credential needed');
+  assert.deepEqual(Buffer.from(await open.arrayBuffer()), PNG);
+  const back = JSON.parse(textOf(await call('Get-File-Content', { url: file.url })));
+  assert.equal(back.mimeType, 'image/png');
+  assert.deepEqual(Buffer.from(back.base64, 'base64'), PNG);
+
+  const prefixed = await call('Upload-Public-File', { name: 'x.png', data: `data:image/png;base64,${PNG.toString('base64')}` });
+  assert.equal(prefixed.body.result.isError, true);
+  assert.match(textOf(prefixed), /without a Data-URI prefix/);
+  const garbage = await call('Upload-Public-File', { name: 'x.png', data: '***not base64***' });
+  assert.match(textOf(garbage), /not valid base64/);
+  const html = await call('Upload-Public-File', { name: 'page.png', data: Buffer.from('<!DOCTYPE html><html><script>alert(1)</script></html>').toString('base64') });
+  assert.equal(html.body.result.isError, true);
+  assert.equal(textOf(html), 'Invalid file type');
+  const escape = await call('Upload-Public-File', { name: '../../data.db.png', data: PNG.toString('base64') });
+  assert.equal(textOf(escape), 'Invalid file name');
+
+  // A text file through the record API's upload, attached privately: a key reads it as text.
+  const M = masterHeaders(app);
+  const raw = await fetch(`${server.base}/core/files/notes.txt`, { method: 'POST', headers: { 'X-Core-Application-Id': app.appId }, body: 'call back on Sunday\n' });
+  const uploaded = await raw.json();
+  await request(server, 'POST', '/core/schemas/Folders', { headers: M, body: { fields: { Doc: { type: 'PrivateFile' } } } });
+  const holder = await request(server, 'POST', '/core/classes/Folders', { headers: M, body: { Doc: { __type: 'File', name: uploaded.name, url: uploaded.url } } });
+  const stored = await request(server, 'GET', `/core/classes/Folders/${holder.body.objectId}`, { headers: M });
+  const text = JSON.parse(textOf(await call('Get-File-Content', { url: stored.body.Doc.url })));
+  assert.equal(text.text, 'call back on Sunday\n');
+  assert.equal(text.mimeType, 'text/plain');
+  const missing = await call('Get-File-Content', { url: `${server.base}/core/files/${app.appId}/${'0'.repeat(32)}_gone.txt` });
+  assert.equal(textOf(missing), 'File not found');
+  // Another application's key reads nothing of this one's files.
+  const other = createApp(dataDir);
+  await pollUntil(async () => ({ done: (await request(server, 'GET', '/core/classes/Accounts', { headers: masterHeaders(other) })).status === 200 }),
+    { timeoutMs: 5000, intervalMs: 100 });
+  const crossed = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'Get-File-Content', arguments: { url: stored.body.Doc.url } } },
+    { path: `/mcp/${other.appId}`, headers: { 'X-Core-API-Key': other.apiKey } });
+  assert.equal(crossed.body.result.isError, true);
+  assert.equal(crossed.body.result.content[0].text, 'File not found');
 });
