@@ -15,7 +15,10 @@ constexpr const char* kPrefixedHeaders[] = {"Application-Id", "API-Key",        
                                             "Session-Token",  "REST-API-Key",   "Javascript-Key",
                                             "Client-Version", "Revocable-Session", "Request-Id",
                                             "Installation-Id"};
-constexpr const char* kPlainHeaders = "X-Requested-With, Content-Type, Pragma, Cache-Control, Authorization";
+// MCP clients in a browser add their protocol headers (../shared/research/MCP.md §1.4).
+constexpr const char* kPlainHeaders =
+    "X-Requested-With, Content-Type, Pragma, Cache-Control, Authorization, Accept, MCP-Protocol-Version, "
+    "Mcp-Session-Id, Last-Event-ID";
 
 // Names echoed from a preflight's Access-Control-Request-Headers at most: a browser asks for a
 // handful; a 15 KB list of made-up names is work for nobody.

@@ -14,6 +14,8 @@ namespace {
 Response RpcResponse(int status, const json::value& body) {
   Response r = JsonResponse(status, body);
   r.content_type = "application/json";
+  // A browser client reads the challenge of a 401 only when it is exposed.
+  r.headers.emplace_back("Access-Control-Expose-Headers", "WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version");
   return r;
 }
 

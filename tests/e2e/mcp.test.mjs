@@ -360,3 +360,17 @@ test('§4.8 §4.10 Upload-Public-File takes plain base64 (no Data-URI prefix), j
   assert.equal(crossed.body.result.isError, true);
   assert.equal(crossed.body.result.content[0].text, 'File not found');
 });
+
+test('§4.10 a browser client: the preflight allows the MCP headers, and answers expose the challenge header', async () => {
+  const pre = await fetch(`${server.base}/mcp/${app.appId}`, { method: 'OPTIONS', headers: {
+    Origin: 'https://agent.example.test', 'Access-Control-Request-Method': 'POST',
+    'Access-Control-Request-Headers': 'content-type, mcp-protocol-version, authorization, x-core-api-key' } });
+  assert.equal(pre.status, 200);
+  assert.equal(pre.headers.get('access-control-allow-origin'), 'https://agent.example.test');
+  const allowed = pre.headers.get('access-control-allow-headers').toLowerCase().split(',').map((h) => h.trim());
+  for (const h of ['content-type', 'mcp-protocol-version', 'authorization', 'x-core-api-key']) assert.ok(allowed.includes(h), h);
+  await pre.arrayBuffer();
+  const r = await rpc({ jsonrpc: '2.0', id: 1, method: 'ping' }, { headers: { Origin: 'https://agent.example.test' } });
+  assert.equal(r.headers.get('access-control-allow-origin'), 'https://agent.example.test');
+  assert.match(r.headers.get('access-control-expose-headers'), /WWW-Authenticate/);
+});
