@@ -6,6 +6,7 @@
 //   crmd app create --data DIR [--id APP_ID] [--name NAME] [--no-product-base]
 //                                                             -> {"appId","masterKey","apiKey","apiKeyName"}
 //   crmd app webhook-secret --data DIR --app APP_ID [--rotate] -> {"appId","webhookSecret"}
+//   crmd app oauth-rotate --data DIR --app APP_ID             -> {"appId","rotated":true}
 //   crmd files gc --data DIR --app APP_ID [--older-than 7d]   -> {"appId","removed":[names],"kept"}
 //   crmd key create --data DIR --app APP_ID --name NAME       -> {"apiKey"}
 //   crmd key revoke --data DIR --app APP_ID --name NAME
@@ -299,7 +300,7 @@ int CreateApp(const std::string& data, std::string app_id, const std::string& na
   if (!phone::IsKnownRegion(region)) return Fail("--region must be an ISO 3166 region with phone numbers, such as IL or US");
   const std::string master = ids::NewSecret(), api_key = ids::NewSecret(), now = timeutil::NowIso();
   storage::AppRecord record{app_id, name.empty() ? app_id : name, ids::HashSecret(master), now,
-                            {{kDefaultKeyName, ids::HashSecret(api_key), now, std::nullopt}}, region, {}, {}};
+                            {{kDefaultKeyName, ids::HashSecret(api_key), now, std::nullopt}}, region, {}, {}, {}};
   storage::RegistryStore store(RegistryPath(data));
   if (store.Load(app_id)) return Fail("application " + app_id + " already exists");
   // The store is complete before the registry names the application, so a running server never
@@ -339,6 +340,16 @@ int WebhookSecret(const std::string& data, const std::string& app_id, bool rotat
   auto app = store.Load(app_id);
   if (!app) return Fail("no application " + app_id);
   Print(json::object{{"appId", app_id}, {"webhookSecret", app->webhook_secret}});
+  return 0;
+}
+
+// A new OAuth secret: every client registration and token of the application's MCP sign-in ends
+// (a running server sees it within a second).
+int OAuthRotate(const std::string& data, const std::string& app_id) {
+  storage::RegistryStore store(RegistryPath(data));
+  if (store.SetOAuthSecret(app_id, storage::NewWebhookSecret()) != storage::RegistryChange::kDone)
+    return Fail("no application " + app_id);
+  Print(json::object{{"appId", app_id}, {"rotated", true}});
   return 0;
 }
 
@@ -467,6 +478,7 @@ int main(int argc, char** argv) {
       case cli::CommandKind::kAppCreate: return CreateApp(a.data, a.app_id, a.name, !a.no_product_base, a.region);
       case cli::CommandKind::kAppRegion: return SetRegion(a.data, a.app_id, a.region);
       case cli::CommandKind::kAppWebhookSecret: return WebhookSecret(a.data, a.app_id, a.rotate);
+      case cli::CommandKind::kAppOAuthRotate: return OAuthRotate(a.data, a.app_id);
       case cli::CommandKind::kFilesGc: return CollectFiles(a.data, a.app_id, a.older_than);
       case cli::CommandKind::kKeyCreate: return CreateKey(a.data, a.app_id, a.name);
       case cli::CommandKind::kKeyRevoke: return RevokeKey(a.data, a.app_id, a.name);

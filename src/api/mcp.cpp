@@ -34,7 +34,8 @@ bool IsJson(std::optional<std::string_view> content_type) {
 }  // namespace
 
 Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials credentials, const mcp::Dispatch& dispatch,
-                   std::string_view prefix, const mcp::FileDoor* files) {
+                   std::string_view prefix, const mcp::FileDoor* files, const std::vector<std::string>* switches,
+                   const std::string& metadata_url) {
   if (request.method != Method::kPost) {
     Response r = TransportError(405, "Method not allowed: this endpoint answers POST only");
     r.headers.emplace_back("Allow", "POST, OPTIONS");
@@ -60,16 +61,22 @@ Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials cr
   }
   if (mcp::IsOpenMethod(message.method)) return RpcResponse(200, mcp::AnswerOpen(message));
   if (!mcp::IsKnownMethod(message.method)) return RpcResponse(200, mcp::Failure(message.id, mcp::kMethodNotFound, "Method not found"));
-  if (credentials == McpCredentials::kNone)
-    return RpcResponse(403, mcp::Failure(message.id, mcp::kServerError, "Authorization header is required"));
+  // RFC 6750 §3: no error code when no credential came; where to learn the way in, either way.
+  const std::string metadata = metadata_url.empty() ? std::string() : ", resource_metadata=\"" + metadata_url + "\"";
+  if (credentials == McpCredentials::kNone) {
+    Response r = RpcResponse(403, mcp::Failure(message.id, mcp::kServerError, "Authorization header is required"));
+    if (!metadata_url.empty())
+      r.headers.emplace_back("WWW-Authenticate", "Bearer resource_metadata=\"" + metadata_url + "\", scope=\"mcp\"");
+    return r;
+  }
   if (credentials == McpCredentials::kInvalidBearer) {
     Response r = RpcResponse(401, mcp::Failure(message.id, mcp::kServerError, "Invalid or expired access token"));
-    r.headers.emplace_back("WWW-Authenticate", "Bearer error=\"invalid_token\"");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer error=\"invalid_token\"" + metadata);
     return r;
   }
   if (!ctx.app) ctx.identity.principal = auth::Principal::kRejected;  // a key of no application crmd has
   static const mcp::FileDoor kNoFiles;
-  const mcp::ToolCall call{ctx, dispatch, prefix, files ? files : &kNoFiles};
+  const mcp::ToolCall call{ctx, dispatch, prefix, files ? files : &kNoFiles, switches};
   if (!ctx.app) {
     // Nothing to dispatch to: every tool refuses, as a wrong key of a real application does.
     const json::object* params = message.params.if_object();

@@ -12,6 +12,9 @@
 //   - neither and no `Authorization`: 403 `{"code":-32000,"message":"Authorization header is required"}`.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "api/message.hpp"
 #include "auth/context.hpp"
 #include "mcp/tool.hpp"
@@ -19,12 +22,15 @@
 namespace crmd::api {
 
 // How the request's caller presented itself.
-enum class McpCredentials { kNone, kKeys, kInvalidBearer };
+enum class McpCredentials { kNone, kKeys, kBearer, kInvalidBearer };
 
 // `ctx.app` is the application the request names (null when it names none or an unknown one);
 // `ctx.identity` its caller as `credentials` resolved it.
 // `files`: the file routes for the file tools (null: they answer that files are unavailable).
+// `switches`: a signed-in user's MCP switches (null for keys, which need none). `metadata_url`:
+// the protected-resource metadata a refusal points OAuth clients at (empty: none).
 Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials credentials, const mcp::Dispatch& dispatch,
-                   std::string_view prefix, const mcp::FileDoor* files = nullptr);
+                   std::string_view prefix, const mcp::FileDoor* files = nullptr,
+                   const std::vector<std::string>* switches = nullptr, const std::string& metadata_url = {});
 
 }  // namespace crmd::api

@@ -1,6 +1,7 @@
 #include "api/router.hpp"
 
 #include <boost/algorithm/string/case_conv.hpp>
+#include <boost/algorithm/string/predicate.hpp>
 
 #include "api/batch.hpp"
 #include "api/cors.hpp"
@@ -8,6 +9,8 @@
 #include "api/functions.hpp"
 #include "api/mcp.hpp"
 #include "api/mcp_files.hpp"
+#include "api/oauth.hpp"
+#include "auth/oauth.hpp"
 #include "api/password_page.hpp"
 #include "api/records.hpp"
 #include "api/schemas.hpp"
@@ -182,8 +185,9 @@ std::optional<Response> Router::Early(const Request& head) {
     const auto& segments = target->segments;
     Caller caller;
     std::optional<Response> decided;
-    if ((segments.size() == 3 && segments[0] == "functions") || (!segments.empty() && segments[0] == "mcp")) {
-      return std::nullopt;  // a form or an MCP message: its handler decides
+    if ((segments.size() == 3 && segments[0] == "functions") ||
+        (!segments.empty() && (segments[0] == "mcp" || segments[0] == "oauth"))) {
+      return std::nullopt;  // a form, an MCP message or an OAuth request: its handler decides
     } else if (segments.empty() || segments[0] != options_.prefix) {
       decided = ErrorResponse(errors::RouteNotFound(head.method_name, target->path));
     } else if (segments.size() == 4 && segments[1] == "apps") {
@@ -306,6 +310,17 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
     return HandleFunction(request, CallOf(credentials.get(), segments[2]), ctx);
   }
 
+  // MCP's OAuth server and its metadata (api/oauth.hpp): the application is the path's.
+  if ((segments.size() == 4 && segments[0] == ".well-known") || (segments.size() == 3 && segments[0] == "oauth")) {
+    auto credentials = registry_.Find(segments[0] == "oauth" ? segments[1] : segments[3]);
+    auth::Context oauth_ctx;
+    oauth_ctx.app = credentials ? apps_.Open(credentials->app_id) : nullptr;
+    oauth_ctx.credentials = credentials;
+    oauth_ctx.remote_ip = request.remote_ip;
+    caller.app = oauth_ctx.app;
+    return HandleOAuth(request, *target, oauth_ctx);
+  }
+
   // The MCP endpoint (spec §4.10): `/mcp` with the application id header, or `/mcp/<appId>`.
   if (!segments.empty() && segments[0] == "mcp" && segments.size() <= 2) return RouteMcp(request, segments, caller);
 
@@ -391,6 +406,7 @@ Response Router::RouteMcp(const Request& request, const std::vector<std::string>
   auth::Context ctx;
   ctx.remote_ip = request.remote_ip;
   McpCredentials presented = McpCredentials::kNone;
+  std::vector<std::string> switches;
   if (master_key || api_key) {
     presented = McpCredentials::kKeys;
     ctx.identity.principal = auth::Principal::kRejected;
@@ -400,13 +416,29 @@ Response Router::RouteMcp(const Request& request, const std::vector<std::string>
       ctx.identity = auth::ResolveKeys(*credentials, master_key, api_key);
       FollowRegion(*ctx.app, *credentials);
     }
-  } else if (request.Header("authorization")) {
-    presented = McpCredentials::kInvalidBearer;  // crmd issues no access tokens yet
+  } else if (auto authorization = request.Header("authorization")) {
+    presented = McpCredentials::kInvalidBearer;
+    const std::string_view scheme = "Bearer ";
+    if (credentials && authorization->size() > scheme.size() &&
+        boost::algorithm::istarts_with(*authorization, scheme)) {
+      auto app = apps_.Open(credentials->app_id);
+      if (auto bearer = auth::oauth::ResolveAccessToken(*app, *credentials, authorization->substr(scheme.size()), McpResource(*app))) {
+        presented = McpCredentials::kBearer;
+        ctx.app = std::move(app);
+        ctx.credentials = credentials;
+        ctx.identity = std::move(bearer->identity);
+        switches = std::move(bearer->switches);
+        FollowRegion(*ctx.app, *credentials);
+      }
+    }
   }
+  // Where an OAuth client learns how to sign in: the application's metadata, when it names one.
+  std::string metadata_url;
+  if (credentials) metadata_url = ProtectedResourceMetadataUrl(*(ctx.app ? ctx.app : apps_.Open(credentials->app_id)));
   caller = Caller{ctx.app, ctx.identity};
   return HandleMcp(request, ctx, presented, [this](auth::Context& c, std::string_view method, const std::string& target,
                                                    const boost::json::value* body) { return Dispatch(c, method, target, body); },
-                   options_.prefix, &mcp_files_);
+                   options_.prefix, &mcp_files_, presented == McpCredentials::kBearer ? &switches : nullptr, metadata_url);
 }
 
 std::pair<int, boost::json::value> Router::Dispatch(auth::Context& ctx, std::string_view method,

@@ -26,13 +26,7 @@ bool IsReturnAddress(const app::Application& app, std::string_view url) {
 }
 
 Response Form(const app::Application& app, std::string_view return_to, std::string_view message, int status) {
-  std::string body;
-  if (!message.empty()) body += "<p role=\"alert\">" + EscapeHtml(message) + "</p>";
-  body += "<form method=\"post\"><input type=\"hidden\" name=\"return\" value=\"" + EscapeHtml(return_to) +
-          "\"><p><label>Username <input name=\"username\" required autocomplete=\"username\"></label></p>"
-          "<p><label>Password <input type=\"password\" name=\"password\" required "
-          "autocomplete=\"current-password\"></label></p><button type=\"submit\">Sign in</button></form>";
-  return HtmlPage(status, "Sign in to " + app.id(), body);
+  return SignInForm("Sign in to " + app.id(), {{"return", std::string(return_to)}}, message, status);
 }
 
 Response NotValid() { return HtmlPage(400, "Link not valid", "<p>This link is not valid.</p>"); }
@@ -52,6 +46,22 @@ Response SignedIn(const app::Application& app, std::string_view token, const std
 }
 
 }  // namespace
+
+Response SignInForm(std::string_view heading, const std::vector<std::pair<std::string, std::string>>& hidden,
+                    std::string_view message, int status) {
+  std::string body;
+  if (!message.empty()) body += "<p role=\"alert\">" + EscapeHtml(message) + "</p>";
+  body += "<form method=\"post\">";
+  for (const auto& [name, value] : hidden)
+    body += "<input type=\"hidden\" name=\"" + EscapeHtml(name) + "\" value=\"" + EscapeHtml(value) + "\">";
+  body +=
+      "<p><label>Username <input name=\"username\" required autocomplete=\"username\"></label></p>"
+      "<p><label>Password <input type=\"password\" name=\"password\" required "
+      "autocomplete=\"current-password\"></label></p><button type=\"submit\">Sign in</button></form>";
+  return HtmlPage(status, heading, body);
+}
+
+int SignInRefusedStatus(const ApiError& error) { return error.http_status == 429 ? 429 : 401; }
 
 std::string FilesBase(const app::Application& app) {
   const auto& settings = app.settings();
@@ -73,10 +83,7 @@ Response HandleSignInGate(const Request& request, const Target& target, auth::Co
   const std::string return_to = form->Param("return");
   if (!IsReturnAddress(app, return_to)) return NotValid();
   auto login = auth::LogIn(ctx, form->Param("username"), form->Param("password"));
-  if (!login.ok()) {
-    const int status = login.error().http_status == 429 ? 429 : 401;
-    return Form(app, return_to, login.error().message, status);
-  }
+  if (!login.ok()) return Form(app, return_to, login.error().message, SignInRefusedStatus(login.error()));
   const auto* token = login.value().if_contains("sessionToken");
   if (!token || !token->is_string()) return Form(app, return_to, "Sign-in failed; try again.", 500);
   return SignedIn(app, token->get_string(), return_to);

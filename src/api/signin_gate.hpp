@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "api/message.hpp"
 #include "api/target.hpp"
@@ -25,6 +27,15 @@ inline constexpr std::string_view kSessionCookie = "crmd_session";
 
 // `ctx.app` is null when the application does not exist; `ctx` is the browser (no credential).
 Response HandleSignInGate(const Request& request, const Target& target, auth::Context& ctx);
+
+// The gate's form, for any sign-in that continues elsewhere (the MCP authorization page):
+// `heading` says what signing in is for; `hidden` fields travel with the form; `message` (plain
+// text) says why it is shown again.
+Response SignInForm(std::string_view heading, const std::vector<std::pair<std::string, std::string>>& hidden,
+                    std::string_view message, int status);
+
+// The page status for a refused sign-in: 429 when rate-limited, else 401.
+int SignInRefusedStatus(const ApiError& error);
 
 // 302 to the gate (or to `--signin-url`, with `app` and `return` added to its query), to come back
 // to `return_to`, an address of `app`'s files.

@@ -45,7 +45,7 @@ bool Locked(const UserRow& user, const std::string& now_iso) {
 
 }  // namespace
 
-Result<json::object> LogIn(Context& ctx, std::string_view username, std::string_view password) {
+Result<json::object> LogIn(Context& ctx, std::string_view username, std::string_view password, bool open_session) {
   app::Application& app = *ctx.app;
   auto snapshot = app.schema();
   const auto& cls = *snapshot->Find("_User");
@@ -121,11 +121,10 @@ Result<json::object> LogIn(Context& ctx, std::string_view username, std::string_
       update.cells.emplace_back(*rehash);
     }
     txn.Update(cls, columns, update);
-    const std::string token = CreateSession(app, txn, fresh->row.object_id, "login");
     auto stored = txn.Get(cls, fresh->row.object_id);
     json::object out = query::EncodeRow(cls, *stored);
     out[schema::kFailedLogins] = failures;
-    out["sessionToken"] = token;
+    if (open_session) out["sessionToken"] = CreateSession(app, txn, fresh->row.object_id, "login");
     return Attempt{std::move(out), {}};
   });
   if (!attempt.ok()) return std::move(attempt).error();

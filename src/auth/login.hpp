@@ -14,8 +14,10 @@ namespace crmd::auth {
 inline constexpr int kMaxFailedLogins = 8;
 
 // The login response: the user (no secrets), `_failed_login_count` (failures before this
-// success), `sessionToken`.
-Result<boost::json::object> LogIn(Context& ctx, std::string_view username, std::string_view password);
+// success), `sessionToken`. Without `open_session` (a sign-in that hands out something else, such
+// as an OAuth code) no session is made and the answer has no `sessionToken`.
+Result<boost::json::object> LogIn(Context& ctx, std::string_view username, std::string_view password,
+                                  bool open_session = true);
 
 // The user object of `/users/me` for a session identity, with its `sessionToken`.
 Result<boost::json::object> CurrentUser(Context& ctx, std::string_view token);

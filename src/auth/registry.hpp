@@ -33,6 +33,8 @@ struct AppCredentials {
   // Keys the X-Crmd-Signature of the application's webhooks; a rotation reaches the server with
   // the next reload.
   std::string webhook_secret;
+  // Keys crmd's OAuth server for the application's MCP sign-in (auth/oauth.hpp).
+  std::string oauth_secret;
 };
 
 class Registry {

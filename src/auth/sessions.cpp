@@ -60,6 +60,8 @@ std::string CreateSession(app::Application& app, storage::WriteTransaction& txn,
 }
 
 Result<Identity> ResolveSession(app::Application& app, std::string_view token) {
+  // Only a session's own tokens: an OAuth token (auth/oauth.hpp) is no session token.
+  if (!token.starts_with("r:")) return errors::InvalidSessionToken();
   auto snapshot = app.schema();
   const auto& cls = SessionClass(*snapshot);
   auto found = storage::FindFirst(app.db(), cls, schema::kSessionTokenHash, ids::HashSecret(token));

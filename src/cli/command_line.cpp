@@ -99,6 +99,10 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   app_webhook_secret->add_option("--app", app_id, "Application id")->required();
   app_webhook_secret->add_flag("--rotate", command.admin.rotate,
                                "Replace it with a new random one first (a running server signs with it within a second)");
+  auto* app_oauth_rotate = app_cmd->add_subcommand(
+      "oauth-rotate", "End every MCP sign-in of an application: its OAuth clients and tokens (docs/MCP.md)");
+  app_oauth_rotate->add_option("--data", data, "Data directory")->required();
+  app_oauth_rotate->add_option("--app", app_id, "Application id")->required();
 
   auto* key_cmd = cli.add_subcommand("key", "Manage API keys");
   key_cmd->require_subcommand(1);
@@ -142,6 +146,7 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   else if (app_create->parsed()) command.kind = CommandKind::kAppCreate;
   else if (app_region->parsed()) command.kind = CommandKind::kAppRegion;
   else if (app_webhook_secret->parsed()) command.kind = CommandKind::kAppWebhookSecret;
+  else if (app_oauth_rotate->parsed()) command.kind = CommandKind::kAppOAuthRotate;
   else if (key_create->parsed()) command.kind = CommandKind::kKeyCreate;
   else if (key_revoke->parsed()) command.kind = CommandKind::kKeyRevoke;
   else if (key_list->parsed()) command.kind = CommandKind::kKeyList;

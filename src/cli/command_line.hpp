@@ -61,7 +61,7 @@ struct AdminArgs {
 };
 
 enum class CommandKind {
-  kServe, kAppCreate, kAppRegion, kAppWebhookSecret, kKeyCreate, kKeyRevoke, kKeyList, kFunctionDeploy, kFunctionList, kFunctionRemove, kFilesGc
+  kServe, kAppCreate, kAppRegion, kAppWebhookSecret, kAppOAuthRotate, kKeyCreate, kKeyRevoke, kKeyList, kFunctionDeploy, kFunctionList, kFunctionRemove, kFilesGc
 };
 
 struct Command {

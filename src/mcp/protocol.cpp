@@ -26,6 +26,16 @@ json::object ToolEntry(const Tool& tool) {
                                                    {"openWorldHint", false}}}};
 }
 
+std::string_view SwitchName(Switch s) {
+  switch (s) {
+    case Switch::kView: return "mcp:view";
+    case Switch::kCreate: return "mcp:create";
+    case Switch::kUpdate: return "mcp:update";
+    case Switch::kEditPageAndSchema: return "mcp:edit-page-and-schema";
+  }
+  return "mcp:view";
+}
+
 json::object ToolResultObject(const ToolResult& result) {
   return json::object{{"content", json::array{json::object{{"type", "text"}, {"text", result.text}}}},
                       {"isError", result.is_error}};
@@ -68,6 +78,14 @@ json::object AnswerToolCall(const Message& message, const ToolCall& call) {
   static const json::value kNoArguments = json::object{};
   const json::value* arguments = params->if_contains("arguments");
   if (!arguments) arguments = &kNoArguments;
+  // Spec §5.6: a signed-in user's switch for the tool, on top of the table permissions the record
+  // API checks.
+  if (call.switches) {
+    const std::string_view needed = SwitchName(tool->needs);
+    if (std::find(call.switches->begin(), call.switches->end(), needed) == call.switches->end())
+      return Success(message.id, ToolResultObject({"Permission denied: " + std::string(tool->name) + " needs the MCP permission " +
+                                                       std::string(needed) + ", which this user does not have", true}));
+  }
   if (auto invalid = CheckArguments(tool->input_schema, *arguments))
     return Success(message.id, ToolResultObject({"Input validation error: Invalid arguments for tool " +
                                                      std::string(tool->name) + ": " + *invalid, true}));

@@ -31,12 +31,34 @@ json::object Labels(const ToolCall& call, std::string_view table) {
   return labels;
 }
 
+// The schema API is the master key's (spec §5.3); a signed-in user is shown the fields of a table
+// they may read, and nothing of its permissions, indexes or triggers.
+ToolResult UserSchema(const ToolCall& call, std::string_view table) {
+  auto probe = call.Send("GET", "/classes/" + PercentEncode(table) + "?limit=0");
+  if (probe.first >= 400) return Answered(probe);
+  auth::Context system = call.ctx;
+  system.identity = auth::Identity::System();
+  const ToolCall elevated{system, call.dispatch, call.prefix, call.files, nullptr};
+  auto answer = elevated.Send("GET", "/schemas/" + PercentEncode(table));
+  if (answer.first >= 400 || !answer.second.is_object()) return Answered(answer);
+  json::object shown{{"className", table}, {"fields", json::object{}}};
+  if (const auto* fields = answer.second.get_object().if_contains("fields"); fields && fields->is_object()) {
+    json::object out = fields->get_object();
+    const json::object labels = Labels(elevated, table);
+    for (auto& [name, def] : out)
+      if (const auto* label = labels.if_contains(name); label && def.is_object()) def.get_object()["dictionary"] = *label;
+    shown["fields"] = std::move(out);
+  }
+  return ToolResult{json::serialize(shown), false};
+}
+
 ToolResult GetSchema(const ToolCall& call, const json::object& args) {
   const std::string_view table = args.at("table").get_string();
   // Spec §4.10: roles and sessions are not described to assistants.
   if (table == "_Role" || table == "_Session") return ToolResult{"{}", false};
   if (call.ctx.identity.principal == auth::Principal::kRejected)
     return ToolResult{"Permission denied for action find on class " + std::string(table), true};
+  if (call.ctx.identity.principal == auth::Principal::kUser) return UserSchema(call, table);
   auto answer = call.Send("GET", "/schemas/" + PercentEncode(table));
   if (answer.first >= 400 || !answer.second.is_object()) return Answered(answer);
   json::object& schema = answer.second.get_object();

@@ -50,6 +50,8 @@ struct ToolCall {
   // The record API's path prefix (`core`): batch items name whole paths.
   std::string_view prefix;
   const FileDoor* files = nullptr;
+  // A signed-in user's MCP switches (`mcp:view`, ...); null for a key, which needs none.
+  const std::vector<std::string>* switches = nullptr;
 
   // `dispatch` with ctx.
   std::pair<int, boost::json::value> Send(std::string_view method, const std::string& target,

@@ -36,6 +36,10 @@ struct AppRecord {
   // Keys the signatures of the application's webhooks (docs/TRIGGERS.md). Stored as is, not
   // hashed: the server signs with it. Empty on CreateApp: the store draws one.
   std::string webhook_secret;
+  // Keys what crmd's OAuth server signs for the application's MCP sign-in (client ids, consent
+  // tickets) and marks its tokens with: rotating it ends every client registration and token.
+  // Empty on CreateApp: the store draws one.
+  std::string oauth_secret;
 };
 
 // 64 lowercase hex characters of 32 random bytes (libsodium): a new webhook secret.
@@ -59,6 +63,7 @@ class RegistryStore {
                               const std::string& revoked_at);
   RegistryChange SetRegion(const std::string& app_id, const std::string& region);
   RegistryChange SetWebhookSecret(const std::string& app_id, const std::string& secret);
+  RegistryChange SetOAuthSecret(const std::string& app_id, const std::string& secret);
   // Deploying a name again replaces its code. kNoSuchKey: no function of that name to remove.
   RegistryChange DeployFunction(const std::string& app_id, const FunctionRecord& function);
   RegistryChange RemoveFunction(const std::string& app_id, const std::string& name);

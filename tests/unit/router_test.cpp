@@ -21,7 +21,7 @@ class RouterTest : public ::testing::Test {
     ids::Init();
     storage::RegistryStore store(dir_.File("registry.db"));
     ASSERT_EQ(store.CreateApp({"app1", "one", ids::HashSecret("master-1"), timeutil::NowIso(),
-                               {{"default", ids::HashSecret("api-1"), timeutil::NowIso(), {}}}, "IL", {}, {}}),
+                               {{"default", ids::HashSecret("api-1"), timeutil::NowIso(), {}}}, "IL", {}, {}, {}}),
               storage::RegistryChange::kDone);
     registry_ = std::make_unique<auth::Registry>(dir_.File("registry.db"));
     apps_ = std::make_unique<app::Applications>(dir_.path().string(), app::StoreOptions{});

@@ -53,13 +53,17 @@ void InsertKey(sqlite::Connection& c, const std::string& app_id, const ApiKeyRec
   st.Step();
 }
 
-bool HasWebhookSecretColumn(sqlite::Connection& c) {
-  auto st = c.Prepare("SELECT 1 FROM pragma_table_info('apps') WHERE name = 'webhook_secret'");
+// The per-application secret columns (fixed names, never input).
+constexpr const char* kSecretColumns[] = {"webhook_secret", "oauth_secret"};
+
+bool HasColumn(sqlite::Connection& c, const std::string& column) {
+  auto st = c.Prepare("SELECT 1 FROM pragma_table_info('apps') WHERE name = ?");
+  st.Bind(1, column);
   return st.Step();
 }
 
-bool AnyAppWithoutWebhookSecret(sqlite::Connection& c) {
-  auto st = c.Prepare("SELECT 1 FROM apps WHERE webhook_secret = '' LIMIT 1");
+bool AnyAppWithout(sqlite::Connection& c, const std::string& column) {
+  auto st = c.Prepare("SELECT 1 FROM apps WHERE " + column + " = '' LIMIT 1");
   return st.Step();
 }
 
@@ -68,21 +72,33 @@ bool AnyAppWithoutWebhookSecret(sqlite::Connection& c) {
 // lock is taken, since the server opens the registry on every reload and nearly always finds
 // nothing to do; looked at again under the lock, since the CLI and the server may both open an
 // old registry at once.
-void GiveWebhookSecrets(sqlite::Connection& c) {
-  if (HasWebhookSecretColumn(c) && !AnyAppWithoutWebhookSecret(c)) return;
+void GiveSecrets(sqlite::Connection& c, const std::string& column) {
+  if (HasColumn(c, column) && !AnyAppWithout(c, column)) return;
   InTransaction(c, [&] {
-    if (!HasWebhookSecretColumn(c)) c.Exec("ALTER TABLE apps ADD COLUMN webhook_secret TEXT NOT NULL DEFAULT ''");
+    if (!HasColumn(c, column)) c.Exec("ALTER TABLE apps ADD COLUMN " + column + " TEXT NOT NULL DEFAULT ''");
     std::vector<std::string> app_ids;
     {
-      auto st = c.Prepare("SELECT app_id FROM apps WHERE webhook_secret = ''");
+      auto st = c.Prepare("SELECT app_id FROM apps WHERE " + column + " = ''");
       while (st.Step()) app_ids.push_back(st.ColumnText(0));
     }
     for (const auto& app_id : app_ids) {
-      auto st = c.Prepare("UPDATE apps SET webhook_secret = ? WHERE app_id = ?");
+      auto st = c.Prepare("UPDATE apps SET " + column + " = ? WHERE app_id = ?");
       st.Bind(1, NewWebhookSecret());
       st.Bind(2, app_id);
       st.Step();
     }
+    return RegistryChange::kDone;
+  });
+}
+
+RegistryChange SetSecret(sqlite::Connection& c, const std::string& column, const std::string& app_id, const std::string& secret) {
+  if (secret.empty()) throw std::invalid_argument("an application's secret may not be empty");
+  return InTransaction(c, [&] {
+    if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
+    auto st = c.Prepare("UPDATE apps SET " + column + " = ? WHERE app_id = ?");
+    st.Bind(1, secret);
+    st.Bind(2, app_id);
+    st.Step();
     return RegistryChange::kDone;
   });
 }
@@ -103,7 +119,7 @@ RegistryStore::RegistryStore(const std::string& path) : impl_(new Impl(path)) {
   impl_->c.Exec(
       "CREATE TABLE IF NOT EXISTS apps (app_id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, "
       "master_key_hash TEXT NOT NULL, created_at TEXT NOT NULL, region TEXT NOT NULL DEFAULT 'IL', "
-      "webhook_secret TEXT NOT NULL DEFAULT '')");
+      "webhook_secret TEXT NOT NULL DEFAULT '', oauth_secret TEXT NOT NULL DEFAULT '')");
   // A registry of an earlier release: its applications get the default region.
   bool has_region = false;
   {
@@ -118,7 +134,7 @@ RegistryStore::RegistryStore(const std::string& path) : impl_(new Impl(path)) {
       "CREATE TABLE IF NOT EXISTS api_keys (app_id TEXT NOT NULL, name TEXT NOT NULL, "
       "key_hash TEXT NOT NULL, created_at TEXT NOT NULL, revoked_at TEXT, "
       "PRIMARY KEY (app_id, name))");
-  GiveWebhookSecrets(impl_->c);
+  for (const char* column : kSecretColumns) GiveSecrets(impl_->c, column);
 }
 
 RegistryStore::~RegistryStore() { delete impl_; }
@@ -128,14 +144,15 @@ RegistryChange RegistryStore::CreateApp(const AppRecord& app) {
   return InTransaction(c, [&] {
     if (AppExists(c, app.app_id)) return RegistryChange::kAlreadyExists;
     auto st = c.Prepare(
-        "INSERT INTO apps (app_id, name, master_key_hash, created_at, region, webhook_secret) "
-        "VALUES (?, ?, ?, ?, ?, ?)");
+        "INSERT INTO apps (app_id, name, master_key_hash, created_at, region, webhook_secret, oauth_secret) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)");
     st.Bind(1, app.app_id);
     st.Bind(2, app.name);
     st.Bind(3, app.master_key_hash);
     st.Bind(4, app.created_at);
     st.Bind(5, app.region);
     st.Bind(6, app.webhook_secret.empty() ? NewWebhookSecret() : app.webhook_secret);
+    st.Bind(7, app.oauth_secret.empty() ? NewWebhookSecret() : app.oauth_secret);
     st.Step();
     for (const auto& key : app.api_keys) InsertKey(c, app.app_id, key);
     return RegistryChange::kDone;
@@ -182,16 +199,11 @@ RegistryChange RegistryStore::SetRegion(const std::string& app_id, const std::st
 }
 
 RegistryChange RegistryStore::SetWebhookSecret(const std::string& app_id, const std::string& secret) {
-  if (secret.empty()) throw std::invalid_argument("an application's webhook secret may not be empty");
-  auto& c = impl_->c;
-  return InTransaction(c, [&] {
-    if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
-    auto st = c.Prepare("UPDATE apps SET webhook_secret = ? WHERE app_id = ?");
-    st.Bind(1, secret);
-    st.Bind(2, app_id);
-    st.Step();
-    return RegistryChange::kDone;
-  });
+  return SetSecret(impl_->c, "webhook_secret", app_id, secret);
+}
+
+RegistryChange RegistryStore::SetOAuthSecret(const std::string& app_id, const std::string& secret) {
+  return SetSecret(impl_->c, "oauth_secret", app_id, secret);
 }
 
 RegistryChange RegistryStore::DeployFunction(const std::string& app_id, const FunctionRecord& function) {
@@ -228,7 +240,7 @@ std::vector<AppRecord> RegistryStore::LoadAll() {
   std::vector<AppRecord> apps;
   {
     auto st = impl_->c.Prepare(
-        "SELECT app_id, name, master_key_hash, created_at, region, webhook_secret FROM apps ORDER BY app_id");
+        "SELECT app_id, name, master_key_hash, created_at, region, webhook_secret, oauth_secret FROM apps ORDER BY app_id");
     while (st.Step()) {
       AppRecord app;
       app.app_id = st.ColumnText(0);
@@ -237,6 +249,7 @@ std::vector<AppRecord> RegistryStore::LoadAll() {
       app.created_at = st.ColumnText(3);
       app.region = st.ColumnText(4);
       app.webhook_secret = st.ColumnText(5);
+      app.oauth_secret = st.ColumnText(6);
       apps.push_back(std::move(app));
     }
   }

@@ -1,0 +1,114 @@
+// crmd's OAuth 2.1 authorization server for MCP sign-in (spec §5.6, issue 21; docs/MCP.md): one
+// per application, issuer `<public-url>/oauth/<appId>`, one scope (`mcp`), for the one resource
+// `<public-url>/mcp/<appId>`. No HTTP here (api/oauth.cpp speaks it).
+//
+// - Clients register dynamically (RFC 7591). A client id is its registration itself, signed with
+//   the application's OAuth secret (registry): nothing is stored per client, so registrations
+//   cost no storage and cannot be flooded. A confidential client's secret is derived the same way.
+// - The authorization code flow needs PKCE S256. Between the sign-in and the consent, a signed
+//   ticket carries the request and the signed-in user.
+// - Codes (10 min, single use), access tokens (1 h) and refresh tokens (30 days, rotated at each
+//   use) are `_Session` rows of their user, keyed by the SHA-256 of the token like sessions
+//   (`createdWith.action` is `oauth`). So they end as sessions do: with the user's deactivation,
+//   a password change, or the user's deletion. Rotating the OAuth secret (`crmd app oauth-rotate`)
+//   ends them too: every row carries the secret's generation.
+// - A code used twice, or a rotated refresh token used again, revokes its whole grant.
+//
+// Tokens never work as `X-Core-Session-Token` (they lack the `r:` of sessions), and sessions never
+// as bearer tokens. Thread-safe.
+#pragma once
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "auth/context.hpp"
+#include "auth/identity.hpp"
+#include "auth/registry.hpp"
+#include "util/result.hpp"
+
+namespace crmd::app {
+class Application;
+}
+
+namespace crmd::auth::oauth {
+
+inline constexpr std::string_view kScope = "mcp";
+inline constexpr std::chrono::seconds kAccessTtl{3600};
+inline constexpr std::chrono::seconds kRefreshTtl{30L * 24 * 3600};
+inline constexpr std::chrono::seconds kCodeTtl{600};
+inline constexpr std::chrono::seconds kTicketTtl{600};
+
+// An OAuth error answer: `error` is the RFC's code (`invalid_grant`, ...).
+struct Error {
+  int status = 400;
+  std::string error;
+  std::string description;
+};
+
+struct Client {
+  std::string id;
+  std::vector<std::string> redirect_uris;
+  std::string name;
+  std::string auth_method;  // none, client_secret_post or client_secret_basic
+};
+
+// RFC 7591: the registration answer (201) for `metadata`, or why it is refused.
+std::variant<boost::json::object, Error> Register(const AppCredentials& app, const boost::json::object& metadata);
+// The client `client_id` names, when crmd signed it for `app` with its current secret.
+std::optional<Client> FindClient(const AppCredentials& app, std::string_view client_id);
+// Whether `secret` is `client`'s (confidential clients); constant time.
+bool ClientSecretMatches(const AppCredentials& app, const Client& client, std::string_view secret);
+// Exact match, except that a loopback redirect may use any port (RFC 8252 §7.3).
+bool RedirectAllowed(const Client& client, std::string_view redirect_uri);
+
+// A checked authorization request.
+struct Authorization {
+  std::string client_id;
+  std::string redirect_uri;
+  std::string challenge;  // PKCE S256
+  std::string state;
+  std::string resource;
+};
+
+// The consent step's ticket: `request` and the user who signed in, signed, valid kTicketTtl.
+std::string SignTicket(const AppCredentials& app, const Authorization& request, std::string_view user_id);
+std::optional<std::pair<Authorization, std::string>> ReadTicket(const AppCredentials& app, std::string_view ticket);
+
+// A code for `request` and `user_id` (a write of ctx).
+Result<std::string> IssueCode(Context& ctx, const Authorization& request, const std::string& user_id);
+
+struct Tokens {
+  std::string access_token;
+  std::string refresh_token;
+  std::int64_t expires_in = 0;
+};
+boost::json::object TokenAnswer(const Tokens& tokens);
+
+// grant_type=authorization_code: `client` already authenticated.
+std::variant<Tokens, Error> ExchangeCode(Context& ctx, const Client& client, std::string_view code,
+                                         std::string_view verifier, std::string_view redirect_uri, std::string_view resource);
+// grant_type=refresh_token.
+std::variant<Tokens, Error> Refresh(Context& ctx, const Client& client, std::string_view refresh_token,
+                                    std::string_view resource);
+// RFC 7009: ends the token (a refresh token's whole grant). Unknown tokens are not an error.
+void Revoke(Context& ctx, std::string_view token);
+
+// The caller an access token stands for: its user (roles included) and the user's MCP switches
+// (`_User.mcpPermissions`), when the token is valid for `resource`.
+struct Bearer {
+  Identity identity;
+  std::vector<std::string> switches;
+};
+std::optional<Bearer> ResolveAccessToken(app::Application& app, const AppCredentials& credentials, std::string_view token,
+                                         std::string_view resource);
+
+// The MCP switches of a user row's `mcpPermissions` text (a JSON array of names); unknown names
+// are dropped.
+std::vector<std::string> SwitchesOf(std::string_view stored);
+
+}  // namespace crmd::auth::oauth

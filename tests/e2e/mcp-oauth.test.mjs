@@ -1,0 +1,291 @@
+// Issue 21 / spec §5.6: MCP user sign-in through crmd's OAuth 2.1 server, driven headless by the
+// official MCP TypeScript SDK's own client flow (discovery, dynamic registration, PKCE S256, code,
+// token, refresh), and the per-user MCP switches on top of the user's table permissions.
+import test, { before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
+import { setup, stopAll, createApp, pollUntil, request, masterHeaders, cliJson } from './lib/harness.mjs';
+
+let server;
+let app;
+let dataDir;
+before(async () => {
+  ({ server, app, dataDir } = await setup({}, { productBase: true }));
+});
+after(stopAll);
+
+const REDIRECT = 'http://127.0.0.1:53682/callback';
+
+// An OAuthClientProvider that keeps everything in memory and never opens a browser.
+class MemoryProvider {
+  constructor(redirect = REDIRECT) { this.redirect = redirect; this.stored = {}; }
+  get redirectUrl() { return this.redirect; }
+  get clientMetadata() {
+    return { client_name: 'crmd e2e agent', redirect_uris: [this.redirect], grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'], token_endpoint_auth_method: 'none' };
+  }
+  state() { return 'state-123'; }
+  clientInformation() { return this.stored.client; }
+  saveClientInformation(c) { this.stored.client = c; }
+  tokens() { return this.stored.tokens; }
+  saveTokens(t) { this.stored.tokens = t; }
+  redirectToAuthorization(url) { this.authorizationUrl = url; }
+  saveCodeVerifier(v) { this.stored.verifier = v; }
+  codeVerifier() { return this.stored.verifier; }
+  invalidateCredentials(scope) { if (scope === 'all' || scope === 'tokens') delete this.stored.tokens; if (scope === 'all') delete this.stored.client; }
+}
+
+const hiddenFields = (html) => Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)]
+  .map(([, name, value]) => [name, value.replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>')]));
+const postForm = (url, fields) => fetch(url, { method: 'POST', redirect: 'manual',
+  headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+
+// Signs `username` in on the authorization page and consents (or not): the redirect's parameters.
+async function signIn(provider, username, password, decision = 'allow') {
+  const page = await fetch(provider.authorizationUrl, { redirect: 'manual' });
+  assert.equal(page.status, 200, 'the sign-in form');
+  const form = hiddenFields(await page.text());
+  const at = new URL(provider.authorizationUrl);
+  const action = `${at.origin}${at.pathname}`;
+  const signedIn = await postForm(action, { ...form, username, password });
+  if (signedIn.status !== 200) return { status: signedIn.status, text: await signedIn.text() };
+  const consent = await signedIn.text();
+  assert.match(consent, /asks to use the CRM application/);
+  const { ticket } = hiddenFields(consent);
+  const decided = await postForm(action, { ticket, decision });
+  assert.equal(decided.status, 302);
+  await decided.arrayBuffer();
+  return { status: 302, params: new URL(decided.headers.get('location')).searchParams, location: decided.headers.get('location') };
+}
+
+const mcpUrl = (a = app) => `${server.base}/mcp/${a.appId}`;
+
+// A user of the application with `switches`, in the Viewers role (who may read Accounts).
+async function makeUser(username, switches, { role = 'Viewers', a = app } = {}) {
+  const M = masterHeaders(a);
+  const made = await request(server, 'POST', '/core/users', { headers: M, body: { username, password: 'Agent5ecret' } });
+  assert.equal(made.status, 201, made.text);
+  if (switches) {
+    const set = await request(server, 'PUT', `/core/users/${made.body.objectId}`, { headers: M, body: { mcpPermissions: switches } });
+    assert.equal(set.status, 200, set.text);
+  }
+  if (role) {
+    const roles = await request(server, 'GET', `/core/classes/_Role?where=${encodeURIComponent(JSON.stringify({ name: role }))}`, { headers: M });
+    const added = await request(server, 'PUT', `/core/classes/_Role/${roles.body.results[0].objectId}`, { headers: M,
+      body: { users: { __op: 'AddRelation', objects: [{ __type: 'Pointer', className: '_User', objectId: made.body.objectId }] } } });
+    assert.equal(added.status, 200, added.text);
+  }
+  return made.body.objectId;
+}
+
+// The whole flow, as an MCP client runs it: the provider ends up holding tokens.
+async function authorized(username, a = app) {
+  const provider = new MemoryProvider();
+  assert.equal(await auth(provider, { serverUrl: mcpUrl(a) }), 'REDIRECT');
+  const back = await signIn(provider, username, 'Agent5ecret');
+  assert.equal(back.status, 302, back.text);
+  assert.equal(back.params.get('state'), 'state-123');
+  assert.equal(back.params.get('iss'), `${server.base}/oauth/${a.appId}`);
+  assert.equal(await auth(provider, { serverUrl: mcpUrl(a), authorizationCode: back.params.get('code') }), 'AUTHORIZED');
+  return provider;
+}
+
+async function connect(provider, a = app) {
+  const client = new Client({ name: 'crmd-e2e', version: '1.0.0' }, { capabilities: {} });
+  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl(a)), { authProvider: provider }));
+  return client;
+}
+
+const bearerCall = (token, name, args, a = app) => fetch(mcpUrl(a), { method: 'POST',
+  headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }) });
+
+test('§5.6 discovery: the 403 names the protected-resource metadata, which names crmd\'s authorization server (RFC 9728, RFC 8414)', async () => {
+  const r = await fetch(mcpUrl(), { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'Get-Data', arguments: { table: 'Accounts' } } }) });
+  assert.equal(r.status, 403);
+  assert.deepEqual(await r.json(), { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'Authorization header is required' } });
+  const prmUrl = `${server.base}/.well-known/oauth-protected-resource/mcp/${app.appId}`;
+  assert.equal(r.headers.get('www-authenticate'), `Bearer resource_metadata="${prmUrl}", scope="mcp"`);
+  const prm = await (await fetch(prmUrl)).json();
+  assert.deepEqual(prm.resource, mcpUrl());
+  assert.deepEqual(prm.authorization_servers, [`${server.base}/oauth/${app.appId}`]);
+  const as = await (await fetch(`${server.base}/.well-known/oauth-authorization-server/oauth/${app.appId}`)).json();
+  assert.equal(as.issuer, `${server.base}/oauth/${app.appId}`);
+  assert.deepEqual(as.code_challenge_methods_supported, ['S256']);
+  for (const endpoint of ['authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'revocation_endpoint'])
+    assert.ok(as[endpoint].startsWith(as.issuer), endpoint);
+  const unknown = await fetch(`${server.base}/.well-known/oauth-protected-resource/mcp/nosuchapp`);
+  assert.equal(unknown.status, 404);
+});
+
+test('§5.6 the SDK\'s own OAuth flow, headless: registration, PKCE, sign-in and consent, code, token; tools run as the user', async () => {
+  await makeUser('viewer.one', ['mcp:view']);
+  const provider = await authorized('viewer.one');
+  assert.match(provider.tokens().access_token, /^mcp_at_/);
+  assert.equal(provider.tokens().token_type, 'Bearer');
+  const client = await connect(provider);
+  try {
+    const rows = await client.callTool({ name: 'Get-Data', arguments: { table: 'Accounts', limit: 1 } });
+    assert.equal(rows.isError, false, rows.content[0].text);
+    const schema = await client.callTool({ name: 'Get-Schema', arguments: { table: 'Accounts' } });
+    assert.equal(schema.isError, false, schema.content[0].text);
+    assert.ok(JSON.parse(schema.content[0].text).fields.Name.dictionary, 'labels for a user too');
+    const write = await client.callTool({ name: 'Create-Data', arguments: { table: 'Accounts', data: { Name: 'not allowed' } } });
+    assert.equal(write.isError, true);
+    assert.equal(write.content[0].text, 'Permission denied: Create-Data needs the MCP permission mcp:create, which this user does not have');
+  } finally {
+    await client.close();
+  }
+});
+
+test('§5.6 the switches never go beyond the user\'s own rights: a switch without the table permission is refused; mcp:create with it writes as the user', async () => {
+  const M = masterHeaders(app);
+  await request(server, 'POST', '/core/schemas/Payroll', { headers: M, body: { fields: { Amount: { type: 'Number' } },
+    classLevelPermissions: { find: { 'role:Administrators': true }, get: { 'role:Administrators': true }, create: { 'role:Administrators': true } } } });
+  const userId = await makeUser('agent.two', ['mcp:view', 'mcp:create'], { role: 'Agents' });
+  const provider = await authorized('agent.two');
+  const token = provider.tokens().access_token;
+  const read = await (await bearerCall(token, 'Get-Data', { table: 'Payroll' })).json();
+  assert.equal(read.result.isError, true);
+  assert.equal(read.result.content[0].text, 'Permission denied for action find on class Payroll');
+  const schema = await (await bearerCall(token, 'Get-Schema', { table: 'Payroll' })).json();
+  assert.equal(schema.result.isError, true, 'nor its schema');
+  const created = await (await bearerCall(token, 'Create-Data', { table: 'Tasks', data: { Name: 'by agent' } })).json();
+  assert.equal(created.result.isError, false, created.result.content[0].text);
+  const row = await request(server, 'GET', `/core/classes/Tasks/${JSON.parse(created.result.content[0].text).objectId}`, { headers: M });
+  assert.equal(row.body.createdBy?.objectId ?? row.body.createdBy, userId, 'written as the user');
+  const many = await (await bearerCall(token, 'Create-Many', { table: 'Tasks', data: [{ Name: 'a' }], skipTimeline: true, skipTriggers: true })).json();
+  assert.equal(JSON.parse(many.result.content[0].text).created, 1, 'a user\'s skip flags are ignored, the rows are created');
+  const ids = JSON.parse(many.result.content[0].text).results.map((x) => x.success.objectId);
+  const history = await request(server, 'GET', `/core/classes/_Timeline?where=${encodeURIComponent(JSON.stringify({ objectIdValue: ids[0] }))}&count=1&limit=0`, { headers: M });
+  assert.ok(history.body.count >= 1, 'skipTimeline is master-only: the user\'s row is recorded');
+  const schemaTool = await (await bearerCall(token, 'Create-Table', { table: 'Sneaky' })).json();
+  assert.match(schemaTool.result.content[0].text, /needs the MCP permission mcp:edit-page-and-schema/);
+});
+
+test('§5.6 users have no MCP access by default, not even the owner: the authorization page refuses them', async () => {
+  await makeUser('no.switch', null);
+  const provider = new MemoryProvider();
+  assert.equal(await auth(provider, { serverUrl: mcpUrl() }), 'REDIRECT');
+  const refused = await signIn(provider, 'no.switch', 'Agent5ecret');
+  assert.equal(refused.status, 403);
+  assert.match(refused.text, /no MCP access/);
+  const wrong = await signIn(provider, 'no.switch', 'wrong-password');
+  assert.equal(wrong.status, 401);
+  assert.match(wrong.text, /Invalid username\/password\./);
+  await makeUser('denier', ['mcp:view']);
+  const denied = await signIn(provider, 'denier', 'Agent5ecret', 'deny');
+  assert.equal(denied.params.get('error'), 'access_denied');
+  assert.equal(denied.params.get('code'), null);
+});
+
+test('§5.6 refresh tokens rotate; a rotated one used again revokes the whole grant; revocation (RFC 7009) ends a token', async () => {
+  await makeUser('rotator', ['mcp:view']);
+  const provider = await authorized('rotator');
+  const first = provider.tokens();
+  assert.equal(await auth(provider, { serverUrl: mcpUrl() }), 'AUTHORIZED');
+  const second = provider.tokens();
+  assert.notEqual(second.access_token, first.access_token);
+  assert.notEqual(second.refresh_token, first.refresh_token, 'rotated');
+  assert.equal((await bearerCall(second.access_token, 'Get-Data', { table: 'Accounts' })).status, 200);
+  const as = `${server.base}/oauth/${app.appId}`;
+  const replay = await postForm(`${as}/token`, { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: provider.stored.client.client_id });
+  assert.equal(replay.status, 400);
+  assert.equal((await replay.json()).error, 'invalid_grant');
+  assert.equal((await bearerCall(second.access_token, 'Get-Data', { table: 'Accounts' })).status, 401, 'the whole grant is revoked');
+  const again = await postForm(`${as}/token`, { grant_type: 'refresh_token', refresh_token: second.refresh_token, client_id: provider.stored.client.client_id });
+  assert.equal(again.status, 400);
+  await again.arrayBuffer();
+
+  const fresh = await authorized('rotator');
+  const revoked = await postForm(`${as}/revoke`, { token: fresh.tokens().access_token, client_id: fresh.stored.client.client_id });
+  assert.equal(revoked.status, 200);
+  await revoked.arrayBuffer();
+  const after = await bearerCall(fresh.tokens().access_token, 'Get-Data', { table: 'Accounts' });
+  assert.equal(after.status, 401);
+  assert.match(after.headers.get('www-authenticate'), /^Bearer error="invalid_token", resource_metadata="/);
+});
+
+test('§5.6 tokens die with the user\'s deactivation, password change and the application\'s OAuth key rotation', async () => {
+  const M = masterHeaders(app);
+  const userId = await makeUser('leaver', ['mcp:view']);
+  let provider = await authorized('leaver');
+  await request(server, 'PUT', `/core/users/${userId}`, { headers: M, body: { active: false } });
+  assert.equal((await bearerCall(provider.tokens().access_token, 'Get-Data', { table: 'Accounts' })).status, 401, 'deactivated');
+  await request(server, 'PUT', `/core/users/${userId}`, { headers: M, body: { active: true } });
+  provider = await authorized('leaver');
+  await request(server, 'PUT', `/core/users/${userId}`, { headers: M, body: { password: 'Changed5ecret' } });
+  const stale = await postForm(`${server.base}/oauth/${app.appId}/token`, { grant_type: 'refresh_token', refresh_token: provider.tokens().refresh_token,
+    client_id: provider.stored.client.client_id });
+  assert.equal(stale.status, 400, 'a password change ends the refresh token');
+  await stale.arrayBuffer();
+  await request(server, 'PUT', `/core/users/${userId}`, { headers: M, body: { password: 'Agent5ecret' } });
+  provider = await authorized('leaver');
+  cliJson(['app', 'oauth-rotate', '--data', dataDir, '--app', app.appId]);
+  await pollUntil(async () => ({ done: (await bearerCall(provider.tokens().access_token, 'Get-Data', { table: 'Accounts' })).status === 401 }),
+    { timeoutMs: 5000, intervalMs: 100 });
+  const reRegistered = new MemoryProvider();
+  reRegistered.stored.client = provider.stored.client;
+  assert.equal(await auth(reRegistered, { serverUrl: mcpUrl() }), 'REDIRECT', 'the old client id is refused; the SDK registers again');
+});
+
+test('§5.6 SECURITY OAuth hardening: PKCE required and checked; redirect URIs exact, loopback or https only; codes single-use; tokens are no sessions; tenant isolation', async () => {
+  await makeUser('careful', ['mcp:view']);
+  const as = `${server.base}/oauth/${app.appId}`;
+  const badRedirect = await fetch(`${as}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ redirect_uris: ['http://evil.example.test/cb'], token_endpoint_auth_method: 'none' }) });
+  assert.equal(badRedirect.status, 400);
+  assert.equal((await badRedirect.json()).error, 'invalid_redirect_uri');
+  const provider = new MemoryProvider();
+  await auth(provider, { serverUrl: mcpUrl() });
+  const url = new URL(provider.authorizationUrl);
+  // Another redirect than the registered one: a page, never a redirect.
+  const elsewhere = new URL(url); elsewhere.searchParams.set('redirect_uri', 'https://evil.example.test/cb');
+  const page = await fetch(elsewhere, { redirect: 'manual' });
+  assert.equal(page.status, 400);
+  await page.arrayBuffer();
+  // Without PKCE: back to the client with invalid_request.
+  const plain = new URL(url); plain.searchParams.delete('code_challenge');
+  const noPkce = await fetch(plain, { redirect: 'manual' });
+  assert.equal(noPkce.status, 302);
+  assert.equal(new URL(noPkce.headers.get('location')).searchParams.get('error'), 'invalid_request');
+  await noPkce.arrayBuffer();
+  // Another resource than this application's MCP URL.
+  const other = new URL(url); other.searchParams.set('resource', `${server.base}/mcp/someone-else`);
+  const target = await fetch(other, { redirect: 'manual' });
+  assert.equal(new URL(target.headers.get('location')).searchParams.get('error'), 'invalid_target');
+  await target.arrayBuffer();
+  // A wrong verifier, then a replayed code.
+  const back = await signIn(provider, 'careful', 'Agent5ecret');
+  const code = back.params.get('code');
+  const exchange = (verifier) => postForm(`${as}/token`, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT,
+    code_verifier: verifier, client_id: provider.stored.client.client_id });
+  const wrong = await exchange('x'.repeat(43));
+  assert.equal((await wrong.json()).error, 'invalid_grant');
+  const good = await exchange(provider.stored.verifier);
+  assert.equal(good.status, 200);
+  const tokens = await good.json();
+  const replay = await exchange(provider.stored.verifier);
+  assert.equal((await replay.json()).error, 'invalid_grant');
+  assert.equal((await bearerCall(tokens.access_token, 'Get-Data', { table: 'Accounts' })).status, 401, 'a replayed code revokes what it issued');
+  // Tokens are not sessions, and sessions are not bearer tokens.
+  const fresh = await authorized('careful');
+  const asSession = await request(server, 'GET', '/core/classes/Accounts', { headers: { 'X-Core-Application-Id': app.appId, 'X-Core-Session-Token': fresh.tokens().access_token } });
+  assert.equal(asSession.status, 400);
+  assert.equal(asSession.body.code, 209);
+  const login = await request(server, 'POST', '/core/login', { headers: { 'X-Core-Application-Id': app.appId }, body: { username: 'careful', password: 'Agent5ecret' } });
+  assert.equal((await bearerCall(login.body.sessionToken, 'Get-Data', { table: 'Accounts' })).status, 401);
+  // A token of this application against another's MCP URL.
+  const b = createApp(dataDir, { productBase: true });
+  await pollUntil(async () => ({ done: (await request(server, 'GET', '/core/classes/Accounts', { headers: masterHeaders(b) })).status === 200 }),
+    { timeoutMs: 10_000, intervalMs: 100 });
+  const crossed = await bearerCall(fresh.tokens().access_token, 'Get-Data', { table: 'Accounts' }, b);
+  assert.equal(crossed.status, 401);
+  // Tokens are stored hashed: the store holds no token text.
+  const sessions = await request(server, 'GET', `/core/classes/_Session?limit=1000`, { headers: masterHeaders(app) });
+  assert.ok(!JSON.stringify(sessions.body).includes(fresh.tokens().access_token));
+  assert.ok(sessions.body.results.some((s) => s.createdWith?.action === 'oauth'), 'the grants are sessions of their user');
+});
