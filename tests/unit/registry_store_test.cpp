@@ -49,6 +49,19 @@ TEST(RegistryWebhookSecretTest, ACreatedAppHasItsOwnSecret) {
   EXPECT_EQ(again.Load("one")->webhook_secret, one->webhook_secret);
 }
 
+TEST(RegistryWebhookSecretTest, OAuthRotationReplacesOnlyTheOAuthSecret) {
+  test::TempDir dir("registry");
+  RegistryStore store(dir.File("registry.db"));
+  ASSERT_EQ(store.CreateApp(App("one")), RegistryChange::kDone);
+  const auto before = *store.Load("one");
+  EXPECT_TRUE(IsWebhookSecret(before.oauth_secret));
+  ASSERT_EQ(store.SetOAuthSecret("one", NewWebhookSecret()), RegistryChange::kDone);
+  const auto after = *store.Load("one");
+  EXPECT_NE(after.oauth_secret, before.oauth_secret);
+  EXPECT_EQ(after.webhook_secret, before.webhook_secret);
+  EXPECT_EQ(store.SetOAuthSecret("nope", NewWebhookSecret()), RegistryChange::kNoSuchApp);
+}
+
 TEST(RegistryWebhookSecretTest, RotationReplacesTheSecretAndReachesTheServersView) {
   test::TempDir dir("registry");
   RegistryStore store(dir.File("registry.db"));
@@ -82,14 +95,21 @@ TEST(RegistryWebhookSecretTest, AnOlderRegistryGetsTheColumnAndASecretPerApp) {
     RegistryStore store(dir.File("registry.db"));
     for (const auto& app : store.LoadAll()) {
       EXPECT_TRUE(IsWebhookSecret(app.webhook_secret)) << app.app_id << ": " << app.webhook_secret;
+      // And the OAuth secret of MCP sign-in (issue 21), its own, not the webhook one.
+      EXPECT_TRUE(IsWebhookSecret(app.oauth_secret)) << app.app_id << ": " << app.oauth_secret;
+      EXPECT_NE(app.oauth_secret, app.webhook_secret);
       secrets.insert(app.webhook_secret);
+      secrets.insert(app.oauth_secret);
       EXPECT_EQ(app.region, "IL");
     }
-    EXPECT_EQ(secrets.size(), 2u);
+    EXPECT_EQ(secrets.size(), 4u);
   }
   RegistryStore reopened(dir.File("registry.db"));
   std::set<std::string> again;
-  for (const auto& app : reopened.LoadAll()) again.insert(app.webhook_secret);
+  for (const auto& app : reopened.LoadAll()) {
+    again.insert(app.webhook_secret);
+    again.insert(app.oauth_secret);
+  }
   EXPECT_EQ(again, secrets);
 }
 
