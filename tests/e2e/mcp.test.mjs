@@ -3,6 +3,9 @@
 // itself is the contract. (OAuth sign-in and the per-user switches come with the rest of issue 21.)
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { setup, stopAll, createApp, pollUntil, request, masterHeaders } from './lib/harness.mjs';
@@ -373,4 +376,28 @@ test('§4.10 a browser client: the preflight allows the MCP headers, and answers
   const r = await rpc({ jsonrpc: '2.0', id: 1, method: 'ping' }, { headers: { Origin: 'https://agent.example.test' } });
   assert.equal(r.headers.get('access-control-allow-origin'), 'https://agent.example.test');
   assert.match(r.headers.get('access-control-expose-headers'), /WWW-Authenticate/);
+});
+
+// The MCP Inspector's CLI (tests/e2e/package.json), a second real client, non-interactive.
+const INSPECTOR = path.join(import.meta.dirname, 'node_modules', '.bin', 'mcp-inspector');
+async function inspector(args) {
+  const { stdout } = await promisify(execFile)(INSPECTOR, ['--cli', `${server.base}/mcp/${app.appId}`, '--transport', 'http',
+    '--header', `X-Core-API-Key: ${app.apiKey}`, ...args], { timeout: 60_000 });
+  return JSON.parse(stdout);
+}
+
+test('§4.10 the MCP Inspector CLI lists the tools and calls them with an API key', async () => {
+  const listed = await inspector(['--method', 'tools/list']);
+  for (const name of ['Get-Schema', 'Get-Data', 'Create-Data', 'Create-Many', 'Upload-Public-File', 'Get-File-Content'])
+    assert.ok(listed.tools.some((t) => t.name === name), name);
+  const created = await inspector(['--method', 'tools/call', '--tool-name', 'Create-Data', '--tool-arg', 'table=Accounts',
+    '--tool-arg', 'data={"Name":"From the Inspector"}']);
+  assert.equal(created.isError, false, created.content[0].text);
+  const { objectId } = JSON.parse(created.content[0].text);
+  const read = await inspector(['--method', 'tools/call', '--tool-name', 'Get-Data', '--tool-arg', 'table=Accounts',
+    '--tool-arg', `where={"objectId":"${objectId}"}`, '--tool-arg', 'limit=1']);
+  assert.equal(JSON.parse(read.content[0].text).results[0].Name, 'From the Inspector');
+  const over = await inspector(['--method', 'tools/call', '--tool-name', 'Get-Data', '--tool-arg', 'table=Accounts', '--tool-arg', 'limit=2001']);
+  assert.equal(over.isError, true);
+  assert.match(over.content[0].text, /limit must be at most 2000/);
 });
