@@ -34,7 +34,7 @@ bool IsJson(std::optional<std::string_view> content_type) {
 }  // namespace
 
 Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials credentials, const mcp::Dispatch& dispatch,
-                   std::string_view prefix, const mcp::FileDoor* files, const std::vector<std::string>* switches,
+                   std::string_view prefix, McpDoors doors, const std::vector<std::string>* switches,
                    const std::string& metadata_url) {
   if (request.method != Method::kPost) {
     Response r = TransportError(405, "Method not allowed: this endpoint answers POST only");
@@ -76,7 +76,7 @@ Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials cr
   }
   if (!ctx.app) ctx.identity.principal = auth::Principal::kRejected;  // a key of no application crmd has
   static const mcp::FileDoor kNoFiles;
-  const mcp::ToolCall call{ctx, dispatch, prefix, files ? files : &kNoFiles, switches};
+  const mcp::ToolCall call{ctx, dispatch, prefix, doors.files ? doors.files : &kNoFiles, switches, doors.functions};
   if (!ctx.app) {
     // Nothing to dispatch to: every tool refuses, as a wrong key of a real application does.
     const json::object* params = message.params.if_object();

@@ -26,11 +26,16 @@ enum class McpCredentials { kNone, kKeys, kBearer, kInvalidBearer };
 
 // `ctx.app` is the application the request names (null when it names none or an unknown one);
 // `ctx.identity` its caller as `credentials` resolved it.
-// `files`: the file routes for the file tools (null: they answer that files are unavailable).
 // `switches`: a signed-in user's MCP switches (null for keys, which need none). `metadata_url`:
 // the protected-resource metadata a refusal points OAuth clients at (empty: none).
+// What tools reach beside the record API: the file routes and the functions (null: unavailable).
+struct McpDoors {
+  const mcp::FileDoor* files = nullptr;
+  const mcp::FunctionRunner* functions = nullptr;
+};
+
 Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials credentials, const mcp::Dispatch& dispatch,
-                   std::string_view prefix, const mcp::FileDoor* files = nullptr,
-                   const std::vector<std::string>* switches = nullptr, const std::string& metadata_url = {});
+                   std::string_view prefix, McpDoors doors = {}, const std::vector<std::string>* switches = nullptr,
+                   const std::string& metadata_url = {});
 
 }  // namespace crmd::api

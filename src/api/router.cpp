@@ -109,6 +109,17 @@ Router::Router(RouterOptions options, auth::Registry& registry, app::Application
     : options_(std::move(options)), registry_(registry), apps_(apps), request_log_(request_log) {
   header_prefix_ = "X-" + Capitalised(options_.prefix) + "-";
   mcp_files_ = McpFileDoor(options_.prefix);
+  mcp_functions_ = [this](auth::Context& ctx, std::string_view name, const boost::json::object& body) {
+    Request call;
+    call.method = Method::kPost;
+    call.method_name = "POST";
+    call.target = "/functions/" + ctx.app->id() + "/" + std::string(name);
+    call.json_body = std::make_shared<const boost::json::value>(body);
+    call.remote_ip = ctx.remote_ip;
+    Response answer = HandleFunction(call, CallOf(ctx.credentials.get(), name), ctx);
+    auto json = ParseJson(answer.body);
+    return std::pair<int, boost::json::value>{answer.status, json.ok() ? std::move(json).value() : boost::json::value()};
+  };
   const std::string lower = boost::algorithm::to_lower_copy(header_prefix_);
   app_id_header_ = lower + "application-id";
   master_key_header_ = lower + "master-key";
@@ -438,7 +449,8 @@ Response Router::RouteMcp(const Request& request, const std::vector<std::string>
   caller = Caller{ctx.app, ctx.identity};
   return HandleMcp(request, ctx, presented, [this](auth::Context& c, std::string_view method, const std::string& target,
                                                    const boost::json::value* body) { return Dispatch(c, method, target, body); },
-                   options_.prefix, &mcp_files_, presented == McpCredentials::kBearer ? &switches : nullptr, metadata_url);
+                   options_.prefix, McpDoors{&mcp_files_, &mcp_functions_},
+                   presented == McpCredentials::kBearer ? &switches : nullptr, metadata_url);
 }
 
 std::pair<int, boost::json::value> Router::Dispatch(auth::Context& ctx, std::string_view method,

@@ -94,6 +94,7 @@ class Router {
   RouterOptions options_;
   std::string header_prefix_;  // "X-Core-"
   mcp::FileDoor mcp_files_;     // the file routes as MCP tools reach them
+  mcp::FunctionRunner mcp_functions_;  // the functions as MCP's Run-Function reaches them
   // Lower-case header names under the prefix.
   std::string app_id_header_, master_key_header_, api_key_header_, session_token_header_, installation_id_header_;
   auth::Registry& registry_;

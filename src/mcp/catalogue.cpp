@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/strings.hpp"
+
 namespace crmd::mcp {
 
 namespace json = boost::json;
@@ -15,7 +17,11 @@ const std::vector<Tool>& Catalogue() {
     std::vector<Tool> all;
     AddSchemaTools(all);
     AddRecordTools(all);
+    AddRelationTools(all);
+    AddHistoryTools(all);
+    AddCrmTools(all);
     AddUserTools(all);
+    AddAppTools(all);
     AddFileTools(all);
     return all;
   }();
@@ -40,6 +46,32 @@ ToolResult Answered(const std::pair<int, json::value>& answer) {
       return ToolResult{std::move(text), true};
     }
   return ToolResult{"The request failed with status " + std::to_string(status) + ".", true};
+}
+
+ToolResult Json(const json::value& value) { return ToolResult{json::serialize(value), false}; }
+
+std::string ClassPath(std::string_view table, std::string_view object_id) {
+  std::string path = "/classes/" + PercentEncode(table);
+  if (!object_id.empty()) path += "/" + PercentEncode(object_id);
+  return path;
+}
+
+std::string WhereParam(const json::value& where) { return "&where=" + PercentEncode(json::serialize(where)); }
+
+json::object PointerTo(std::string_view table, std::string_view object_id) {
+  return json::object{{"__type", "Pointer"}, {"className", table}, {"objectId", object_id}};
+}
+
+json::object DateValue(std::string_view iso) { return json::object{{"__type", "Date"}, {"iso", iso}}; }
+
+bool IsReadOnlyTable(std::string_view table) { return table == "_Timeline" || table.starts_with("_syslog"); }
+
+ToolResult ReadOnly(std::string_view action, std::string_view table) {
+  return ToolResult{"Permission denied for action " + std::string(action) + " on class " + std::string(table), true};
+}
+
+bool HasSwitch(const ToolCall& call, std::string_view needed) {
+  return !call.switches || std::find(call.switches->begin(), call.switches->end(), needed) != call.switches->end();
 }
 
 }  // namespace crmd::mcp

@@ -1,6 +1,7 @@
 // The schema tools (spec §4.10): what tables exist and what their fields hold.
 #include <string>
 
+#include "mcp/args.hpp"
 #include "mcp/tool.hpp"
 #include "util/strings.hpp"
 
@@ -128,6 +129,96 @@ ToolResult SetTrigger(const ToolCall& call, const json::object& args) {
   return Answered(Triggers(call, table));
 }
 
+// One key of a table's schema (`classLevelPermissions`, `indexes`), as the schema API holds it.
+ToolResult SchemaPart(const ToolCall& call, std::string_view table, std::string_view key) {
+  auto answer = call.Send("GET", "/schemas/" + PercentEncode(table));
+  if (answer.first >= 400 || !answer.second.is_object()) return Answered(answer);
+  const auto* part = answer.second.get_object().if_contains(key);
+  return Json(json::object{{key, part ? *part : json::value(json::object{})}});
+}
+
+ToolResult ChangeSchema(const ToolCall& call, std::string_view table, json::object change) {
+  const json::value body = std::move(change);
+  return Answered(call.Send("PUT", "/schemas/" + PercentEncode(table), &body));
+}
+
+ToolResult ListTables(const ToolCall& call, const json::object&) {
+  // A user is shown the tables they may read; the schema API itself is the master key's.
+  const bool user = call.ctx.identity.principal == auth::Principal::kUser;
+  auth::Context system = call.ctx;
+  if (user) system.identity = auth::Identity::System();
+  auto answer = call.dispatch(user ? system : call.ctx, "GET", "/schemas", nullptr);
+  if (answer.first >= 400 || !answer.second.is_object()) return Answered(answer);
+  json::array tables;
+  for (const auto& cls : answer.second.get_object()["results"].get_array()) {
+    const json::value& name = cls.at("className");
+    if (user && call.Send("GET", "/classes/" + PercentEncode(name.get_string()) + "?limit=0").first >= 400) continue;
+    tables.push_back(json::object{{"table", name}, {"fields", cls.at("fields").get_object().size()}});
+  }
+  return Json(json::object{{"tables", std::move(tables)}});
+}
+
+ToolResult AddField(const ToolCall& call, const json::object& args) {
+  json::object def{{"type", args.at("type")}};
+  if (const auto* target = args.if_contains("targetClass")) def["targetClass"] = *target;
+  return ChangeSchema(call, args.at("table").get_string(),
+                      json::object{{"fields", json::object{{args.at("field").get_string(), std::move(def)}}}});
+}
+
+ToolResult SetFieldLabel(const ToolCall& call, const json::object& args) {
+  const json::value where = json::object{{"tblName", args.at("table")}, {"field", args.at("field")}};
+  auto [status, body] = call.Send("GET", "/classes/_Dictionary?keys=objectId&limit=1" + WhereParam(where));
+  if (status >= 400 || !body.is_object()) return Answered({status, body});
+  const auto& rows = body.get_object()["results"].get_array();
+  if (!rows.empty()) {
+    const json::value change = json::object{{"value", args.at("label")}};
+    return Answered(call.Send("PUT", ClassPath("_Dictionary", rows[0].at("objectId").get_string()), &change));
+  }
+  const json::value row = json::object{{"tblName", args.at("table")}, {"field", args.at("field")}, {"value", args.at("label")}};
+  return Answered(call.Send("POST", "/classes/_Dictionary", &row));
+}
+
+ToolResult GetLabels(const ToolCall& call, const json::object& args) {
+  return Json(json::object{{"labels", Labels(call, args.at("table").get_string())}});
+}
+
+ToolResult RemoveTrigger(const ToolCall& call, const json::object& args) {
+  const std::string_view table = args.at("table").get_string();
+  auto current = Triggers(call, table);
+  if (current.first >= 400) return Answered(current);
+  json::array kept;
+  bool found = false;
+  for (auto& t : current.second.get_object().at("triggers").get_array()) {
+    if (t.is_object() && t.get_object().if_contains("_id") && t.get_object().at("_id") == args.at("_id")) {
+      found = true;
+      continue;
+    }
+    kept.push_back(t);
+  }
+  if (!found) return ToolResult{"No trigger of " + std::string(table) + " has that _id.", true};
+  auto stored = ChangeSchema(call, table, json::object{{"triggers", std::move(kept)}});
+  if (stored.is_error) return stored;
+  return Answered(Triggers(call, table));
+}
+
+// The rows a Pointer field may point at (its target table's `Name` and objectId), so that a model
+// can fill a Pointer without guessing ids.
+ToolResult PointerOptions(const ToolCall& call, const json::object& args) {
+  const std::string_view table = args.at("table").get_string();
+  const std::string_view field = args.at("field").get_string();
+  auth::Context system = call.ctx;
+  system.identity = auth::Identity::System();  // the field's target only; its rows are read as the caller
+  auto schema = call.dispatch(system, "GET", "/schemas/" + PercentEncode(table), nullptr);
+  if (schema.first >= 400 || !schema.second.is_object()) return Answered(schema);
+  const auto* fields = schema.second.get_object().if_contains("fields");
+  const auto* def = fields && fields->is_object() ? fields->get_object().if_contains(field) : nullptr;
+  const auto* target = def && def->is_object() ? def->get_object().if_contains("targetClass") : nullptr;
+  if (!target || !target->is_string()) return ToolResult{std::string(field) + " is not a Pointer field of " + std::string(table), true};
+  auto rows = call.Send("GET", ClassPath(target->get_string()) + "?keys=objectId,Name&order=Name&limit=200");
+  if (rows.first >= 400 || !rows.second.is_object()) return Answered(rows);
+  return Json(json::object{{"targetClass", *target}, {"results", rows.second.get_object()["results"]}});
+}
+
 }  // namespace
 
 void AddSchemaTools(std::vector<Tool>& tools) {
@@ -174,6 +265,76 @@ void AddSchemaTools(std::vector<Tool>& tools) {
                    {"required", json::array{"table", "trigger"}},
                    {"additionalProperties", false}},
       Switch::kEditPageAndSchema, false, SetTrigger});
+  using namespace args;
+  tools.push_back(Tool{"List-Tables", "List tables",
+                       "Lists the application's tables with their number of fields (for a signed-in user, the tables "
+                       "the user may read). Use Get-Schema for one table's fields.",
+                       Params({}), Switch::kView, true, ListTables});
+  tools.push_back(Tool{"Add-Field", "Add a field",
+                       "Adds a field to a table. Types: String, Number, Boolean, Date, Object, Array, Pointer and "
+                       "Relation (with targetClass), File, PrivateFile, GeoPoint.",
+                       Params({{"table", Table()}, {"field", Str("The new field's name (letters, digits, _).", 128)},
+                               {"type", Enum("The field's type.", {"String", "Number", "Boolean", "Date", "Object", "Array", "Pointer",
+                                                                    "Relation", "File", "PrivateFile", "GeoPoint"})},
+                               {"targetClass", Str("For Pointer and Relation: the table it points at.", 128)}},
+                              {"table", "field", "type"}),
+                       Switch::kEditPageAndSchema, false, AddField});
+  tools.push_back(Tool{"Set-Field-Label", "Set a field's label",
+                       "Sets the display label (usually Hebrew) of a field in `_Dictionary`, shown by Get-Schema as "
+                       "`dictionary`.",
+                       Params({{"table", Table()}, {"field", Str("The field.", 128)}, {"label", Str("The label.", 256)}},
+                              {"table", "field", "label"}),
+                       Switch::kEditPageAndSchema, false, SetFieldLabel});
+  tools.push_back(Tool{"Get-Labels", "Get a table's labels", "Returns the display labels of a table's fields: {\"labels\":{field: label}}.",
+                       Params({{"table", Table()}}, {"table"}), Switch::kView, true, GetLabels});
+  tools.push_back(Tool{"Get-Table-Permissions", "Get a table's permissions",
+                       "Returns who may find, count, get, create, update, delete and add fields in a table "
+                       "(classLevelPermissions: `*`, `role:<Name>`, user ids, requiresAuthentication). Master connection.",
+                       Params({{"table", Table()}}, {"table"}), Switch::kView, true,
+                       [](const ToolCall& call, const json::object& args) {
+                         return SchemaPart(call, args.at("table").get_string(), "classLevelPermissions");
+                       }});
+  tools.push_back(Tool{"Set-Table-Permissions", "Set a table's permissions",
+                       "Replaces a table's classLevelPermissions, e.g. {\"find\":{\"role:Agents\":true},\"create\":"
+                       "{\"role:Agents\":true}}; operations not given stay as they are.",
+                       Params({{"table", Table()}, {"permissions", Obj("Operation to who may do it.")}}, {"table", "permissions"}),
+                       Switch::kEditPageAndSchema, false,
+                       [](const ToolCall& call, const json::object& args) {
+                         return ChangeSchema(call, args.at("table").get_string(), json::object{{"classLevelPermissions", args.at("permissions")}});
+                       }});
+  tools.push_back(Tool{"List-Indexes", "List a table's indexes", "Returns a table's indexes: {\"indexes\":{name: {field: 1|-1|\"text\"}}}.",
+                       Params({{"table", Table()}}, {"table"}), Switch::kView, true,
+                       [](const ToolCall& call, const json::object& args) {
+                         return SchemaPart(call, args.at("table").get_string(), "indexes");
+                       }});
+  tools.push_back(Tool{"Add-Index", "Add an index",
+                       "Adds an index to a table so that queries on its fields are fast, e.g. name City_1 with "
+                       "{\"City\":1}; {\"Name\":\"text\"} makes a text index for `$text` searches.",
+                       Params({{"table", Table()}, {"name", Str("The index's name.", 128)}, {"fields", Obj("Field to 1, -1 or \"text\".")}},
+                              {"table", "name", "fields"}),
+                       Switch::kEditPageAndSchema, false,
+                       [](const ToolCall& call, const json::object& args) {
+                         return ChangeSchema(call, args.at("table").get_string(),
+                                             json::object{{"indexes", json::object{{args.at("name").get_string(), args.at("fields")}}}});
+                       }});
+  tools.push_back(Tool{"Set-Timeline", "Set a table's change history",
+                       "Turns on (or changes) the change history of a table: {\"displayFields\":{...},\"index\":{\"AccountId\":"
+                       "\"Accounts\"}}; `_Timeline` then records every create, update and delete of it.",
+                       Params({{"table", Table()}, {"timeline", Obj("The timeline settings: displayFields, index.")}}, {"table", "timeline"}),
+                       Switch::kEditPageAndSchema, false,
+                       [](const ToolCall& call, const json::object& args) {
+                         return ChangeSchema(call, args.at("table").get_string(), json::object{{"timeline", args.at("timeline")}});
+                       }});
+  tools.push_back(Tool{"Remove-Trigger", "Remove a trigger",
+                       "Removes one trigger of a table by its `_id` (use Set-Trigger with active:false to keep it but "
+                       "switch it off). Returns the table's triggers.",
+                       Params({{"table", Table()}, {"_id", Id("The trigger's _id.")}}, {"table", "_id"}),
+                       Switch::kEditPageAndSchema, false, RemoveTrigger});
+  tools.push_back(Tool{"Get-Pointer-Options", "List what a Pointer may point at",
+                       "For a Pointer field (e.g. Accounts.LeadStatusId), lists the rows of its target table (objectId and "
+                       "Name, at most 200), so that a Pointer value can be chosen instead of guessed.",
+                       Params({{"table", Table()}, {"field", Str("The Pointer field.", 128)}}, {"table", "field"}),
+                       Switch::kView, true, PointerOptions});
 }
 
 }  // namespace crmd::mcp

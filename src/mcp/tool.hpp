@@ -44,6 +44,11 @@ struct FileDoor {
   std::function<FileBytes(auth::Context& ctx, std::string_view address, std::size_t max_bytes)> read;
 };
 
+// Runs the application's function `name` (a form or a deployed Lua function, spec §4.9) with
+// `body` as its caller: the status and JSON body `POST /functions/<appId>/<name>` answers.
+using FunctionRunner =
+    std::function<std::pair<int, boost::json::value>(auth::Context& ctx, std::string_view name, const boost::json::object& body)>;
+
 struct ToolCall {
   auth::Context& ctx;
   const Dispatch& dispatch;
@@ -52,6 +57,7 @@ struct ToolCall {
   const FileDoor* files = nullptr;
   // A signed-in user's MCP switches (`mcp:view`, ...); null for a key, which needs none.
   const std::vector<std::string>* switches = nullptr;
+  const FunctionRunner* functions = nullptr;
 
   // `dispatch` with ctx.
   std::pair<int, boost::json::value> Send(std::string_view method, const std::string& target,
@@ -86,9 +92,29 @@ void AddRecordTools(std::vector<Tool>& tools);
 void AddSchemaTools(std::vector<Tool>& tools);
 void AddUserTools(std::vector<Tool>& tools);
 void AddFileTools(std::vector<Tool>& tools);
+void AddRelationTools(std::vector<Tool>& tools);
+void AddHistoryTools(std::vector<Tool>& tools);
+void AddCrmTools(std::vector<Tool>& tools);
+void AddAppTools(std::vector<Tool>& tools);
 
 // A dispatched answer as a tool's result: the JSON body on success, the error's text otherwise
 // (`Permission denied for action find on class Contacts`).
 ToolResult Answered(const std::pair<int, boost::json::value>& answer);
+// `value` as a successful result.
+ToolResult Json(const boost::json::value& value);
+
+// Paths and values tools build requests with.
+// `/classes/<table>[/<objectId>]`, encoded.
+std::string ClassPath(std::string_view table, std::string_view object_id = {});
+// `&where=<value>`, encoded.
+std::string WhereParam(const boost::json::value& where);
+boost::json::object PointerTo(std::string_view table, std::string_view object_id);
+boost::json::object DateValue(std::string_view iso);
+// Spec §5.3: the change history and the logs are read-only through every tool, even with a key.
+bool IsReadOnlyTable(std::string_view table);
+// The refusal of a write to a read-only table.
+ToolResult ReadOnly(std::string_view action, std::string_view table);
+// Whether the caller may do what `needed` opens (a key may do all; a user needs the switch).
+bool HasSwitch(const ToolCall& call, std::string_view needed);
 
 }  // namespace crmd::mcp

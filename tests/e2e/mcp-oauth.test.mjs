@@ -225,8 +225,9 @@ test('§5.6 tokens die with the user\'s deactivation, password change and the ap
   await request(server, 'PUT', `/core/users/${userId}`, { headers: M, body: { password: 'Agent5ecret' } });
   provider = await authorized('leaver');
   cliJson(['app', 'oauth-rotate', '--data', dataDir, '--app', app.appId]);
-  await pollUntil(async () => ({ done: (await bearerCall(provider.tokens().access_token, 'Get-Data', { table: 'Accounts' })).status === 401 }),
+  const ended = await pollUntil(async () => ({ done: (await bearerCall(provider.tokens().access_token, 'Get-Data', { table: 'Accounts' })).status === 401 }),
     { timeoutMs: 5000, intervalMs: 100 });
+  assert.ok(ended.ok, 'the rotation reaches the server and ends the token');
   const reRegistered = new MemoryProvider();
   reRegistered.stored.client = provider.stored.client;
   assert.equal(await auth(reRegistered, { serverUrl: mcpUrl() }), 'REDIRECT', 'the old client id is refused; the SDK registers again');
