@@ -1,6 +1,8 @@
 // The schema tools (spec §4.10): what tables exist and what their fields hold.
 #include <string>
 
+#include "app/application.hpp"
+#include "auth/authorize.hpp"
 #include "mcp/args.hpp"
 #include "mcp/tool.hpp"
 #include "util/strings.hpp"
@@ -32,20 +34,30 @@ json::object Labels(const ToolCall& call, std::string_view table) {
   return labels;
 }
 
-// The schema API is the master key's (spec §5.3); a signed-in user is shown the fields of a table
-// they may read, and nothing of its permissions, indexes or triggers.
-ToolResult UserSchema(const ToolCall& call, std::string_view table) {
-  auto probe = call.Send("GET", "/classes/" + PercentEncode(table) + "?limit=0");
-  if (probe.first >= 400) return Answered(probe);
+// The schema API is the master key's (spec §5.3). A signed-in user reaches it through a tool only
+// for a table they hold `op` on, as auth::Authorize decides it for the record API (find to read
+// the table's schema, addField to change it); the request then runs as the system.
+std::pair<int, json::value> SchemaSend(const ToolCall& call, std::string_view table, auth::Operation op,
+                                       std::string_view method, const json::value* body = nullptr) {
+  const std::string path = "/schemas/" + PercentEncode(table);
+  if (call.ctx.identity.principal != auth::Principal::kUser) return call.dispatch(call.ctx, method, path, body);
+  auto snapshot = call.ctx.app->schema();
+  auto allowed = auth::Authorize(call.ctx.identity, op, table, snapshot->Find(table));
+  if (!allowed.ok()) return {allowed.error().http_status, json::object{{"code", allowed.error().code}, {"error", allowed.error().message}}};
   auth::Context system = call.ctx;
   system.identity = auth::Identity::System();
-  const ToolCall elevated{system, call.dispatch, call.prefix, call.files, nullptr};
-  auto answer = elevated.Send("GET", "/schemas/" + PercentEncode(table));
+  return call.dispatch(system, method, path, body);
+}
+
+// A signed-in user is shown the fields of a table they may read, and nothing of its permissions,
+// indexes or triggers.
+ToolResult UserSchema(const ToolCall& call, std::string_view table) {
+  auto answer = SchemaSend(call, table, auth::Operation::kFind, "GET");
   if (answer.first >= 400 || !answer.second.is_object()) return Answered(answer);
   json::object shown{{"className", table}, {"fields", json::object{}}};
   if (const auto* fields = answer.second.get_object().if_contains("fields"); fields && fields->is_object()) {
     json::object out = fields->get_object();
-    const json::object labels = Labels(elevated, table);
+    const json::object labels = Labels(call, table);
     for (auto& [name, def] : out)
       if (const auto* label = labels.if_contains(name); label && def.is_object()) def.get_object()["dictionary"] = *label;
     shown["fields"] = std::move(out);
@@ -87,6 +99,10 @@ json::object DefaultPermissions() {
 
 ToolResult CreateTable(const ToolCall& call, const json::object& args) {
   const std::string_view table = args.at("table").get_string();
+  // No permission of a table that does not exist can allow it: a new table is a key's to make.
+  if (call.ctx.identity.principal == auth::Principal::kUser)
+    return ToolResult{"Creating a table needs a master connection (an API key); a signed-in user changes existing tables "
+                      "whose addField permission they hold.", true};
   json::object body{{"className", table}, {"classLevelPermissions", DefaultPermissions()}};
   if (const auto* fields = args.if_contains("fields")) body["fields"] = *fields;
   const json::value sent = std::move(body);
@@ -95,7 +111,7 @@ ToolResult CreateTable(const ToolCall& call, const json::object& args) {
 
 // The table's trigger list as the schema API holds it.
 std::pair<int, json::value> Triggers(const ToolCall& call, std::string_view table) {
-  auto answer = call.Send("GET", "/schemas/" + PercentEncode(table));
+  auto answer = SchemaSend(call, table, auth::Operation::kFind, "GET");
   if (answer.first >= 400 || !answer.second.is_object()) return answer;
   const auto* triggers = answer.second.get_object().if_contains("triggers");
   return {200, json::object{{"triggers", triggers && triggers->is_array() ? *triggers : json::array{}}}};
@@ -124,14 +140,14 @@ ToolResult SetTrigger(const ToolCall& call, const json::object& args) {
   }
   if (!changed) list.push_back(trigger);
   const json::value body = json::object{{"triggers", std::move(list)}};
-  auto stored = call.Send("PUT", "/schemas/" + PercentEncode(table), &body);
+  auto stored = SchemaSend(call, table, auth::Operation::kAddField, "PUT", &body);
   if (stored.first >= 400) return Answered(stored);
   return Answered(Triggers(call, table));
 }
 
 // One key of a table's schema (`classLevelPermissions`, `indexes`), as the schema API holds it.
 ToolResult SchemaPart(const ToolCall& call, std::string_view table, std::string_view key) {
-  auto answer = call.Send("GET", "/schemas/" + PercentEncode(table));
+  auto answer = SchemaSend(call, table, auth::Operation::kFind, "GET");
   if (answer.first >= 400 || !answer.second.is_object()) return Answered(answer);
   const auto* part = answer.second.get_object().if_contains(key);
   return Json(json::object{{key, part ? *part : json::value(json::object{})}});
@@ -139,7 +155,7 @@ ToolResult SchemaPart(const ToolCall& call, std::string_view table, std::string_
 
 ToolResult ChangeSchema(const ToolCall& call, std::string_view table, json::object change) {
   const json::value body = std::move(change);
-  return Answered(call.Send("PUT", "/schemas/" + PercentEncode(table), &body));
+  return Answered(SchemaSend(call, table, auth::Operation::kAddField, "PUT", &body));
 }
 
 ToolResult ListTables(const ToolCall& call, const json::object&) {
@@ -206,9 +222,7 @@ ToolResult RemoveTrigger(const ToolCall& call, const json::object& args) {
 ToolResult PointerOptions(const ToolCall& call, const json::object& args) {
   const std::string_view table = args.at("table").get_string();
   const std::string_view field = args.at("field").get_string();
-  auth::Context system = call.ctx;
-  system.identity = auth::Identity::System();  // the field's target only; its rows are read as the caller
-  auto schema = call.dispatch(system, "GET", "/schemas/" + PercentEncode(table), nullptr);
+  auto schema = SchemaSend(call, table, auth::Operation::kFind, "GET");  // the target's rows are read as the caller
   if (schema.first >= 400 || !schema.second.is_object()) return Answered(schema);
   const auto* fields = schema.second.get_object().if_contains("fields");
   const auto* def = fields && fields->is_object() ? fields->get_object().if_contains(field) : nullptr;

@@ -290,3 +290,41 @@ test('§5.6 SECURITY OAuth hardening: PKCE required and checked; redirect URIs e
   assert.ok(!JSON.stringify(sessions.body).includes(fresh.tokens().access_token));
   assert.ok(sessions.body.results.some((s) => s.createdWith?.action === 'oauth'), 'the grants are sessions of their user');
 });
+
+test('§5.6 each switch grants its tools and withholds the others: mcp:view reads, mcp:create creates, mcp:update changes, mcp:edit-page-and-schema changes schemas', async () => {
+  const M = masterHeaders(app);
+  const account = (await request(server, 'POST', '/core/classes/Accounts', { headers: M, body: { Name: 'Switchboard' } })).body.objectId;
+  // One user per switch, each an Administrator so that only the switch decides.
+  const cases = {
+    'mcp:view': ['Get-Data', { table: 'Accounts', limit: 1 }],
+    'mcp:create': ['Create-Data', { table: 'Accounts', data: { Name: 'made by a switch' } }],
+    'mcp:update': ['Update-Data', { table: 'Accounts', objectId: account, data: { City: 'Switched' } }],
+    'mcp:edit-page-and-schema': ['Add-Field', { table: 'Accounts', field: 'SwitchNote', type: 'String' }],
+  };
+  const tokens = {};
+  for (const [i, which] of Object.keys(cases).entries()) {
+    await makeUser(`switch.user${i}`, [which], { role: 'Administrators' });
+    tokens[which] = (await authorized(`switch.user${i}`)).tokens().access_token;
+  }
+  for (const [which, token] of Object.entries(tokens)) {
+    for (const [other, [tool, args]] of Object.entries(cases)) {
+      const answer = await (await bearerCall(token, tool, args)).json();
+      if (other === which) {
+        assert.equal(answer.result.isError, false, `${which} opens ${tool}: ${answer.result.content[0].text}`);
+      } else {
+        assert.equal(answer.result.isError, true, `${which} does not open ${tool}`);
+        assert.equal(answer.result.content[0].text, `Permission denied: ${tool} needs the MCP permission ${other}, which this user does not have`);
+      }
+    }
+  }
+  const account2 = await request(server, 'GET', `/core/classes/Accounts/${account}`, { headers: M });
+  assert.equal(account2.body.City, 'Switched');
+  // The schema switch of an Agent, whom Accounts' addField permission does not name: refused.
+  await makeUser('switch.agent', ['mcp:view', 'mcp:edit-page-and-schema'], { role: 'Agents' });
+  const agent = (await authorized('switch.agent')).tokens().access_token;
+  const added = await (await bearerCall(agent, 'Add-Field', { table: 'Accounts', field: 'AgentField', type: 'String' })).json();
+  assert.equal(added.result.isError, true);
+  assert.equal(added.result.content[0].text, 'Permission denied for action addField on class Accounts');
+  const table = await (await bearerCall(agent, 'Create-Table', { table: 'AgentTable' })).json();
+  assert.match(table.result.content[0].text, /Creating a table needs a master connection/);
+});
