@@ -3,7 +3,7 @@
 //   node bench/quick.mjs [path/to/crmd] [extra serve flags...]
 // Environment: BENCH_ROWS (100000), BENCH_WARMUP (1), BENCH_DURATION (5), BENCH_ONLY (comma list of
 // workload keys: get,get64,query,count,include,update,create,create-plain,create-timeline,create-trigger,
-// form-create,getlead,web2table), BENCH_KEEP (1: keep the data folder and
+// form-create,getlead,web2table,mcp-query,mcp-create), BENCH_KEEP (1: keep the data folder and
 // its request files for profiling; its path is printed).
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -127,6 +127,14 @@ const wheres = Array.from({ length: 2_000 }, () => encodeURIComponent(JSON.strin
 files.query = write('query', wheres.map((w) => `GET\t${cls}?where=${w}&order=-createdAt&limit=100`));
 files.count = write('count', wheres.map((w) => `GET\t${cls}?where=${w}&limit=0&count=1`));
 files.include = write('include', wheres.map((w) => `GET\t${cls}?where=${w}&order=-createdAt&limit=100&include=LeadStatusId`));
+// Issue 21's budget: the same reads and creates through MCP tools (`POST /mcp/<appId>`, one
+// JSON-RPC call each) beside the record API's `query` and `create`.
+const toolCall = (name, args) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+r = prng(303);
+files['mcp-query'] = write('mcp-query', Array.from({ length: 2_000 }, () => `POST\t/mcp/${app.appId}\t${toolCall('Get-Data', {
+  table: 'Accounts', where: { City: CITIES[Math.floor(r() * CITIES.length)], Score: { $gte: Math.floor(r() * 100) } }, order: '-createdAt', limit: 100 })}`));
+files['mcp-create'] = write('mcp-create', Array.from({ length: 2_000 }, (_, k) =>
+  `POST\t/mcp/${app.appId}\t${toolCall('Create-Data', { table: 'Accounts', data: accountRow(ROWS + k, leadIds) })}`));
 
 const wrk = (file, conns, seconds) => {
   const out = execFileSync('wrk', ['-t1', `-c${conns}`, `-d${seconds}s`, '--timeout', '10s', '--latency', '-s', REPLAY, `${base}/`],
@@ -137,7 +145,8 @@ const wrk = (file, conns, seconds) => {
 const workloads = [['get', 'get', 16], ['get64', 'get', 64], ['query', 'query', 16], ['count', 'count', 16],
   ['include', 'include', 16], ['update', 'update', 16], ['create', 'create', 16],
   ['create-plain', 'HistoryPlain', 16], ['create-timeline', 'HistoryTimeline', 16], ['create-trigger', 'HistoryTrigger', 16],
-  ['form-create', 'form-create', 16], ['getlead', 'getlead', 16], ['web2table', 'web2table', 16]];
+  ['form-create', 'form-create', 16], ['getlead', 'getlead', 16], ['web2table', 'web2table', 16],
+  ['mcp-query', 'mcp-query', 16], ['mcp-create', 'mcp-create', 16]];
 for (const [key, file, conns] of workloads) {
   if (ONLY && !ONLY.has(key)) continue;
   wrk(files[file], conns, WARMUP);

@@ -76,7 +76,7 @@ Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials cr
   }
   if (!ctx.app) ctx.identity.principal = auth::Principal::kRejected;  // a key of no application crmd has
   static const mcp::FileDoor kNoFiles;
-  const mcp::ToolCall call{ctx, dispatch, prefix, doors.files ? doors.files : &kNoFiles, switches, doors.functions};
+  const mcp::ToolCall call{ctx, dispatch, prefix, doors.files ? doors.files : &kNoFiles, switches, doors.functions, doors.text};
   if (!ctx.app) {
     // Nothing to dispatch to: every tool refuses, as a wrong key of a real application does.
     const json::object* params = message.params.if_object();

@@ -32,6 +32,7 @@ enum class McpCredentials { kNone, kKeys, kBearer, kInvalidBearer };
 struct McpDoors {
   const mcp::FileDoor* files = nullptr;
   const mcp::FunctionRunner* functions = nullptr;
+  const mcp::DispatchText* text = nullptr;  // the record API answering its body's text
 };
 
 Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials credentials, const mcp::Dispatch& dispatch,

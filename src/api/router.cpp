@@ -447,24 +447,32 @@ Response Router::RouteMcp(const Request& request, const std::vector<std::string>
   std::string metadata_url;
   if (credentials) metadata_url = ProtectedResourceMetadataUrl(*(ctx.app ? ctx.app : apps_.Open(credentials->app_id)));
   caller = Caller{ctx.app, ctx.identity};
+  const mcp::DispatchText text = [this](auth::Context& c, std::string_view method, const std::string& target,
+                                        const boost::json::value* body) { return DispatchText(c, method, target, body); };
   return HandleMcp(request, ctx, presented, [this](auth::Context& c, std::string_view method, const std::string& target,
                                                    const boost::json::value* body) { return Dispatch(c, method, target, body); },
-                   options_.prefix, McpDoors{&mcp_files_, &mcp_functions_},
+                   options_.prefix, McpDoors{&mcp_files_, &mcp_functions_, &text},
                    presented == McpCredentials::kBearer ? &switches : nullptr, metadata_url);
 }
 
 std::pair<int, boost::json::value> Router::Dispatch(auth::Context& ctx, std::string_view method,
                                                    const std::string& target, const boost::json::value* body) {
+  auto [status, text] = DispatchText(ctx, method, target, body);
+  auto json = ParseJson(text);
+  return {status, json.ok() ? std::move(json).value() : boost::json::value()};
+}
+
+std::pair<int, std::string> Router::DispatchText(auth::Context& ctx, std::string_view method, const std::string& target,
+                                                 const boost::json::value* body) {
   Request item;
   item.method = method == "POST" ? Method::kPost : method == "PUT" ? Method::kPut : method == "DELETE" ? Method::kDelete : Method::kGet;
   item.method_name = std::string(method);
   item.target = "/" + options_.prefix + target;
   if (body) item.json_body = std::make_shared<const boost::json::value>(*body);
   auto parsed = ParseTarget(item.target);
-  if (!parsed) return {400, boost::json::object{{"error", "Invalid request target."}}};
+  if (!parsed) return {400, R"({"error":"Invalid request target."})"};
   Response answer = RouteFamily(item, std::move(*parsed), ctx, std::nullopt);
-  auto json = ParseJson(answer.body);
-  return {answer.status, json.ok() ? std::move(json).value() : boost::json::value()};
+  return {answer.status, std::move(answer.body)};
 }
 
 Result<boost::json::value> Router::RunFunction(auth::Context& ctx, const std::string& name,

@@ -65,6 +65,9 @@ class Router {
   // context (it joins the context's write unit).
   std::pair<int, boost::json::value> Dispatch(auth::Context& ctx, std::string_view method, const std::string& target,
                                               const boost::json::value* body);
+  // The same, answering the body as the handler wrote it (no parse of a large read's JSON).
+  std::pair<int, std::string> DispatchText(auth::Context& ctx, std::string_view method, const std::string& target,
+                                           const boost::json::value* body);
   // The deployed function `name` of ctx's application, run by a trigger's action with the
   // triggering record (400 `User function not found` when it is gone).
   Result<boost::json::value> RunFunction(auth::Context& ctx, const std::string& name, const boost::json::object& body,

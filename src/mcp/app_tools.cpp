@@ -63,7 +63,7 @@ void AddAppTools(std::vector<Tool>& tools) {
                        "With several rows of one Name, the first-created one decides.",
                        Params({}), Switch::kView, true,
                        [](const ToolCall& call, const json::object&) {
-                         return Answered(call.Send("GET", "/classes/Config?order=createdAt&limit=1000"));
+                         return call.Relay("/classes/Config?order=createdAt&limit=1000");
                        }});
   tools.push_back(Tool{"Set-Config-Flag", "Set a Config flag",
                        "Turns a Config flag on or off (its first-created row, or a new row when there is none), e.g. "
@@ -84,7 +84,7 @@ void AddAppTools(std::vector<Tool>& tools) {
                          json::object where;
                          if (const auto* id = args.if_contains("userId")) where["User"] = PointerTo("_User", id->get_string());
                          const auto limit = args.contains("limit") ? args.at("limit").to_number<std::int64_t>() : 20;
-                         return Answered(call.Send("GET", "/classes/_Notification?order=-createdAt&limit=" + std::to_string(limit) + WhereParam(where)));
+                         return call.Relay("/classes/_Notification?order=-createdAt&limit=" + std::to_string(limit) + WhereParam(where));
                        }});
   tools.push_back(Tool{"List-Functions", "List server functions",
                        "Lists the functions Run-Function can run: the web forms getlead and web2table, and the operator's "
@@ -101,7 +101,7 @@ void AddAppTools(std::vector<Tool>& tools) {
                        Params({{"limit", Int("Rows (default 20).", 1, 1000)}}), Switch::kView, true,
                        [](const ToolCall& call, const json::object& args) {
                          const auto limit = args.contains("limit") ? args.at("limit").to_number<std::int64_t>() : 20;
-                         return Answered(call.Send("GET", "/classes/_RequestLog?order=-createdAt&limit=" + std::to_string(limit)));
+                         return call.Relay("/classes/_RequestLog?order=-createdAt&limit=" + std::to_string(limit));
                        }});
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "util/json.hpp"
 #include "util/strings.hpp"
 
 namespace crmd::mcp {
@@ -46,6 +47,17 @@ ToolResult Answered(const std::pair<int, json::value>& answer) {
       return ToolResult{std::move(text), true};
     }
   return ToolResult{"The request failed with status " + std::to_string(status) + ".", true};
+}
+
+ToolResult AnsweredText(std::pair<int, std::string> answer) {
+  if (answer.first < 400) return ToolResult{std::move(answer.second), false};
+  auto parsed = ParseJson(answer.second);
+  return Answered({answer.first, parsed.ok() ? std::move(parsed).value() : json::value()});
+}
+
+ToolResult ToolCall::Relay(const std::string& target) const {
+  if (!dispatch_text) return Answered(Send("GET", target));
+  return AnsweredText((*dispatch_text)(ctx, "GET", target, nullptr));
 }
 
 ToolResult Json(const json::value& value) { return ToolResult{json::serialize(value), false}; }

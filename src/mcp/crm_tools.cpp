@@ -82,7 +82,7 @@ ToolResult FollowUpTask(const ToolCall& call, const json::object& args) {
 ToolResult OpenTasks(const ToolCall& call, const json::object& args) {
   json::object where{{"Done", json::object{{"$ne", true}}}};
   Link(args, where);
-  return Answered(call.Send("GET", "/classes/Tasks?order=Date&limit=" + std::to_string(LimitOf(args, 20)) + WhereParam(where)));
+  return call.Relay("/classes/Tasks?order=Date&limit=" + std::to_string(LimitOf(args, 20)) + WhereParam(where));
 }
 
 ToolResult CompleteTask(const ToolCall& call, const json::object& args) {
@@ -99,14 +99,14 @@ ToolResult FindContact(const ToolCall& call, const json::object& args) {
   json::array any;
   for (const char* field : {"Name", "Email", "PhoneNumber", "MobilePhone"})
     any.push_back(json::object{{field, json::object{{"$regex", pattern}, {"$options", "i"}}}});
-  return Answered(call.Send("GET", "/classes/Contacts?limit=" + std::to_string(LimitOf(args, 20)) +
+  return call.Relay("/classes/Contacts?limit=" + std::to_string(LimitOf(args, 20)) +
                                        "&keys=Name,Email,PhoneNumber,MobilePhone,JobTitle,AccountId" +
-                                       WhereParam(json::object{{"$or", std::move(any)}})));
+                                       WhereParam(json::object{{"$or", std::move(any)}}));
 }
 
 ToolResult AccountContacts(const ToolCall& call, const json::object& args) {
-  return Answered(call.Send("GET", "/classes/Contacts?limit=" + std::to_string(LimitOf(args, 100)) +
-                                       WhereParam(json::object{{"AccountId", AccountPointer(args)}})));
+  return call.Relay("/classes/Contacts?limit=" + std::to_string(LimitOf(args, 100)) +
+                                       WhereParam(json::object{{"AccountId", AccountPointer(args)}}));
 }
 
 ToolResult PipelineSummary(const ToolCall& call, const json::object& args) {
@@ -115,7 +115,7 @@ ToolResult PipelineSummary(const ToolCall& call, const json::object& args) {
     pipeline.push_back(json::object{{"$match", json::object{{"PipelineId", PointerTo("Pipelines", id->get_string())}}}});
   pipeline.push_back(json::object{{"$group", json::object{{"_id", "$StageId"}, {"deals", json::object{{"$sum", 1}}},
                                                           {"total", json::object{{"$sum", "$Total"}}}}}});
-  return Answered(call.Send("GET", "/classes-aggregate/Sales?pipeline=" + PercentEncode(json::serialize(pipeline))));
+  return call.Relay("/classes-aggregate/Sales?pipeline=" + PercentEncode(json::serialize(pipeline)));
 }
 
 ToolResult LogEmail(const ToolCall& call, const json::object& args) {
@@ -128,8 +128,8 @@ ToolResult LogEmail(const ToolCall& call, const json::object& args) {
 }
 
 ToolResult AccountEmails(const ToolCall& call, const json::object& args) {
-  return Answered(call.Send("GET", "/classes/Emails?order=-createdAt&keys=Subject,MailFrom,MailTo,Direction,SendAt,SendStatus&limit=" +
-                                       std::to_string(LimitOf(args, 20)) + WhereParam(json::object{{"AccountId", AccountPointer(args)}})));
+  return call.Relay("/classes/Emails?order=-createdAt&keys=Subject,MailFrom,MailTo,Direction,SendAt,SendStatus&limit=" +
+                                       std::to_string(LimitOf(args, 20)) + WhereParam(json::object{{"AccountId", AccountPointer(args)}}));
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ std::int64_t LimitOf(const json::object& args, std::int64_t fallback) {
 }
 
 ToolResult History(const ToolCall& call, json::object where, std::int64_t limit) {
-  return Answered(call.Send("GET", "/classes/_Timeline?order=-createdAt&limit=" + std::to_string(limit) + WhereParam(where)));
+  return call.Relay("/classes/_Timeline?order=-createdAt&limit=" + std::to_string(limit) + WhereParam(where));
 }
 
 ToolResult RecordTimeline(const ToolCall& call, const json::object& args) {
@@ -38,8 +38,8 @@ ToolResult TriggerRuns(const ToolCall& call, const json::object& args) {
   json::object where;
   if (const auto* id = args.if_contains("triggerId")) where["triggerId"] = *id;
   if (const auto* id = args.if_contains("objectId")) where["objectIdValue"] = *id;
-  return Answered(call.Send("GET", "/classes/_syslogTriggers?order=-createdAt&limit=" + std::to_string(LimitOf(args, 20)) +
-                                       WhereParam(where)));
+  return call.Relay("/classes/_syslogTriggers?order=-createdAt&limit=" + std::to_string(LimitOf(args, 20)) +
+                                       WhereParam(where));
 }
 
 }  // namespace

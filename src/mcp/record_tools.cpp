@@ -29,7 +29,7 @@ ToolResult GetData(const ToolCall& call, const json::object& args) {
   for (const char* text : {"order", "keys", "include"})
     if (const auto* v = args.if_contains(text)) target += std::string("&") + text + "=" + PercentEncode(v->get_string());
   if (const auto* count = args.if_contains("count"); count && count->get_bool()) target += "&count=1";
-  return Answered(call.Send("GET", target));
+  return call.Relay(target);
 }
 
 ToolResult CreateData(const ToolCall& call, const json::object& args) {
@@ -74,8 +74,8 @@ ToolResult CreateMany(const ToolCall& call, const json::object& args) {
 ToolResult AggregateData(const ToolCall& call, const json::object& args) {
   json::array pipeline = args.at("pipeline").get_array();
   if (const auto* limit = args.if_contains("limit")) pipeline.push_back(json::object{{"$limit", *limit}});
-  return Answered(call.Send("GET", "/classes-aggregate/" + PercentEncode(args.at("table").get_string()) +
-                                       "?pipeline=" + PercentEncode(json::serialize(pipeline))));
+  return call.Relay("/classes-aggregate/" + PercentEncode(args.at("table").get_string()) +
+                                       "?pipeline=" + PercentEncode(json::serialize(pipeline)));
 }
 
 // Rows Update-Many changes in one call (one batch, one write unit).
@@ -88,7 +88,7 @@ ToolResult GetRecord(const ToolCall& call, const json::object& args) {
   for (const char* text : {"keys", "include"})
     if (const auto* v = args.if_contains(text)) target += std::string(text) + "=" + PercentEncode(v->get_string()) + "&";
   target.pop_back();
-  return Answered(call.Send("GET", target));
+  return call.Relay(target);
 }
 
 ToolResult CountData(const ToolCall& call, const json::object& args) {
@@ -175,15 +175,15 @@ ToolResult SearchData(const ToolCall& call, const json::object& args) {
   for (const auto& field : args.at("fields").get_array())
     any.push_back(json::object{{field.get_string(), json::object{{"$regex", pattern}, {"$options", "i"}}}});
   const std::int64_t limit = args.contains("limit") ? args.at("limit").to_number<std::int64_t>() : 20;
-  return Answered(call.Send("GET", ClassPath(args.at("table").get_string()) + "?limit=" + std::to_string(limit) +
-                                       WhereParam(json::object{{"$or", std::move(any)}})));
+  return call.Relay(ClassPath(args.at("table").get_string()) + "?limit=" + std::to_string(limit) +
+                                       WhereParam(json::object{{"$or", std::move(any)}}));
 }
 
 ToolResult DistinctValues(const ToolCall& call, const json::object& args) {
   std::string target = "/classes-aggregate/" + PercentEncode(args.at("table").get_string()) +
                        "?distinct=" + PercentEncode(args.at("field").get_string());
   if (const auto* where = args.if_contains("where")) target += "&match=" + PercentEncode(json::serialize(*where));
-  return Answered(call.Send("GET", target));
+  return call.Relay(target);
 }
 
 ToolResult CountBy(const ToolCall& call, const json::object& args) {
@@ -193,8 +193,8 @@ ToolResult CountBy(const ToolCall& call, const json::object& args) {
                                                           {"count", json::object{{"$sum", 1}}}}}});
   pipeline.push_back(json::object{{"$sort", json::object{{"count", -1}}}});
   pipeline.push_back(json::object{{"$limit", kMaxLimit}});
-  return Answered(call.Send("GET", "/classes-aggregate/" + PercentEncode(args.at("table").get_string()) +
-                                       "?pipeline=" + PercentEncode(json::serialize(pipeline))));
+  return call.Relay("/classes-aggregate/" + PercentEncode(args.at("table").get_string()) +
+                                       "?pipeline=" + PercentEncode(json::serialize(pipeline)));
 }
 
 }  // namespace

@@ -20,8 +20,8 @@ ToolResult GetRelated(const ToolCall& call, const json::object& args) {
       {"$relatedTo", json::object{{"object", PointerTo(args.at("table").get_string(), args.at("objectId").get_string())},
                                   {"key", args.at("field")}}}};
   const std::int64_t limit = args.contains("limit") ? args.at("limit").to_number<std::int64_t>() : 100;
-  return Answered(call.Send("GET", ClassPath(args.at("targetTable").get_string()) + "?limit=" + std::to_string(limit) +
-                                       WhereParam(where)));
+  return call.Relay(ClassPath(args.at("targetTable").get_string()) + "?limit=" + std::to_string(limit) +
+                                       WhereParam(where));
 }
 
 ToolResult ChangeRelation(const ToolCall& call, const json::object& args, std::string_view op) {

@@ -24,6 +24,12 @@ enum class Switch { kView, kCreate, kUpdate, kEditPageAndSchema };
 using Dispatch = std::function<std::pair<int, boost::json::value>(auth::Context& ctx, std::string_view method,
                                                                   const std::string& target, const boost::json::value* body)>;
 
+// A tool's answer: one text item (JSON, or the error's words when `is_error`).
+struct ToolResult {
+  std::string text;
+  bool is_error = false;
+};
+
 // A file's bytes as the file routes serve them to a caller (status 200), or why not.
 struct FileBytes {
   int status = 200;
@@ -49,6 +55,10 @@ struct FileDoor {
 using FunctionRunner =
     std::function<std::pair<int, boost::json::value>(auth::Context& ctx, std::string_view name, const boost::json::object& body)>;
 
+// The same, answering the record API's body as text, for answers a tool passes on as they are.
+using DispatchText = std::function<std::pair<int, std::string>(auth::Context& ctx, std::string_view method,
+                                                               const std::string& target, const boost::json::value* body)>;
+
 struct ToolCall {
   auth::Context& ctx;
   const Dispatch& dispatch;
@@ -58,18 +68,15 @@ struct ToolCall {
   // A signed-in user's MCP switches (`mcp:view`, ...); null for a key, which needs none.
   const std::vector<std::string>* switches = nullptr;
   const FunctionRunner* functions = nullptr;
+  const DispatchText* dispatch_text = nullptr;
 
   // `dispatch` with ctx.
   std::pair<int, boost::json::value> Send(std::string_view method, const std::string& target,
                                           const boost::json::value* body = nullptr) const {
     return dispatch(ctx, method, target, body);
   }
-};
-
-// A tool's answer: one text item (JSON, or the error's words when `is_error`).
-struct ToolResult {
-  std::string text;
-  bool is_error = false;
+  // A read whose answer the tool returns as is: the handler's text, not parsed and written again.
+  ToolResult Relay(const std::string& target) const;
 };
 
 struct Tool {
@@ -100,6 +107,8 @@ void AddAppTools(std::vector<Tool>& tools);
 // A dispatched answer as a tool's result: the JSON body on success, the error's text otherwise
 // (`Permission denied for action find on class Contacts`).
 ToolResult Answered(const std::pair<int, boost::json::value>& answer);
+// A dispatched answer given as text: passed on as is on success.
+ToolResult AnsweredText(std::pair<int, std::string> answer);
 // `value` as a successful result.
 ToolResult Json(const boost::json::value& value);
 

@@ -18,7 +18,7 @@ namespace {
 constexpr int kUsersListed = 100;
 
 ToolResult GetAllUsers(const ToolCall& call, const json::object&) {
-  return Answered(call.Send("GET", "/classes/_User?order=createdAt&limit=" + std::to_string(kUsersListed)));
+  return call.Relay("/classes/_User?order=createdAt&limit=" + std::to_string(kUsersListed));
 }
 
 // With `objectId`: changes that user (the record API's user update, master only); without: signs
@@ -52,7 +52,7 @@ ToolResult RoleMembers(const ToolCall& call, const json::object& args) {
   if (auto* refused = std::get_if<ToolResult>(&role)) return *refused;
   const json::value where = json::object{
       {"$relatedTo", json::object{{"object", PointerTo("_Role", std::get<std::string>(role))}, {"key", "users"}}}};
-  return Answered(call.Send("GET", "/classes/_User?limit=1000" + WhereParam(where)));
+  return call.Relay("/classes/_User?limit=1000" + WhereParam(where));
 }
 
 ToolResult WhoAmI(const ToolCall& call, const json::object&) {
@@ -109,7 +109,7 @@ void AddUserTools(std::vector<Tool>& tools) {
   tools.push_back(Tool{"Get-User", "Get a user", "Reads one user by objectId: username, email, name, phone, active and the other fields (never passwords or sessions).",
                        Params({{"userId", user}}, {"userId"}), Switch::kView, true,
                        [](const ToolCall& call, const json::object& args) {
-                         return Answered(call.Send("GET", ClassPath("_User", args.at("userId").get_string())));
+                         return call.Relay(ClassPath("_User", args.at("userId").get_string()));
                        }});
   tools.push_back(Tool{"Find-Users", "Find users",
                        "Finds users matching `where` (e.g. {\"email\":\"dana@example.com\"} or {\"active\":false}), at most "
@@ -119,12 +119,12 @@ void AddUserTools(std::vector<Tool>& tools) {
                        Switch::kView, true,
                        [](const ToolCall& call, const json::object& args) {
                          const auto limit = args.contains("limit") ? args.at("limit").to_number<std::int64_t>() : 20;
-                         return Answered(call.Send("GET", "/classes/_User?limit=" + std::to_string(limit) + WhereParam(args.at("where"))));
+                         return call.Relay("/classes/_User?limit=" + std::to_string(limit) + WhereParam(args.at("where")));
                        }});
   tools.push_back(Tool{"List-Roles", "List roles", "Lists the application's roles (name, objectId). Table permissions name them as role:<name>.",
                        Params({}), Switch::kView, true,
                        [](const ToolCall& call, const json::object&) {
-                         return Answered(call.Send("GET", "/classes/_Role?keys=name&order=name&limit=1000"));
+                         return call.Relay("/classes/_Role?keys=name&order=name&limit=1000");
                        }});
   tools.push_back(Tool{"Get-Role-Members", "List a role's users", "Lists the users who are direct members of one role (List-Roles names the roles), at most 1000.",
                        Params({{"role", role}}, {"role"}), Switch::kView, true, RoleMembers});
