@@ -15,8 +15,12 @@ constexpr std::string_view kInstructions =
     "One connection addresses one application of crmd, a CRM records service. Call Get-Schema for a "
     "table before reading or writing it; Get-Data returns 5 rows unless asked (at most 2000).";
 
+std::string_view SwitchName(Switch s);
+
 json::object ToolEntry(const Tool& tool) {
   return json::object{{"name", tool.name},
+                      // The per-user switch a signed-in user needs for the tool (spec §5.6).
+                      {"_meta", json::object{{"crmd/mcpPermission", SwitchName(tool.needs)}}},
                       {"title", tool.title},
                       {"description", tool.description},
                       {"inputSchema", tool.input_schema},
