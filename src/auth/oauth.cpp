@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "app/application.hpp"
 #include "app/write_unit.hpp"
@@ -345,26 +346,31 @@ json::object TokenAnswer(const Tokens& tokens) {
                       {"refresh_token", tokens.refresh_token}, {"scope", kScope}};
 }
 
-std::variant<Tokens, Error> ExchangeCode(Context& ctx, const Client& client, std::string_view code,
-                                         std::string_view verifier, std::string_view redirect_uri, std::string_view resource) {
+namespace {
+
+// Spends the single-use row of `token`, a `kind` (code or refresh) grant for `client`: one that is
+// unknown, expired or of an older secret is invalid_grant; one used before revokes its whole grant
+// (RFC 9700 §4.2.4, §4.14.2); `check` refuses what else must match. Otherwise it is marked used
+// and a new access and refresh token are issued, in one write.
+std::variant<Tokens, Error> Spend(Context& ctx, const Client& client, std::string_view token, std::string_view kind,
+                                  std::string_view what, const std::function<std::optional<Error>(const Grant&)>& check) {
   const AppCredentials& app = *ctx.credentials;
   auto outcome = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<std::variant<Tokens, Error>> {
     auto& txn = unit.txn();
     const auto& cls = Sessions(*unit.schema());
-    auto row = storage::FindFirst(txn, cls, schema::kSessionTokenHash, ids::HashSecret(code));
+    auto row = storage::FindFirst(txn, cls, schema::kSessionTokenHash, ids::HashSecret(token));
     auto grant = row ? GrantOf(cls, *row) : std::nullopt;
-    if (!row || !grant || grant->kind != "code" || grant->generation != Generation(app) || Expired(cls, *row))
-      return std::variant<Tokens, Error>(InvalidGrant("the code is unknown or expired"));
+    if (!row || !grant || grant->kind != kind || grant->generation != Generation(app) || Expired(cls, *row))
+      return std::variant<Tokens, Error>(InvalidGrant("the " + std::string(what) + " is unknown, expired or revoked"));
     const std::string user_id = UserOf(cls, *row);
-    if (grant->used) {  // replayed: whatever it issued is revoked (RFC 9700 §4.2.4)
+    // Committed with the refusal: the answer is a value, not an error that rolls the unit back.
+    if (grant->used) {
       DeleteFamily(txn, cls, user_id, grant->family);
-      return std::variant<Tokens, Error>(InvalidGrant("the code was already used"));
+      return std::variant<Tokens, Error>(InvalidGrant("the " + std::string(what) + " was already used; the grant is revoked"));
     }
-    if (grant->client != client.id) return std::variant<Tokens, Error>(InvalidGrant("the code was issued to another client"));
-    if (grant->redirect_uri != redirect_uri) return std::variant<Tokens, Error>(InvalidGrant("redirect_uri does not match the authorization request"));
-    if (!resource.empty() && resource != grant->resource)
-      return std::variant<Tokens, Error>(Error{400, "invalid_target", "resource does not match the authorization request"});
-    if (!VerifierMatches(verifier, grant->challenge)) return std::variant<Tokens, Error>(InvalidGrant("code_verifier does not match the code_challenge"));
+    if (grant->client != client.id)
+      return std::variant<Tokens, Error>(InvalidGrant("the " + std::string(what) + " was issued to another client"));
+    if (auto refused = check(*grant)) return std::variant<Tokens, Error>(std::move(*refused));
     grant->used = true;
     SetGrant(txn, cls, *row, *grant);
     return std::variant<Tokens, Error>(IssueTokens(txn, cls, user_id, *grant));
@@ -373,29 +379,24 @@ std::variant<Tokens, Error> ExchangeCode(Context& ctx, const Client& client, std
   return std::move(outcome).value();
 }
 
-std::variant<Tokens, Error> Refresh(Context& ctx, const Client& client, std::string_view refresh_token, std::string_view resource) {
-  const AppCredentials& app = *ctx.credentials;
-  auto outcome = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<std::variant<Tokens, Error>> {
-    auto& txn = unit.txn();
-    const auto& cls = Sessions(*unit.schema());
-    auto row = storage::FindFirst(txn, cls, schema::kSessionTokenHash, ids::HashSecret(refresh_token));
-    auto grant = row ? GrantOf(cls, *row) : std::nullopt;
-    if (!row || !grant || grant->kind != "refresh" || grant->generation != Generation(app) || Expired(cls, *row))
-      return std::variant<Tokens, Error>(InvalidGrant("the refresh token is unknown, expired or revoked"));
-    const std::string user_id = UserOf(cls, *row);
-    if (grant->used) {  // a rotated token used again: stolen, or a client gone wrong
-      DeleteFamily(txn, cls, user_id, grant->family);
-      return std::variant<Tokens, Error>(InvalidGrant("the refresh token was already used; the grant is revoked"));
-    }
-    if (grant->client != client.id) return std::variant<Tokens, Error>(InvalidGrant("the refresh token was issued to another client"));
-    if (!resource.empty() && resource != grant->resource)
-      return std::variant<Tokens, Error>(Error{400, "invalid_target", "resource does not match the grant"});
-    grant->used = true;
-    SetGrant(txn, cls, *row, *grant);
-    return std::variant<Tokens, Error>(IssueTokens(txn, cls, user_id, *grant));
+}  // namespace
+
+std::variant<Tokens, Error> ExchangeCode(Context& ctx, const Client& client, std::string_view code,
+                                         std::string_view verifier, std::string_view redirect_uri, std::string_view resource) {
+  return Spend(ctx, client, code, "code", "code", [&](const Grant& grant) -> std::optional<Error> {
+    if (grant.redirect_uri != redirect_uri) return InvalidGrant("redirect_uri does not match the authorization request");
+    if (!resource.empty() && resource != grant.resource)
+      return Error{400, "invalid_target", "resource does not match the authorization request"};
+    if (!VerifierMatches(verifier, grant.challenge)) return InvalidGrant("code_verifier does not match the code_challenge");
+    return std::nullopt;
   });
-  if (!outcome.ok()) return Error{500, "server_error", outcome.error().message};
-  return std::move(outcome).value();
+}
+
+std::variant<Tokens, Error> Refresh(Context& ctx, const Client& client, std::string_view refresh_token, std::string_view resource) {
+  return Spend(ctx, client, refresh_token, "refresh", "refresh token", [&](const Grant& grant) -> std::optional<Error> {
+    if (!resource.empty() && resource != grant.resource) return Error{400, "invalid_target", "resource does not match the grant"};
+    return std::nullopt;
+  });
 }
 
 void Revoke(Context& ctx, std::string_view token) {
