@@ -9,7 +9,7 @@
 //         | Exists(Field, bool)                        spec §4.3: null present, "" neither
 //         | Regex(Field, RE2 pattern)                  flags folded into the pattern
 //         | All(Field, Cell*) | ContainedBy(Field, Cell*)        array fields
-//         | Text(Field, FTS match expression)          needs a text index on the field
+//         | Text(Field, term*)                          any of the words; needs a text index on the field
 //         | InQuery(Field, SubQuery, negated)          Field IN (SELECT objectId FROM sub ...)
 //         | Select(Field, SubQuery, negated)           Field IN (SELECT key FROM sub ...)
 //         | RelatedTo(owner class, owner id, relation key)
@@ -75,7 +75,8 @@ struct Expr {
   storage::Cell value;               // Compare (monostate: null)
   std::vector<storage::Cell> values; // In, All, ContainedBy (never monostate)
   bool has_null = false;             // In: the list held null
-  std::string text;                  // Regex pattern; Text match expression; RelatedTo key
+  std::string text;                  // Regex pattern; RelatedTo key
+  std::vector<std::string> terms;    // Text: the words, any of which matches (never empty)
   std::string owner_class, owner_id; // RelatedTo
   std::shared_ptr<SubQuery> sub;     // InQuery, Select
 

@@ -253,26 +253,16 @@ class Parser {
       log::Error("IndexNotFound", {{"class", cls.name}, {"field", t.ref.column}});
       return errors::Internal();
     }
-    // Mongo's $text matches any of the words: each becomes an FTS5 string (quotes doubled), ORed.
-    std::string match;
+    // Mongo's $text matches any of the words; each store says that in its own search syntax.
     std::string spaced(term->get_string());
     for (auto& c : spaced)
       if (static_cast<unsigned char>(c) <= 0x20) c = ' ';  // NUL and other controls end a word
-    for (auto word : Split(spaced, ' ')) {
-      if (word.empty()) continue;
-      std::string quoted = "\"";
-      for (char c : word) {
-        if (c == '"') quoted.push_back('"');
-        quoted.push_back(c);
-      }
-      quoted.push_back('"');
-      match += (match.empty() ? "" : " OR ") + quoted;
-    }
-    if (match.empty()) return Expr::Const(false);
     Expr e;
     e.kind = ExprKind::kText;
     e.field = t.ref;
-    e.text = "{\"" + t.ref.column + "\"} : (" + match + ")";  // quoted: a field may be named NOT
+    for (auto word : Split(spaced, ' '))
+      if (!word.empty()) e.terms.emplace_back(word);
+    if (e.terms.empty()) return Expr::Const(false);
     return e;
   }
 

@@ -206,6 +206,25 @@ TEST_F(WhereTest, TextSearchOnAFieldNamedLikeAnOperatorAndWithControlCharacters)
   EXPECT_EQ(Run(R"({"NOT":{"$text":{"$search":{"$term":"\"!!! AND ( OR"}}}})"), 0u);
 }
 
+// Issue 22: the query tree holds a $text's words, not one store's search syntax.
+TEST_F(WhereTest, TextIsAListOfTermsInTheQueryTree) {
+  auto expr = Parse(R"({"NOT":{"$text":{"$search":{"$term":" say \"hi\"\tOR  bye "}}}})");
+  ASSERT_TRUE(expr.ok());
+  const auto only = [](const Expr& e) {  // the one condition of a top-level And
+    const Expr* at = &e;
+    while ((at->kind == ExprKind::kAnd || at->kind == ExprKind::kOr) && at->children.size() == 1) at = &at->children[0];
+    return at;
+  };
+  const Expr* text = only(expr.value());
+  ASSERT_EQ(text->kind, ExprKind::kText);
+  EXPECT_EQ(text->field.column, "NOT");
+  EXPECT_EQ(text->terms, (std::vector<std::string>{"say", "\"hi\"", "OR", "bye"}));
+  EXPECT_TRUE(text->text.empty());
+  auto blank = Parse(R"({"NOT":{"$text":{"$search":{"$term":"   "}}}})");
+  ASSERT_TRUE(blank.ok());
+  EXPECT_EQ(only(blank.value())->kind, ExprKind::kConst);
+}
+
 // Issue 3: a query on an indexed field with order and limit uses the index.
 TEST_F(WhereTest, IndexedQueryWithOrderAndLimitUsesTheIndex) {
   Insert(2000, "Dana", "Haifa", 5);

@@ -167,7 +167,7 @@ class Compiler {
       }
       case ExprKind::kText: {
         // The table name is the field's class; rowid links the FTS5 index to the row.
-        Bind(e.text);
+        Bind(FtsMatch(e));
         out_.sql += fmt::format("t{0}._rowid_ IN (SELECT rowid FROM {1} WHERE {1} MATCH ?)", alias,
                                 Quote(TextIndexTable(table_for_text_)));
         return;
@@ -322,6 +322,23 @@ class Compiler {
     return fmt::format("json_type(t{}.{}, ?)", alias, Quote(f.column));
   }
 
+  // FTS5's form of a $text: the field's column filter around the words, each a quoted string
+  // (quotes doubled, so no word is read as syntax), any of them matching. The column is quoted:
+  // a field may be named NOT.
+  static std::string FtsMatch(const Expr& e) {
+    std::string match;
+    for (const auto& word : e.terms) {
+      if (!match.empty()) match += " OR ";
+      match.push_back('"');
+      for (char c : word) {
+        if (c == '"') match.push_back('"');
+        match.push_back(c);
+      }
+      match.push_back('"');
+    }
+    return "{\"" + e.field.column + "\"} : (" + match + ")";
+  }
+
   static Expr Clone(const Expr& e) {
     Expr c;
     c.kind = e.kind;
@@ -332,6 +349,7 @@ class Compiler {
     c.values = e.values;
     c.has_null = e.has_null;
     c.text = e.text;
+    c.terms = e.terms;
     c.owner_class = e.owner_class;
     c.owner_id = e.owner_id;
     c.sub = e.sub;
