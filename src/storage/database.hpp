@@ -93,6 +93,17 @@ struct OutboxEntry {
   std::string payload;
 };
 
+// A store's plan for a Find (Database::ExplainFind).
+struct FindPlan {
+  // The indexes it reads, by crmd's names: a declared index's name (`city_score`), or the field of
+  // an index crmd makes itself (`createdBy`).
+  std::vector<std::string> indexes;
+  bool covering = false;   // rows come from an index alone, not the table
+  bool full_scan = false;  // the class's table is read whole
+  int sorts = 0;           // sorts the index order does not spare
+  std::string text;        // the store's own words, for messages
+};
+
 class WriteTransaction {
  public:
   virtual ~WriteTransaction() = default;  // rolls back unless Commit() succeeded
@@ -217,8 +228,8 @@ class Database {
   // Rows of [key, accumulator...] (or [value] when plan.distinct), one per group.
   virtual std::vector<std::vector<Cell>> Aggregate(const schema::ClassSchema& cls,
                                                    const query::AggregatePlan& plan) = 0;
-  // The store's plan for Find, for tests and diagnosis.
-  virtual std::string ExplainFind(const schema::ClassSchema& cls, const query::Query& query) = 0;
+  // How the store would run Find, for tests and diagnosis, in terms every store can report.
+  virtual FindPlan ExplainFind(const schema::ClassSchema& cls, const query::Query& query) = 0;
 
   // Owners (owningId) of Relation `field` of `cls` that hold any of `related_ids`.
   virtual std::vector<std::string> RelationOwners(const schema::ClassSchema& cls, std::string_view field,

@@ -213,11 +213,6 @@ TEST_F(GroupedTopTest, AWriteSeesItsOwnRowOnThePage) {
 
 // The sorters of a find's plan: the page's own rows are sorted once more (its outer statement); a
 // page found in index order adds none.
-std::size_t Sorters(const std::string& plan) {
-  std::size_t n = 0;
-  for (auto at = plan.find("TEMP B-TREE"); at != std::string::npos; at = plan.find("TEMP B-TREE", at + 1)) ++n;
-  return n;
-}
 
 // Issue 6 review: the tie-breaks OrderBy adds are those every index ends with, so a sort an index
 // served before still needs no sorter.
@@ -225,13 +220,13 @@ TEST_F(GroupedTopTest, SortsAnIndexServesNeedNoSorter) {
   Create(json::object{{"City", 1}, {"Score", 1}}, [](int i) { return Cell(std::int64_t{i % 23}); });
   auto by_score = Page(R"({"City":"Acre"})", false, 10, 0);
   by_score.order = {{"Score", false}};
-  const std::string score_plan = db_->ExplainFind(cls_, by_score);
-  EXPECT_EQ(Sorters(score_plan), 1u) << score_plan;
+  const auto score_plan = db_->ExplainFind(cls_, by_score);
+  EXPECT_EQ(score_plan.sorts, 1) << score_plan.text;
   query::Query newest;
   newest.order = {{"createdAt", true}};
   newest.limit = 10;
-  const std::string newest_plan = db_->ExplainFind(cls_, newest);
-  EXPECT_EQ(Sorters(newest_plan), 1u) << newest_plan;
+  const auto newest_plan = db_->ExplainFind(cls_, newest);
+  EXPECT_EQ(newest_plan.sorts, 1) << newest_plan.text;
 }
 
 TEST_F(GroupedTopTest, ShortRunsGoToThePlainStatement) {

@@ -118,7 +118,7 @@ class FailingFlushes final : public storage::Database {
   std::vector<std::vector<storage::Cell>> Aggregate(const schema::ClassSchema&, const query::AggregatePlan&) override {
     throw std::logic_error("unused");
   }
-  std::string ExplainFind(const schema::ClassSchema&, const query::Query&) override { throw std::logic_error("unused"); }
+  storage::FindPlan ExplainFind(const schema::ClassSchema&, const query::Query&) override { throw std::logic_error("unused"); }
   std::vector<std::string> RelationOwners(const schema::ClassSchema&, std::string_view, const std::vector<std::string>&) override {
     throw std::logic_error("unused");
   }

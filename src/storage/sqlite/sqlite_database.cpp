@@ -37,6 +37,25 @@ constexpr const char* kSelectAll = "t0.*";
 constexpr int kFixedColumns = 7;  // objectId, createdAt, updatedAt, _acl, _rperm, _wperm, _nulls
 constexpr int kAclColumn = 3, kNullsColumn = 6;
 
+// One line of SQLite's EXPLAIN QUERY PLAN, read into `plan`: `SEARCH t0 USING [COVERING] INDEX
+// uidx:<class>:<name> (...)`, `SCAN t0`, `USE TEMP B-TREE FOR ORDER BY`. Index names are crmd's
+// (class_tables.cpp): `uidx:<class>:<declared name>`, `idx:<class>:<field>[:phonekey]`.
+void ReadPlanLine(std::string_view line, const std::string& table, FindPlan& plan) {
+  if (line == "SCAN t0") plan.full_scan = true;
+  if (line.find("TEMP B-TREE") != std::string_view::npos) ++plan.sorts;
+  const auto at = line.find("INDEX ");
+  if (at == std::string_view::npos || line.find("USING") == std::string_view::npos) return;
+  plan.covering = plan.covering || line.find("COVERING INDEX") != std::string_view::npos;
+  std::string_view name = line.substr(at + 6);
+  name = name.substr(0, name.find(' '));
+  for (std::string prefix : {"uidx:" + table + ":", "idx:" + table + ":"})
+    if (name.starts_with(prefix)) {
+      name.remove_prefix(prefix.size());
+      break;
+    }
+  plan.indexes.emplace_back(name);
+}
+
 std::size_t CellCount(const schema::ClassSchema& cls) {
   std::size_t n = 0;
   for (const auto& [name, def] : cls.fields) n += def.type != schema::FieldType::kRelation;
@@ -712,7 +731,7 @@ class SqliteDatabase final : public Database {
     return rows;
   }
 
-  std::string ExplainFind(const schema::ClassSchema& cls, const query::Query& query) override {
+  FindPlan ExplainFind(const schema::ClassSchema& cls, const query::Query& query) override {
     SqlFragment where;
     const std::string sql = "EXPLAIN QUERY PLAN " + FindSql(cls, query, where);
     auto reader = Acquire();
@@ -721,8 +740,12 @@ class SqliteDatabase final : public Database {
     const int next = static_cast<int>(where.params.size()) + 1;
     st.BindCell(next, Cell(query.limit));
     st.BindCell(next + 1, Cell(query.skip));
-    std::string plan;
-    while (st.Step()) plan += st.ColumnText(3) + "\n";
+    FindPlan plan;
+    while (st.Step()) {
+      const std::string line = st.ColumnText(3);
+      plan.text += line + "\n";
+      ReadPlanLine(line, cls.name, plan);
+    }
     return plan;
   }
 
