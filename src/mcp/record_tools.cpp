@@ -189,7 +189,9 @@ ToolResult DistinctValues(const ToolCall& call, const json::object& args) {
 ToolResult CountBy(const ToolCall& call, const json::object& args) {
   json::array pipeline;
   if (const auto* where = args.if_contains("where")) pipeline.push_back(json::object{{"$match", *where}});
-  pipeline.push_back(json::object{{"$group", json::object{{"_id", "$" + std::string(args.at("field").get_string())},
+  std::string key = "$";
+  key += args.at("field").get_string();
+  pipeline.push_back(json::object{{"$group", json::object{{"_id", std::move(key)},
                                                           {"count", json::object{{"$sum", 1}}}}}});
   pipeline.push_back(json::object{{"$sort", json::object{{"count", -1}}}});
   pipeline.push_back(json::object{{"$limit", kMaxLimit}});

@@ -1,0 +1,62 @@
+// One libpq connection of the PostgreSQL store (issue 22): statements with text parameters, each
+// SQL text prepared once per connection and executed by name after, and PostgreSQL's errors as the
+// store's (a unique violation is DuplicateKeyError; anything else StorageError with the server's
+// words). A connection is used by one thread at a time; the store's pool hands them out.
+//
+// Values travel as text in both directions (libpq's text format): the store encodes cells itself,
+// so that one encoding serves every type, NULL included (nullopt).
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "storage/database.hpp"
+
+namespace crmd::storage::postgres {
+
+using Params = std::vector<std::optional<std::string>>;
+
+// The rows a statement answered. Values are views into the result: valid while it lives.
+class Rows {
+ public:
+  explicit Rows(PGresult* result) : result_(result, &PQclear) {}
+  int size() const { return PQntuples(result_.get()); }
+  int columns() const { return PQnfields(result_.get()); }
+  // nullopt for SQL NULL.
+  std::optional<std::string_view> Value(int row, int column) const;
+  // How many rows an INSERT, UPDATE or DELETE touched.
+  std::int64_t Affected() const;
+
+ private:
+  std::unique_ptr<PGresult, void (*)(PGresult*)> result_;
+};
+
+class Connection {
+ public:
+  // `conninfo`: a libpq connection string or URL. Throws StorageError when the server cannot be
+  // reached or refuses.
+  explicit Connection(const std::string& conninfo);
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Runs `sql` (one or more statements, no parameters): schema changes, BEGIN, COMMIT, SET.
+  void Exec(std::string_view sql);
+  // Runs one statement with `params` ($1, $2, ...), prepared on first use of its text.
+  Rows Query(const std::string& sql, const Params& params = {});
+  // Whether the connection still works (a server restart breaks it; the pool then drops it).
+  bool Healthy() const;
+
+ private:
+  Rows Check(PGresult* result, std::string_view sql);
+
+  std::unique_ptr<PGconn, void (*)(PGconn*)> conn_;
+  std::unordered_map<std::string, std::string> prepared_;  // SQL text -> statement name
+};
+
+}  // namespace crmd::storage::postgres
