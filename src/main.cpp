@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "api/router.hpp"
+#include "storage/sqlite/sqlite_store.hpp"
 #include "cli/command_line.hpp"
 #include "functions/lua_function.hpp"
 #include "app/application.hpp"
@@ -110,17 +111,8 @@ triggers::Runner::Host TriggerHost(auth::Registry& registry, app::Applications& 
   };
   host.run_function = [&](auth::Context& ctx, const std::string& name, const json::object& body,
                           const json::value& record) { return router.RunFunction(ctx, name, body, record); };
-  host.has_pending = [&](const std::string& app_id) { return storage::HasOutboxEntries(apps.StorePath(app_id)); };
+  host.has_pending = [&](const std::string& app_id) { return apps.HasPendingActivations(app_id); };
   return host;
-}
-
-// The ids of the applications with a store folder under `data`.
-std::vector<std::string> StoredApplications(const std::string& data) {
-  std::vector<std::string> ids;
-  std::error_code ec;
-  for (const auto& dir : std::filesystem::directory_iterator(std::filesystem::path(data) / "apps", ec))
-    if (dir.is_directory()) ids.push_back(dir.path().filename().string());
-  return ids;
 }
 
 int Serve(const cli::ServeFlags& flags) {
@@ -245,7 +237,7 @@ int Serve(const cli::ServeFlags& flags) {
     triggers::Runner& runner;
     ~StopTriggers() { runner.Stop(); }
   } stop_triggers{*trigger_runner};
-  trigger_runner->Recover(StoredApplications(flags.data));  // what a crash or a stop left to run
+  trigger_runner->Recover(apps.StoredApplications());  // what a crash or a stop left to run
   log::AccessLogBatching access_log_batching;
   options.drain_expired = [] { storage::ReadDeadline::EndAll(); };
   http::Server server(

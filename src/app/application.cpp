@@ -128,7 +128,11 @@ void Application::CacheFlag(std::string_view flag, std::uint64_t generation, boo
 }
 
 Applications::Applications(std::string data_dir, StoreOptions options, Settings settings, Preparer prepare)
-    : data_dir_(std::move(data_dir)), options_(options), settings_(std::move(settings)), prepare_(std::move(prepare)) {
+    : data_dir_(std::move(data_dir)),
+      options_(options),
+      stores_(storage::SqliteStores(data_dir_, options_.durability, options_.readers)),
+      settings_(std::move(settings)),
+      prepare_(std::move(prepare)) {
   if (options_.max_open == 0) throw std::invalid_argument("at least one application must be open at a time");
   if (!settings_.smtp_url.empty())
     smtp_ = std::make_unique<mail::SmtpMailer>(settings_.smtp_url, settings_.mail_from);
@@ -199,14 +203,10 @@ void Applications::OnShortOfDescriptors(std::function<void()> let_go) {
   on_short_ = std::move(let_go);
 }
 
-std::string Applications::StorePath(const std::string& app_id) const {
-  return (std::filesystem::path(data_dir_) / "apps" / app_id / "data.db").string();
-}
-
 std::shared_ptr<Application> Applications::OpenStore(const std::string& app_id) {
   auto dir = std::filesystem::path(data_dir_) / "apps" / app_id;
   std::filesystem::create_directories(dir);
-  auto db = storage::OpenSqlite((dir / "data.db").string(), options_.durability, options_.readers);
+  auto db = stores_->Open(app_id);
   auto app = std::make_shared<Application>(app_id, std::move(db), dir.string(), settings_, smtp_.get(), &after_commit_);
   app->SetActivations(activations_);
   if (region_of_) app->SetPhoneRegion(region_of_(app_id));

@@ -25,6 +25,7 @@
 #include "mail/mailer.hpp"
 #include "schema/class_schema.hpp"
 #include "storage/database.hpp"
+#include "storage/stores.hpp"
 
 namespace crmd::app {
 
@@ -177,8 +178,10 @@ class Applications {
   void SetRegionSource(std::function<std::string(const std::string& app_id)> region_of) { region_of_ = std::move(region_of); }
   // Who runs trigger activations (triggers::Runner). Set before the first Open.
   void SetActivationSink(ActivationSink* sink) { activations_ = sink; }
-  // The store file of `app_id` (whether or not it exists).
-  std::string StorePath(const std::string& app_id) const;
+  // Whether the store of `app_id` holds trigger activations (storage::Stores::HasOutboxEntries).
+  bool HasPendingActivations(const std::string& app_id) { return stores_->HasOutboxEntries(app_id); }
+  // The applications that have a store.
+  std::vector<std::string> StoredApplications() { return stores_->List(); }
 
   // The applications open now.
   std::vector<std::shared_ptr<Application>> OpenApplications();
@@ -221,6 +224,7 @@ class Applications {
 
   std::string data_dir_;
   StoreOptions options_;
+  std::unique_ptr<storage::Stores> stores_;
   Settings settings_;
   Preparer prepare_;
   std::function<std::string(const std::string&)> region_of_;

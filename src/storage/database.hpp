@@ -246,18 +246,6 @@ class Database {
   virtual bool CheckIntegrity() = 0;
 };
 
-// Opens (creating if needed) the SQLite store at `path`. Up to `readers` idle read connections
-// are kept open between requests.
-std::unique_ptr<Database> OpenSqlite(const std::string& path, Durability durability, int readers);
-
-// Whether the SQLite store at `path` holds trigger activations, read without opening it as a store
-// (after a restart, to find the applications with work left). False when there is no store.
-bool HasOutboxEntries(const std::string& path);
-
-// The memory the page caches of every open store may take together: each connection's cache is
-// its share (a writer and a reader per open store), at most its default. A store's caches are
-// sized as its connections open, readers again as they are taken from the pool.
-void LimitPageCache(std::int64_t bytes);
 
 // The declared columns of a class in storage order: every field but Relations.
 std::vector<std::string> StoredColumns(const schema::ClassSchema& cls);

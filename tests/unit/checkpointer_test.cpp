@@ -10,6 +10,7 @@
 #include <string>
 
 #include "schema/class_schema.hpp"
+#include "storage/sqlite/sqlite_store.hpp"
 #include "storage/database.hpp"
 #include "storage/sqlite/checkpointer.hpp"
 #include "storage/sqlite/connection.hpp"

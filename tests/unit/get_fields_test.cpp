@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "storage/database.hpp"
+#include "storage/sqlite/sqlite_store.hpp"
 #include "temp_dir.hpp"
 
 namespace crmd::storage {

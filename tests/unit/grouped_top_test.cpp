@@ -9,6 +9,7 @@
 #include <random>
 
 #include "query/where_parser.hpp"
+#include "storage/sqlite/sqlite_store.hpp"
 #include "storage/database.hpp"
 #include "storage/sqlite/grouped_top.hpp"
 #include "temp_dir.hpp"

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "app/application.hpp"
+#include "storage/sqlite/sqlite_store.hpp"
 #include "app/write_unit.hpp"
 #include "schema/log_classes.hpp"
 #include "schema/system_classes.hpp"

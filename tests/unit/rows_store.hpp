@@ -7,6 +7,7 @@
 #include <string>
 
 #include "schema/class_schema.hpp"
+#include "storage/sqlite/sqlite_store.hpp"
 #include "storage/database.hpp"
 #include "temp_dir.hpp"
 #include "util/time.hpp"

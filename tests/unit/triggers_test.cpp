@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "app/application.hpp"
+#include "storage/sqlite/sqlite_store.hpp"
 #include "app/write_unit.hpp"
 #include "storage/database.hpp"
 #include "temp_dir.hpp"

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "query/where_parser.hpp"
+#include "storage/sqlite/sqlite_store.hpp"
 #include "schema/class_schema.hpp"
 #include "storage/database.hpp"
 #include "temp_dir.hpp"

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "app/application.hpp"
+#include "storage/sqlite/sqlite_store.hpp"
 #include "app/write_queue.hpp"
 #include "app/write_unit.hpp"
 #include "storage/database.hpp"

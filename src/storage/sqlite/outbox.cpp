@@ -1,4 +1,5 @@
 #include "storage/sqlite/outbox.hpp"
+#include "storage/sqlite/sqlite_store.hpp"
 
 #include <filesystem>
 

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "storage/database.hpp"
+#include "storage/sqlite/sqlite_store.hpp"
 #include "storage/sqlite/checkpointer.hpp"
 #include "storage/sqlite/class_tables.hpp"
 #include "storage/sqlite/connection.hpp"

@@ -1,0 +1,29 @@
+// Where the applications' stores are (issue 22's `--store`): each application's Database, opened
+// by its id. SQLite files under the data directory are the default; the PostgreSQL store will be a
+// second kind behind the same interface. Thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "storage/database.hpp"
+
+namespace crmd::storage {
+
+class Stores {
+ public:
+  virtual ~Stores() = default;
+  // Opens (creating if needed) the store of `app_id`, a validated application id.
+  virtual std::unique_ptr<Database> Open(const std::string& app_id) = 0;
+  // Whether the store of `app_id` holds trigger activations, read without opening it as a store
+  // (after a restart, to find the applications with work left). False when it has none or none.
+  virtual bool HasOutboxEntries(const std::string& app_id) = 0;
+  // The applications that have a store.
+  virtual std::vector<std::string> List() = 0;
+};
+
+// SQLite files `<data_dir>/apps/<appId>/data.db`, with up to `readers` idle read connections each.
+std::unique_ptr<Stores> SqliteStores(std::string data_dir, Durability durability, int readers);
+
+}  // namespace crmd::storage
