@@ -265,8 +265,8 @@ Response Revoke(const Request& request, auth::Context& ctx) {
 
 std::string McpResource(const app::Application& app) { return app.settings().public_url + "/mcp/" + app.id(); }
 
-std::string ProtectedResourceMetadataUrl(const app::Application& app) {
-  return app.settings().public_url + "/.well-known/oauth-protected-resource/mcp/" + app.id();
+std::string ProtectedResourceMetadataUrl(const app::Settings& settings, std::string_view app_id) {
+  return settings.public_url + "/.well-known/oauth-protected-resource/mcp/" + std::string(app_id);
 }
 
 Response HandleOAuth(const Request& request, const Target& target, auth::Context& ctx) {

@@ -10,17 +10,19 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "api/message.hpp"
 #include "api/target.hpp"
+#include "app/application.hpp"
 #include "auth/context.hpp"
 
 namespace crmd::api {
 
 // `<public-url>/mcp/<appId>`: the resource tokens are bound to.
 std::string McpResource(const app::Application& app);
-// `<public-url>/.well-known/oauth-protected-resource/mcp/<appId>`.
-std::string ProtectedResourceMetadataUrl(const app::Application& app);
+// `<public-url>/.well-known/oauth-protected-resource/mcp/<appId>` (no store needed to say it).
+std::string ProtectedResourceMetadataUrl(const app::Settings& settings, std::string_view app_id);
 
 // `target.segments` start with `.well-known` or `oauth`; `ctx.app` and `ctx.credentials` are the
 // application the path names (null: none, 404).

@@ -445,7 +445,7 @@ Response Router::RouteMcp(const Request& request, const std::vector<std::string>
   }
   // Where an OAuth client learns how to sign in: the application's metadata, when it names one.
   std::string metadata_url;
-  if (credentials) metadata_url = ProtectedResourceMetadataUrl(*(ctx.app ? ctx.app : apps_.Open(credentials->app_id)));
+  if (credentials) metadata_url = ProtectedResourceMetadataUrl(apps_.settings(), credentials->app_id);
   caller = Caller{ctx.app, ctx.identity};
   const mcp::DispatchText text = [this](auth::Context& c, std::string_view method, const std::string& target,
                                         const boost::json::value* body) { return DispatchText(c, method, target, body); };

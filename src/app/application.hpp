@@ -178,6 +178,8 @@ class Applications {
   void SetRegionSource(std::function<std::string(const std::string& app_id)> region_of) { region_of_ = std::move(region_of); }
   // Who runs trigger activations (triggers::Runner). Set before the first Open.
   void SetActivationSink(ActivationSink* sink) { activations_ = sink; }
+  // What every application is served with (public URL, prefix, ...).
+  const Settings& settings() const { return settings_; }
   // Whether the store of `app_id` holds trigger activations (storage::Stores::HasOutboxEntries).
   bool HasPendingActivations(const std::string& app_id) { return stores_->HasOutboxEntries(app_id); }
   // The applications that have a store.

@@ -81,8 +81,10 @@ void Runner::Activated(const std::string& app_id, std::int64_t entry, int lane, 
     known_.emplace(app_id, entry);
     if (known_.size() > options_.payloads_held) payload.clear();  // read from the outbox when it runs
     ready_[lane == kLaneQueue ? kLaneQueue : kLaneNow].Push(Job{app_id, entry, lane, 0, std::move(payload)});
+    // Under the lock: once Stop() has taken it, no caller is still touching the condition, which
+    // the runner's destruction then ends (TSan saw a notify racing the destructor).
+    changed_.notify_all();
   }
-  changed_.notify_all();
 }
 
 std::size_t Runner::held() {
