@@ -28,6 +28,10 @@ bool OutOfFiles(sqlite3* db) {
 
 [[noreturn]] void Throw(sqlite3* db, std::string message) {
   if (OutOfFiles(db)) throw OutOfDescriptors(std::move(message));
+  // The read deadline's progress handler interrupts prepares too (reading the schema runs SQLite's
+  // machine): that is a slow read to move off the network thread or time out, not a fault.
+  if (db && sqlite3_errcode(db) == SQLITE_INTERRUPT && ReadDeadline::Passed())
+    throw ReadTimedOut("sqlite: the read ran past its deadline");
   throw StorageError(std::move(message));
 }
 
