@@ -55,6 +55,9 @@ class ReadDeadline {
   ReadDeadline& operator=(const ReadDeadline&) = delete;
   // Whether this thread's innermost deadline has passed (false without one).
   static bool Passed();
+  // The time this thread's innermost deadline leaves (nullopt without one), for a store that
+  // bounds its statements itself (PostgreSQL's statement_timeout).
+  static std::optional<std::chrono::milliseconds> Remaining();
   // Makes every deadline pass now and from now on, on every thread: a stopping server that
   // waited long enough ends the reads still running.
   static void EndAll();

@@ -1,5 +1,6 @@
 #include "storage/database.hpp"
 
+#include <algorithm>
 #include <atomic>
 
 namespace crmd::storage {
@@ -17,6 +18,13 @@ ReadDeadline::~ReadDeadline() { t_deadline = previous_; }
 
 bool ReadDeadline::Passed() {
   return t_deadline && (g_ended.load(std::memory_order_relaxed) || std::chrono::steady_clock::now() >= *t_deadline);
+}
+
+std::optional<std::chrono::milliseconds> ReadDeadline::Remaining() {
+  if (!t_deadline) return std::nullopt;
+  if (g_ended.load(std::memory_order_relaxed)) return std::chrono::milliseconds(0);
+  const auto left = *t_deadline - std::chrono::steady_clock::now();
+  return std::max(std::chrono::milliseconds(0), std::chrono::duration_cast<std::chrono::milliseconds>(left));
 }
 
 void ReadDeadline::EndAll() { g_ended.store(true, std::memory_order_relaxed); }

@@ -7,8 +7,13 @@ namespace crmd::storage::postgres {
 
 namespace {
 
-// SQLSTATE of a unique violation (PostgreSQL's errcodes, class 23).
+// SQLSTATEs (PostgreSQL's errcodes): a unique violation; a statement cancelled by its
+// statement_timeout.
 constexpr std::string_view kUniqueViolation = "23505";
+constexpr std::string_view kQueryCanceled = "57014";
+// Statements prepared on one connection before it forgets them all: an application's statements
+// are prepared per schema, and thousands of tenants must not grow a connection without bound.
+constexpr std::size_t kMaxPrepared = 4096;
 
 std::string Trimmed(const char* message) {
   std::string text = message ? message : "";
@@ -36,7 +41,9 @@ Connection::Connection(const std::string& conninfo) : conn_(PQconnectdb(conninfo
   if (PQstatus(conn_.get()) != CONNECTION_OK)
     throw StorageError("postgresql: cannot connect: " + Trimmed(PQerrorMessage(conn_.get())));
   // Errors and notices in one language whatever the server's locale; the client decodes UTF-8.
-  Exec("SET client_encoding = 'UTF8'; SET lc_messages = 'C'");
+  // Dates are read as UTC; a commit is durable (on disk) before it returns, whatever the server's
+  // default.
+  Exec("SET client_encoding = 'UTF8'; SET lc_messages = 'C'; SET TimeZone = 'UTC'; SET synchronous_commit = on");
 }
 
 void Connection::Exec(std::string_view sql) {
@@ -46,7 +53,11 @@ void Connection::Exec(std::string_view sql) {
 Rows Connection::Query(const std::string& sql, const Params& params) {
   auto found = prepared_.find(sql);
   if (found == prepared_.end()) {
-    std::string name = "s" + std::to_string(prepared_.size());
+    if (prepared_.size() >= kMaxPrepared) {
+      Exec("DEALLOCATE ALL");
+      prepared_.clear();
+    }
+    std::string name = "s" + std::to_string(next_statement_++);
     Check(PQprepare(conn_.get(), name.c_str(), sql.c_str(), 0, nullptr), sql);
     found = prepared_.emplace(sql, std::move(name)).first;
   }
@@ -63,6 +74,16 @@ Rows Connection::Query(const std::string& sql, const Params& params) {
 
 bool Connection::Healthy() const { return PQstatus(conn_.get()) == CONNECTION_OK; }
 
+bool Connection::InTransaction() const { return PQtransactionStatus(conn_.get()) != PQTRANS_IDLE; }
+
+bool Connection::InFailedTransaction() const { return PQtransactionStatus(conn_.get()) == PQTRANS_INERROR; }
+
+void Connection::BoundStatements(int milliseconds) {
+  if (milliseconds == statement_timeout_ms_) return;
+  Exec("SET statement_timeout = " + std::to_string(milliseconds));
+  statement_timeout_ms_ = milliseconds;
+}
+
 Rows Connection::Check(PGresult* result, std::string_view sql) {
   Rows rows(result);
   const auto status = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
@@ -71,6 +92,7 @@ Rows Connection::Check(PGresult* result, std::string_view sql) {
   std::string message = Trimmed(result ? PQresultErrorMessage(result) : PQerrorMessage(conn_.get()));
   if (message.empty()) message = Trimmed(PQerrorMessage(conn_.get()));
   if (state && state == kUniqueViolation) throw DuplicateKeyError("postgresql: " + message);
+  if (state && state == kQueryCanceled) throw ReadTimedOut("postgresql: " + message);
   throw StorageError("postgresql: " + message + " (in: " + std::string(sql.substr(0, 200)) + ")");
 }
 

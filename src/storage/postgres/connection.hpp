@@ -1,7 +1,7 @@
 // One libpq connection of the PostgreSQL store (issue 22): statements with text parameters, each
 // SQL text prepared once per connection and executed by name after, and PostgreSQL's errors as the
 // store's (a unique violation is DuplicateKeyError; anything else StorageError with the server's
-// words). A connection is used by one thread at a time; the store's pool hands them out.
+// words; a statement cancelled by its time bound is ReadTimedOut). A connection is used by one thread at a time; the store's pool hands them out.
 //
 // Values travel as text in both directions (libpq's text format): the store encodes cells itself,
 // so that one encoding serves every type, NULL included (nullopt).
@@ -51,12 +51,20 @@ class Connection {
   Rows Query(const std::string& sql, const Params& params = {});
   // Whether the connection still works (a server restart breaks it; the pool then drops it).
   bool Healthy() const;
+  // Whether a transaction is open, and whether an error ended what it can do but ROLLBACK.
+  bool InTransaction() const;
+  bool InFailedTransaction() const;
+  // The time bound of the statements from now on, in milliseconds (0: none). Set only when it
+  // changes, so a pool's connections that serve requests with the same bound pay it once.
+  void BoundStatements(int milliseconds);
 
  private:
   Rows Check(PGresult* result, std::string_view sql);
 
   std::unique_ptr<PGconn, void (*)(PGconn*)> conn_;
   std::unordered_map<std::string, std::string> prepared_;  // SQL text -> statement name
+  std::uint64_t next_statement_ = 0;
+  int statement_timeout_ms_ = 0;
 };
 
 }  // namespace crmd::storage::postgres

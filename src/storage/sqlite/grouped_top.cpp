@@ -162,7 +162,7 @@ SqlFragment SeekWhere(const schema::ClassSchema& cls, const query::Query& query,
     if (IsScalarCompare(*e, plan.group_column) && same_side) continue;
     seek.where->children.push_back(*e);
   }
-  return CompileWhere(seek, cls.name);
+  return CompileWhere(seek, cls);
 }
 
 }  // namespace
@@ -176,7 +176,7 @@ std::optional<std::vector<GroupedTopRow>> FindGroupedTop(Connection& c, const sc
   const std::string columns = fmt::format("SELECT {}, t0.createdAt, t0.objectId, t0._rowid_ FROM {} AS t0", group, table);
   const std::string order = fmt::format(" ORDER BY {} {}, t0.createdAt {}, t0.objectId {}", group,
                                         plan.group_descending ? "DESC" : "ASC", direction, direction);
-  const SqlFragment where = CompileWhere(query, cls.name), seek_where = SeekWhere(cls, query, plan);
+  const SqlFragment where = CompileWhere(query, cls), seek_where = SeekWhere(cls, query, plan);
   const std::string first_sql = fmt::format("{} WHERE {}{}", columns, where.sql, order);
   const std::string seek_sql = fmt::format("{} WHERE ({}) AND {} {} ?{}", columns, seek_where.sql, group,
                                            plan.group_descending ? "<" : ">", order);

@@ -14,6 +14,7 @@
 
 #include "storage/database.hpp"
 #include "storage/sqlite/sqlite_store.hpp"
+#include "storage/sql/acl_columns.hpp"
 #include "storage/sqlite/checkpointer.hpp"
 #include "storage/sqlite/class_tables.hpp"
 #include "storage/sqlite/connection.hpp"
@@ -103,14 +104,10 @@ std::vector<std::string> ParseNulls(const std::string& text) {
 
 // Principals granted `right` ("read"/"write") by an ACL, as a JSON array; NULL when public.
 Cell Permissions(const std::optional<std::string>& acl, const char* right) {
-  if (!acl) return std::monostate{};
-  auto parsed = ParseJson(*acl);
-  if (!parsed.ok() || !parsed.value().is_object()) return std::string("[]");
+  const auto grantees = sql::Grantees(acl, right);
+  if (!grantees) return std::monostate{};
   boost::json::array out;
-  for (const auto& kv : parsed.value().get_object()) {
-    const auto* grant = kv.value().is_object() ? kv.value().get_object().if_contains(right) : nullptr;
-    if (grant && grant->is_bool() && grant->get_bool()) out.emplace_back(kv.key());
-  }
+  for (const auto& principal : *grantees) out.emplace_back(principal);
   return ToJson(out);
 }
 
@@ -189,34 +186,13 @@ Row ReadRow(const Statement& st, std::size_t cell_count) {
   return row;
 }
 
-// Ties of a sort are broken by createdAt, then objectId (in the last key's direction), so a sorted
-// page is a total order: the same rows in the same order on every read, by either path of RunFind,
-// and skip pages neither repeat nor lose rows that tie on the sort keys of a table that did not
-// change. createdAt before objectId: every index crmd makes ends in (createdAt, objectId) (the
-// declared ones, and the createdAt and updatedAt ones of classes made since), so a sort one serves
-// stays served.
-std::string OrderBy(const query::Query& query) {
-  std::string sql;
-  bool has_created = false, has_id = false;
-  for (std::size_t i = 0; i < query.order.size(); ++i) {
-    sql += i ? ", " : " ORDER BY ";
-    sql += "t0." + Quote(query.order[i].first) + (query.order[i].second ? " DESC" : " ASC");
-    has_created = has_created || query.order[i].first == "createdAt";
-    has_id = has_id || query.order[i].first == "objectId";
-  }
-  if (sql.empty() || has_id) return sql;
-  const char* direction = query.order.back().second ? " DESC" : " ASC";
-  if (!has_created) sql += std::string(", t0.createdAt") + direction;
-  return sql + ", t0.objectId" + direction;
-}
-
 // The page's rows. A sorted page is found first as rowids (the sort then carries the sort keys and
 // a rowid, not whole rows: thousands of matches of a filter are sorted to keep 100), and only the
 // page's rows are then read whole. Placeholders: the where's, then LIMIT, then OFFSET. `_rowid_`,
 // not `rowid`: a class may declare a field named rowid, never one starting with an underscore.
 std::string FindSql(const schema::ClassSchema& cls, const query::Query& query, SqlFragment& where) {
-  where = CompileWhere(query, cls.name);
-  const std::string table = Quote(cls.name), order = OrderBy(query);
+  where = CompileWhere(query, cls);
+  const std::string table = Quote(cls.name), order = sql::CompileOrder(SqliteDialect(), query);
   if (order.empty())
     return fmt::format("SELECT {} FROM {} AS t0 WHERE {} LIMIT ? OFFSET ?", kSelectAll, table, where.sql);
   return fmt::format(
@@ -467,7 +443,7 @@ class SqliteWriteTransaction final : public WriteTransaction {
                            const std::vector<std::string>& columns, const std::vector<Cell>& cells) override {
     query::Query q;
     q.where = where;
-    SqlFragment compiled = CompileWhere(q, cls.name);
+    SqlFragment compiled = CompileWhere(q, cls);
     std::string sql = "UPDATE " + Quote(cls.name) + " AS t0 SET ";
     for (std::size_t i = 0; i < columns.size(); ++i) sql += (i ? ", " : "") + Quote(columns[i]) + " = ?";
     sql += " WHERE " + compiled.sql;
@@ -675,7 +651,7 @@ class SqliteDatabase final : public Database {
   }
 
   std::int64_t Count(const schema::ClassSchema& cls, const query::Query& query) override {
-    SqlFragment where = CompileWhere(query, cls.name);
+    SqlFragment where = CompileWhere(query, cls);
     const std::string sql = fmt::format("SELECT count(*) FROM {} AS t0 WHERE {}", Quote(cls.name), where.sql);
     std::string key = CountCache::Key(sql, where.params);
     const std::uint64_t commits = group_->Commits();  // before the read starts: see count_cache.hpp
@@ -690,7 +666,7 @@ class SqliteDatabase final : public Database {
   }
 
   std::vector<std::vector<Cell>> Aggregate(const schema::ClassSchema& cls, const query::AggregatePlan& plan) override {
-    SqlFragment where = CompileWhere(plan.query, cls.name);
+    SqlFragment where = CompileWhere(plan.query, cls);
     const std::string key = plan.key_column.empty() ? std::string("NULL") : "t0." + Quote(plan.key_column);
     std::string sql;
     std::vector<Cell> params;

@@ -11,8 +11,8 @@ namespace crmd::storage::sqlite {
 namespace {
 
 using query::CompareOp;
-using query::Expr;
-using query::ExprKind;
+using sql::Binder;
+using sql::FieldAt;
 
 const char* SqlOp(CompareOp op) {
   switch (op) {
@@ -39,295 +39,120 @@ std::string JsonList(const std::vector<Cell>& cells) {
   return ToJson(out);
 }
 
-class Compiler {
- public:
-  explicit Compiler(SqlFragment& out) : out_(out) {}
+std::string JsonPath(const query::FieldRef& f) {
+  std::string path = "$";
+  for (const auto& part : f.path) path += ".\"" + part + "\"";
+  return path;
+}
 
-  // Parameters are bound in the order their placeholders appear in the SQL text.
-  void Where(const query::Query& q, int alias) {
-    if (q.where) Emit(*q.where, alias, q);
-    else out_.sql += "1";
-    if (q.readable_by) out_.sql += " AND " + Acl(q, alias);
+class Sqlite final : public sql::Dialect {
+ public:
+  std::string Quote(std::string_view identifier) const override { return sqlite::Quote(identifier); }
+  std::string Table(std::string_view cls) const override { return sqlite::Quote(cls); }
+  std::string JoinTable(std::string_view field, std::string_view owner) const override {
+    return sqlite::JoinTable(field, owner);
+  }
+  std::string Placeholder(std::size_t) const override { return "?"; }
+  const char* Bool(bool value) const override { return value ? "1" : "0"; }
+
+  std::string ReadableBy(int alias, const std::vector<std::string>& principals, Binder& bind) const override {
+    boost::json::array list;
+    for (const auto& p : principals) list.emplace_back(p);
+    const std::string placeholder = bind(ToJson(list));
+    return fmt::format(
+        "(t{0}._rperm IS NULL OR EXISTS (SELECT 1 FROM json_each(t{0}._rperm) AS p "
+        "WHERE p.value IN (SELECT value FROM json_each({1}))))",
+        alias, placeholder);
+  }
+
+  std::string Scalar(const FieldAt& f, const Cell&, Binder& bind) const override {
+    if (f.ref.column.empty()) return "NULL";
+    const std::string col = Column(f);
+    if (f.ref.path.empty()) return col;
+    return fmt::format("json_extract({}, {})", col, bind(JsonPath(f.ref)));
+  }
+
+  std::string InList(const std::string& scalar, const FieldAt&, const std::vector<Cell>& values,
+                     Binder& bind) const override {
+    return fmt::format("{} IN (SELECT value FROM json_each({}))", scalar, bind(JsonList(values)));
+  }
+
+  std::string NotEmptyText(const std::string& scalar, const FieldAt&) const override { return scalar + " <> ''"; }
+
+  std::string HoldsNull(const FieldAt& f, Binder& bind) const override {
+    return fmt::format("instr(coalesce(t{}._nulls, ''), {}) > 0", f.alias, bind("," + f.ref.column + ","));
+  }
+
+  std::string PathExists(const FieldAt& f, bool present, Binder& bind) const override {
+    // json_type tells an explicit JSON null ('null') from a missing key (NULL).
+    const std::string type = fmt::format("json_type({}, {})", Column(f), bind(JsonPath(f.ref)));
+    if (!present) return "(" + type + " IS NULL)";
+    const std::string value = Scalar(f, Cell(), bind);
+    return fmt::format("({} IS NOT NULL AND coalesce({}, 1) <> '')", type, value);
+  }
+
+  std::string AnyElement(const FieldAt& f, CompareOp op, const Cell& value, Binder& bind) const override {
+    const std::string col = Scalar(f, value, bind);
+    return fmt::format("EXISTS (SELECT 1 FROM json_each({}) AS e WHERE e.value {} {})", col, SqlOp(op), bind(value));
+  }
+
+  std::string AnyElementIn(const FieldAt& f, const std::vector<Cell>& values, Binder& bind) const override {
+    const std::string col = Scalar(f, values.front(), bind);
+    return fmt::format("EXISTS (SELECT 1 FROM json_each({}) AS e WHERE e.value IN (SELECT value FROM json_each({})))",
+                       col, bind(JsonList(values)));
+  }
+
+  std::string AllElements(const FieldAt& f, const std::vector<Cell>& values, Binder& bind) const override {
+    // Distinct values are counted by SQLite itself, so 1 and 1.0 count once, as they match.
+    const std::string list = JsonList(values);
+    const std::string each = Each(f, bind);
+    const std::string first = bind(list), second = bind(list);
+    return fmt::format(
+        "((SELECT count(DISTINCT e.value) FROM {} AS e WHERE e.value IN (SELECT value FROM json_each({}))) = "
+        "(SELECT count(DISTINCT value) FROM json_each({})))",
+        each, first, second);
+  }
+
+  std::string ContainedBy(const FieldAt& f, const std::vector<Cell>& values, Binder& bind) const override {
+    const std::string each = Each(f, bind);
+    return fmt::format("NOT EXISTS (SELECT 1 FROM {} AS e WHERE e.value NOT IN (SELECT value FROM json_each({})))",
+                       each, bind(JsonList(values)));
+  }
+
+  std::string Regex(const FieldAt& f, const std::string& pattern, Binder& bind) const override {
+    if (f.ref.array) {
+      const std::string col = Scalar(f, Cell(), bind);
+      return fmt::format("EXISTS (SELECT 1 FROM json_each({}) AS e WHERE crmd_regexp({}, e.value))", col, bind(pattern));
+    }
+    const std::string placeholder = bind(pattern);
+    return fmt::format("crmd_regexp({}, {})", placeholder, Scalar(f, Cell(), bind));
+  }
+
+  std::string Text(const FieldAt& f, const std::vector<std::string>& terms, std::string_view cls,
+                   Binder& bind) const override {
+    // The rowid links the class's FTS5 index to the row.
+    const std::string fts = sqlite::Quote(TextIndexTable(std::string(cls)));
+    return fmt::format("t{0}._rowid_ IN (SELECT rowid FROM {1} WHERE {1} MATCH {2})", f.alias, fts,
+                       bind(FtsMatch(f.ref.column, terms)));
   }
 
  private:
-  std::string Acl(const query::Query& q, int alias) {
-    if (!q.readable_by) return {};
-    boost::json::array principals;
-    for (const auto& p : *q.readable_by) principals.emplace_back(p);
-    out_.params.emplace_back(ToJson(principals));
-    return fmt::format(
-        "(t{0}._rperm IS NULL OR EXISTS (SELECT 1 FROM json_each(t{0}._rperm) AS p "
-        "WHERE p.value IN (SELECT value FROM json_each(?))))",
-        alias);
-  }
-
-  // The column expression of a field reference.
-  std::string Column(const query::FieldRef& f, int alias) {
-    if (f.column.empty()) return "NULL";
-    std::string col = fmt::format("t{}.{}", alias, Quote(f.column));
-    if (f.path.empty()) return col;
-    std::string path = "$";
-    for (const auto& part : f.path) path += ".\"" + part + "\"";
-    out_.params.emplace_back(std::move(path));
-    return "json_extract(" + col + ", ?)";
-  }
-
-  void Bind(Cell c) { out_.params.push_back(std::move(c)); }
+  static std::string Column(const FieldAt& f) { return fmt::format("t{}.{}", f.alias, sqlite::Quote(f.ref.column)); }
 
   // `json_each(...)` over the field: the whole column, or the value at a path inside an Object
   // (json_each's own path argument, which yields no rows when the path is absent and one row for
   // a scalar, where json_each(json_extract(...)) would fail on a string).
-  std::string JsonEach(const query::FieldRef& f, int alias) {
-    std::string col = fmt::format("t{}.{}", alias, Quote(f.column));
-    if (f.path.empty()) return "json_each(" + col + ")";
-    std::string path = "$";
-    for (const auto& part : f.path) path += ".\"" + part + "\"";
-    out_.params.emplace_back(std::move(path));
-    return "json_each(" + col + ", ?)";
-  }
-
-  // `NOT` over SQL's three-valued logic: an unknown inner result counts as false, so the negation
-  // is true (Mongo: `$nin`, `$nor` and friends match documents lacking the field).
-  void Not(const std::string& inner) { out_.sql += "NOT COALESCE(" + inner + ", 0)"; }
-
-  void Group(const Expr& e, const char* joiner, const char* empty, int alias, const query::Query& q) {
-    if (e.children.empty()) {
-      out_.sql += empty;
-      return;
-    }
-    out_.sql += "(";
-    for (std::size_t i = 0; i < e.children.size(); ++i) {
-      if (i) out_.sql += joiner;
-      Emit(e.children[i], alias, q);
-    }
-    out_.sql += ")";
-  }
-
-  void Emit(const Expr& e, int alias, const query::Query& q) {
-    switch (e.kind) {
-      case ExprKind::kAnd: Group(e, " AND ", "1", alias, q); return;
-      case ExprKind::kOr: Group(e, " OR ", "0", alias, q); return;
-      case ExprKind::kNor: {
-        std::string inner;
-        {
-          std::string saved;
-          saved.swap(out_.sql);
-          Group(e, " OR ", "0", alias, q);
-          saved.swap(out_.sql);
-          inner = std::move(saved);
-        }
-        Not(inner);
-        return;
-      }
-      case ExprKind::kConst: out_.sql += e.flag ? "1" : "0"; return;
-      case ExprKind::kCompare: Compare(e, alias); return;
-      case ExprKind::kIn: In(e, alias); return;
-      case ExprKind::kExists: Exists(e, alias); return;
-      case ExprKind::kRegex: {
-        if (e.field.column.empty()) {
-          out_.sql += "0";
-          return;
-        }
-        if (e.field.array) {
-          std::string col = Column(e.field, alias);
-          Bind(e.text);
-          out_.sql += "EXISTS (SELECT 1 FROM json_each(" + col + ") AS e WHERE crmd_regexp(?, e.value))";
-        } else {
-          Bind(e.text);
-          out_.sql += "crmd_regexp(?, " + Column(e.field, alias) + ")";
-        }
-        return;
-      }
-      case ExprKind::kAll: {
-        if (e.values.empty() || e.field.column.empty()) {
-          out_.sql += "0";
-          return;
-        }
-        // Distinct values are counted by SQLite itself, so 1 and 1.0 count once, as they match.
-        const std::string list = JsonList(e.values);
-        std::string each = JsonEach(e.field, alias);
-        Bind(list);
-        Bind(list);
-        out_.sql += "((SELECT count(DISTINCT e.value) FROM " + each +
-                    " AS e WHERE e.value IN (SELECT value FROM json_each(?))) = "
-                    "(SELECT count(DISTINCT value) FROM json_each(?)))";
-        return;
-      }
-      case ExprKind::kContainedBy: {
-        if (e.field.column.empty()) {
-          out_.sql += "1";
-          return;
-        }
-        std::string each = JsonEach(e.field, alias);
-        Bind(JsonList(e.values));
-        out_.sql += "NOT EXISTS (SELECT 1 FROM " + each +
-                    " AS e WHERE e.value NOT IN (SELECT value FROM json_each(?)))";
-        return;
-      }
-      case ExprKind::kText: {
-        // The table name is the field's class; rowid links the FTS5 index to the row.
-        Bind(FtsMatch(e));
-        out_.sql += fmt::format("t{0}._rowid_ IN (SELECT rowid FROM {1} WHERE {1} MATCH ?)", alias,
-                                Quote(TextIndexTable(table_for_text_)));
-        return;
-      }
-      case ExprKind::kInQuery:
-      case ExprKind::kSelect: {
-        std::string col = Column(e.field, alias);
-        const int sub_alias = ++next_alias_;
-        std::string sub = fmt::format("{} IN (SELECT t{}.{} FROM {} AS t{} WHERE ", col, sub_alias,
-                                      Quote(e.sub->key), Quote(e.sub->cls->name), sub_alias);
-        query::Query sub_query;
-        sub_query.readable_by = q.readable_by;
-        if (e.sub->where) sub_query.where = Clone(*e.sub->where);
-        std::string saved;
-        saved.swap(out_.sql);
-        std::string saved_table = table_for_text_;
-        table_for_text_ = e.sub->cls->name;
-        Where(sub_query, sub_alias);
-        table_for_text_ = saved_table;
-        saved.swap(out_.sql);
-        sub += saved + ")";
-        if (e.flag) Not(sub);
-        else out_.sql += sub;
-        return;
-      }
-      case ExprKind::kRelatedTo: {
-        Bind(e.owner_id);
-        out_.sql += fmt::format("(t{}.objectId IN (SELECT relatedId FROM {} WHERE owningId = ?)", alias,
-                                JoinTable(e.text, e.owner_class));
-        if (q.readable_by) {
-          // The owner record must be readable too: a relation is part of its record (SECURITY.md,
-          // second read path), so a hidden owner reveals no members.
-          const int owner = ++next_alias_;
-          Bind(e.owner_id);
-          query::Query owner_query;
-          owner_query.readable_by = q.readable_by;
-          out_.sql += fmt::format(" AND EXISTS (SELECT 1 FROM {} AS t{} WHERE t{}.objectId = ? AND ",
-                                  Quote(e.owner_class), owner, owner);
-          out_.sql += Acl(owner_query, owner) + ")";
-        }
-        out_.sql += ")";
-        return;
-      }
-    }
-  }
-
-  void Compare(const Expr& e, int alias) {
-    const bool is_null = IsNull(e.value);
-    if (e.field.array) {
-      std::string col = Column(e.field, alias);
-      if (is_null) {
-        out_.sql += e.op == CompareOp::kNe ? fmt::format("{} IS NOT NULL", col)
-                                           : e.op == CompareOp::kEq ? fmt::format("{} IS NULL", col)
-                                                                    : std::string("0");
-        return;
-      }
-      Bind(e.value);
-      if (e.op == CompareOp::kNe)
-        out_.sql += "NOT EXISTS (SELECT 1 FROM json_each(" + col + ") AS e WHERE e.value = ?)";
-      else
-        out_.sql += "EXISTS (SELECT 1 FROM json_each(" + col + ") AS e WHERE e.value " +
-                    SqlOp(e.op) + " ?)";
-      return;
-    }
-    std::string col = Column(e.field, alias);
-    if (is_null) {
-      out_.sql += e.op == CompareOp::kEq   ? col + " IS NULL"
-                  : e.op == CompareOp::kNe ? col + " IS NOT NULL"
-                                           : std::string("0");
-      return;
-    }
-    if (e.op == CompareOp::kNe) {
-      // Mongo's $ne also matches documents lacking the field. The column appears twice, so a
-      // path parameter is bound twice.
-      std::string col2 = Column(e.field, alias);
-      Bind(e.value);
-      out_.sql += "(" + col + " IS NULL OR " + col2 + " <> ?)";
-      return;
-    }
-    Bind(e.value);
-    out_.sql += col + " " + SqlOp(e.op) + " ?";
-  }
-
-  void In(const Expr& e, int alias) {
-    if (e.values.empty() && !e.has_null) {
-      out_.sql += e.flag ? "1" : "0";
-      return;
-    }
-    std::string inner;
-    {
-      std::string saved;
-      saved.swap(out_.sql);
-      if (!e.values.empty()) {
-        std::string col = Column(e.field, alias);
-        Bind(JsonList(e.values));
-        if (e.field.array)
-          out_.sql += "EXISTS (SELECT 1 FROM json_each(" + col +
-                      ") AS e WHERE e.value IN (SELECT value FROM json_each(?)))";
-        else
-          out_.sql += col + " IN (SELECT value FROM json_each(?))";
-      }
-      if (e.has_null) {
-        std::string col2 = Column(e.field, alias);
-        out_.sql += (e.values.empty() ? "" : " OR ") + col2 + " IS NULL";
-      }
-      saved.swap(out_.sql);
-      inner = "(" + saved + ")";
-    }
-    if (e.flag) Not(inner);
-    else out_.sql += inner;
-  }
-
-  void Exists(const Expr& e, int alias) {
-    if (e.field.column.empty()) {
-      out_.sql += e.flag ? "0" : "1";
-      return;
-    }
-    // Spec §4.3: a null value counts as present; "" counts as neither present nor absent.
-    if (!e.field.path.empty()) {
-      // Inside an Object, json_type tells an explicit JSON null ('null') from a missing key (NULL).
-      std::string type = JsonType(e.field, alias);
-      if (!e.flag) {
-        out_.sql += "(" + type + " IS NULL)";
-        return;
-      }
-      std::string value = Column(e.field, alias);
-      out_.sql += "(" + type + " IS NOT NULL AND coalesce(" + value + ", 1) <> '')";
-      return;
-    }
-    std::string col = Column(e.field, alias);
-    if (!e.flag) {
-      if (e.field.tracks_nulls) {
-        Bind(std::string(",") + e.field.column + ",");
-        out_.sql += fmt::format("({} IS NULL AND instr(coalesce(t{}._nulls, ''), ?) = 0)", col, alias);
-      } else {
-        out_.sql += "(" + col + " IS NULL)";
-      }
-      return;
-    }
-    out_.sql += "((" + col + " IS NOT NULL AND " + col + " <> '')";
-    if (e.field.tracks_nulls) {
-      Bind(std::string(",") + e.field.column + ",");
-      out_.sql += fmt::format(" OR instr(coalesce(t{}._nulls, ''), ?) > 0", alias);
-    }
-    out_.sql += ")";
-  }
-
-  std::string JsonType(const query::FieldRef& f, int alias) {
-    std::string path = "$";
-    for (const auto& part : f.path) path += ".\"" + part + "\"";
-    out_.params.emplace_back(std::move(path));
-    return fmt::format("json_type(t{}.{}, ?)", alias, Quote(f.column));
+  static std::string Each(const FieldAt& f, Binder& bind) {
+    if (f.ref.path.empty()) return "json_each(" + Column(f) + ")";
+    return fmt::format("json_each({}, {})", Column(f), bind(JsonPath(f.ref)));
   }
 
   // FTS5's form of a $text: the field's column filter around the words, each a quoted string
   // (quotes doubled, so no word is read as syntax), any of them matching. The column is quoted:
   // a field may be named NOT.
-  static std::string FtsMatch(const Expr& e) {
+  static std::string FtsMatch(const std::string& column, const std::vector<std::string>& terms) {
     std::string match;
-    for (const auto& word : e.terms) {
+    for (const auto& word : terms) {
       if (!match.empty()) match += " OR ";
       match.push_back('"');
       for (char c : word) {
@@ -336,44 +161,21 @@ class Compiler {
       }
       match.push_back('"');
     }
-    return "{\"" + e.field.column + "\"} : (" + match + ")";
+    return "{\"" + column + "\"} : (" + match + ")";
   }
-
-  static Expr Clone(const Expr& e) {
-    Expr c;
-    c.kind = e.kind;
-    c.flag = e.flag;
-    c.field = e.field;
-    c.op = e.op;
-    c.value = e.value;
-    c.values = e.values;
-    c.has_null = e.has_null;
-    c.text = e.text;
-    c.terms = e.terms;
-    c.owner_class = e.owner_class;
-    c.owner_id = e.owner_id;
-    c.sub = e.sub;
-    for (const auto& child : e.children) c.children.push_back(Clone(child));
-    return c;
-  }
-
-  SqlFragment& out_;
-  int next_alias_ = 0;
-
- public:
-  std::string table_for_text_;
 };
 
 }  // namespace
 
+const sql::Dialect& SqliteDialect() {
+  static const Sqlite dialect;
+  return dialect;
+}
+
 std::string TextIndexTable(const std::string& table) { return "fts:" + table; }
 
-SqlFragment CompileWhere(const query::Query& query, const std::string& table) {
-  SqlFragment out;
-  Compiler compiler(out);
-  compiler.table_for_text_ = table;
-  compiler.Where(query, 0);
-  return out;
+SqlFragment CompileWhere(const query::Query& query, const schema::ClassSchema& cls) {
+  return sql::CompileWhere(SqliteDialect(), query, cls);
 }
 
 }  // namespace crmd::storage::sqlite

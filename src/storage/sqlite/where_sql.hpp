@@ -1,23 +1,21 @@
-// query::Expr -> SQLite SQL. Identifiers come from the schema (validated, then quoted); every
-// value, path, pattern and list is a bound parameter, so the SQL text depends only on the shape
-// of the query, never on client values.
+// The SQLite dialect of the where compiler (storage/sql/where_compiler.hpp): JSON through json1
+// (`json_each`, `json_extract`), lists bound as one JSON array, `$regex` through crmd_regexp
+// (regexp.hpp), `$text` through the class's FTS5 table.
 #pragma once
 
 #include <string>
-#include <vector>
 
-#include "query/where.hpp"
-#include "storage/row.hpp"
+#include "storage/sql/dialect.hpp"
+#include "storage/sql/where_compiler.hpp"
 
 namespace crmd::storage::sqlite {
 
-struct SqlFragment {
-  std::string sql;
-  std::vector<Cell> params;  // in placeholder order
-};
+using sql::SqlFragment;
 
-// The boolean SQL of `query`'s where (plus its ACL hook) against `table` aliased as `t0`.
-SqlFragment CompileWhere(const query::Query& query, const std::string& table);
+const sql::Dialect& SqliteDialect();
+
+// The where of `query` against the table of `cls` aliased as `t0` (sql::CompileWhere).
+SqlFragment CompileWhere(const query::Query& query, const schema::ClassSchema& cls);
 
 // The `FTS5` table that indexes `table`'s text fields.
 std::string TextIndexTable(const std::string& table);

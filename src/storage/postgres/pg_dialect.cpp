@@ -1,0 +1,243 @@
+#include "storage/postgres/pg_dialect.hpp"
+
+#include <fmt/format.h>
+
+#include "util/ids.hpp"
+
+namespace crmd::storage::postgres {
+
+namespace {
+
+using query::CompareOp;
+using schema::FieldType;
+using sql::Binder;
+using sql::FieldAt;
+
+constexpr std::size_t kMaxIdentifier = 63;  // NAMEDATALEN - 1
+
+const char* SqlOp(CompareOp op) {
+  switch (op) {
+    case CompareOp::kEq: return "=";
+    case CompareOp::kNe: return "<>";
+    case CompareOp::kLt: return "<";
+    case CompareOp::kLte: return "<=";
+    case CompareOp::kGt: return ">";
+    case CompareOp::kGte: return ">=";
+  }
+  return "=";
+}
+
+bool IsNumber(const Cell& c) { return std::holds_alternative<std::int64_t>(c) || std::holds_alternative<double>(c); }
+
+std::string CellText(const Cell& c) {
+  if (const auto* i = std::get_if<std::int64_t>(&c)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&c)) return fmt::format("{}", *d);
+  if (const auto* s = std::get_if<std::string>(&c)) return *s;
+  return {};
+}
+
+// The values of a list split by kind: a JSON element or path value is compared as a number with
+// numbers and as text with texts (as SQLite's json_each yields them).
+struct Kinds {
+  std::vector<std::string> numbers, texts;
+};
+Kinds Split(const std::vector<Cell>& values) {
+  Kinds out;
+  for (const auto& v : values) (IsNumber(v) ? out.numbers : out.texts).push_back(CellText(v));
+  return out;
+}
+
+// The SQL scalar of a JSON value `json` for values like `like`.
+std::string JsonScalar(const std::string& json, const Cell& like) {
+  if (IsNumber(like)) return "crmd.num(" + json + ")";
+  if (std::holds_alternative<std::string>(like)) return "crmd.txt(" + json + ")";
+  return "NULLIF(" + json + ", 'null'::jsonb)";
+}
+
+// `json`'s number or text is one of the list's: false, not unknown, when it is neither.
+std::string JsonIn(const std::string& json, const Kinds& kinds, Binder& bind) {
+  std::string sql = "(";
+  if (!kinds.numbers.empty())
+    sql += fmt::format("COALESCE(crmd.num({}) = ANY({}::float8[]), FALSE)", json, bind(ArrayLiteral(kinds.numbers)));
+  if (!kinds.texts.empty()) {
+    if (!kinds.numbers.empty()) sql += " OR ";
+    sql += fmt::format("COALESCE(crmd.txt({}) = ANY({}::text[]), FALSE)", json, bind(ArrayLiteral(kinds.texts)));
+  }
+  return sql + ")";
+}
+
+bool IsJsonType(FieldType type) {
+  switch (type) {
+    case FieldType::kArray:
+    case FieldType::kObject:
+    case FieldType::kFile:
+    case FieldType::kPrivateFile:
+    case FieldType::kAcl: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+std::string QuoteName(std::string_view identifier) {
+  std::string name(identifier);
+  if (name.size() > kMaxIdentifier) name = name.substr(0, kMaxIdentifier - 17) + "~" + ids::HashSecret(identifier).substr(0, 16);
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
+std::string ArrayLiteral(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out.push_back(',');
+    out.push_back('"');
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out.push_back('\\');
+      out.push_back(c);
+    }
+    out.push_back('"');
+  }
+  return out + "}";
+}
+
+std::string ColumnSqlType(FieldType type) {
+  switch (type) {
+    case FieldType::kNumber: return "double precision";
+    case FieldType::kBoolean: return "boolean";
+    case FieldType::kDate: return "timestamptz";
+    case FieldType::kString:
+    case FieldType::kHtml:
+    case FieldType::kPointer:
+    case FieldType::kRelation: return "text";
+    case FieldType::kArray:
+    case FieldType::kObject:
+    case FieldType::kFile:
+    case FieldType::kPrivateFile:
+    case FieldType::kAcl: return "jsonb";
+  }
+  return "text";
+}
+
+std::string TextVector(const std::string& column) {
+  return "to_tsvector('simple'::regconfig, COALESCE(" + column + ", ''))";
+}
+
+std::string PgDialect::Table(std::string_view cls) const { return schema_ + "." + QuoteName(cls); }
+
+std::string PgDialect::JoinTable(std::string_view field, std::string_view owner) const {
+  return schema_ + "." + QuoteName(fmt::format("_Join:{}:{}", field, owner));
+}
+
+std::string PgDialect::ReadableBy(int alias, const std::vector<std::string>& principals, Binder& bind) const {
+  return fmt::format("(t{0}._rperm IS NULL OR t{0}._rperm && {1}::text[])", alias, bind(ArrayLiteral(principals)));
+}
+
+std::string PgDialect::Json(const FieldAt& f, Binder& bind) const {
+  const std::string col = fmt::format("t{}.{}", f.alias, QuoteName(f.ref.column));
+  if (f.ref.path.empty()) return col;
+  return fmt::format("({} #> {}::text[])", col, bind(ArrayLiteral(f.ref.path)));
+}
+
+std::string PgDialect::Scalar(const FieldAt& f, const Cell& like, Binder& bind) const {
+  if (f.ref.column.empty()) return "NULL";
+  if (!f.ref.path.empty()) return JsonScalar(Json(f, bind), like);
+  const std::string col = fmt::format("t{}.{}", f.alias, QuoteName(f.ref.column));
+  // Booleans are stored as such and compared as the query layer encodes them: 0 and 1.
+  if (f.type == FieldType::kBoolean) return "(" + col + ")::int";
+  return col;
+}
+
+std::string PgDialect::InList(const std::string& scalar, const FieldAt& f, const std::vector<Cell>& values,
+                              Binder& bind) const {
+  if (!f.ref.path.empty()) return JsonIn(Json(f, bind), Split(values), bind);
+  std::vector<std::string> items;
+  for (const auto& v : values) items.push_back(CellText(v));
+  std::string type = "text";
+  if (f.type == FieldType::kNumber) type = "float8";
+  else if (f.type == FieldType::kBoolean) type = "int";
+  else if (f.type == FieldType::kDate) type = "timestamptz";
+  else if (f.type && IsJsonType(*f.type)) type = "jsonb";
+  return fmt::format("{} = ANY({}::{}[])", scalar, bind(ArrayLiteral(items)), type);
+}
+
+std::string PgDialect::NotEmptyText(const std::string& scalar, const FieldAt& f) const {
+  if (f.type == FieldType::kString || f.type == FieldType::kHtml || f.type == FieldType::kPointer)
+    return scalar + " <> ''";
+  return {};
+}
+
+std::string PgDialect::HoldsNull(const FieldAt& f, Binder& bind) const {
+  return fmt::format("{}::text = ANY(COALESCE(t{}._nulls, '{{}}'))", bind(f.ref.column), f.alias);
+}
+
+std::string PgDialect::PathExists(const FieldAt& f, bool present, Binder& bind) const {
+  const std::string json = Json(f, bind);
+  if (!present) return "(" + json + " IS NULL)";
+  return fmt::format("({0} IS NOT NULL AND {0} <> '\"\"'::jsonb)", json);
+}
+
+std::string PgDialect::AnyElement(const FieldAt& f, CompareOp op, const Cell& value, Binder& bind) const {
+  const std::string json = Json(f, bind);
+  return fmt::format("EXISTS (SELECT 1 FROM crmd.elements({}) AS e(v) WHERE {} {} {})", json, JsonScalar("e.v", value),
+                     SqlOp(op), bind(CellText(value)));
+}
+
+std::string PgDialect::AnyElementIn(const FieldAt& f, const std::vector<Cell>& values, Binder& bind) const {
+  const std::string json = Json(f, bind);
+  return fmt::format("EXISTS (SELECT 1 FROM crmd.elements({}) AS e(v) WHERE {})", json, JsonIn("e.v", Split(values), bind));
+}
+
+std::string PgDialect::AllElements(const FieldAt& f, const std::vector<Cell>& values, Binder& bind) const {
+  const std::string json = Json(f, bind);
+  const Kinds kinds = Split(values);
+  // Every wanted value has an equal element; one statement shape for any list.
+  return fmt::format(
+      "(NOT EXISTS (SELECT 1 FROM unnest({1}::float8[]) AS w(x) WHERE NOT EXISTS "
+      "(SELECT 1 FROM crmd.elements({0}) AS e(v) WHERE crmd.num(e.v) = w.x)) AND "
+      "NOT EXISTS (SELECT 1 FROM unnest({2}::text[]) AS w(x) WHERE NOT EXISTS "
+      "(SELECT 1 FROM crmd.elements({0}) AS e(v) WHERE crmd.txt(e.v) = w.x)))",
+      json, bind(ArrayLiteral(kinds.numbers)), bind(ArrayLiteral(kinds.texts)));
+}
+
+std::string PgDialect::ContainedBy(const FieldAt& f, const std::vector<Cell>& values, Binder& bind) const {
+  const std::string json = Json(f, bind);
+  const Kinds kinds = Split(values);
+  if (values.empty())
+    return fmt::format("NOT EXISTS (SELECT 1 FROM crmd.elements({}) AS e(v) WHERE jsonb_typeof(e.v) <> 'null')", json);
+  // A JSON null element is not held against the list (SQLite's NOT IN is unknown for it).
+  return fmt::format("NOT EXISTS (SELECT 1 FROM crmd.elements({}) AS e(v) WHERE jsonb_typeof(e.v) <> 'null' AND NOT {})",
+                     json, JsonIn("e.v", kinds, bind));
+}
+
+std::string PgDialect::Regex(const FieldAt& f, const std::string& pattern, Binder& bind) const {
+  if (f.ref.array) {
+    const std::string json = Json(f, bind);
+    return fmt::format("EXISTS (SELECT 1 FROM crmd.elements({}) AS e(v) WHERE jsonb_typeof(e.v) = 'string' AND e.v #>> '{{}}' ~ {})",
+                       json, bind(pattern));
+  }
+  const std::string value = Scalar(f, std::string(), bind);
+  return fmt::format("{} ~ {}", value, bind(pattern));
+}
+
+std::string PgDialect::Text(const FieldAt& f, const std::vector<std::string>& terms, std::string_view,
+                            Binder& bind) const {
+  // Each term a quoted lexeme (quotes doubled, so none is read as tsquery syntax), any matching.
+  std::string query;
+  for (const auto& term : terms) {
+    if (!query.empty()) query += " | ";
+    query.push_back('\'');
+    for (char c : term) {
+      if (c == '\'' || c == '\\') query.push_back(c == '\'' ? '\'' : '\\');
+      query.push_back(c);
+    }
+    query.push_back('\'');
+  }
+  const std::string col = fmt::format("t{}.{}", f.alias, QuoteName(f.ref.column));
+  return fmt::format("{} @@ to_tsquery('simple'::regconfig, {})", TextVector(col), bind(query));
+}
+
+}  // namespace crmd::storage::postgres

@@ -1,0 +1,237 @@
+#include "storage/sql/where_compiler.hpp"
+
+#include <fmt/format.h>
+
+namespace crmd::storage::sql {
+
+namespace {
+
+using query::CompareOp;
+using query::Expr;
+using query::ExprKind;
+
+const char* SqlOp(CompareOp op) {
+  switch (op) {
+    case CompareOp::kEq: return "=";
+    case CompareOp::kNe: return "<>";
+    case CompareOp::kLt: return "<";
+    case CompareOp::kLte: return "<=";
+    case CompareOp::kGt: return ">";
+    case CompareOp::kGte: return ">=";
+  }
+  return "=";
+}
+
+// The where's structure and meaning; the dialect spells the leaves. Strings that hold placeholders
+// are built one after another, in text order: the operands of `+` are not sequenced.
+class Compiler {
+ public:
+  Compiler(const Dialect& dialect, SqlFragment& out) : d_(dialect), out_(out), bind_(dialect, out.params) {}
+
+  std::string Where(const query::Query& q, const schema::ClassSchema& cls, int alias) {
+    std::string sql = q.where ? Emit(*q.where, cls, alias, q) : std::string(d_.Bool(true));
+    if (q.readable_by) {
+      sql += " AND ";
+      sql += d_.ReadableBy(alias, *q.readable_by, bind_);
+    }
+    return sql;
+  }
+
+ private:
+  FieldAt At(const query::FieldRef& ref, const schema::ClassSchema& cls, int alias) const {
+    return FieldAt{ref, alias, ref.path.empty() ? ColumnType(cls, ref.column) : std::nullopt};
+  }
+
+  // `NOT` over SQL's three-valued logic: an unknown inner result counts as false, so the negation
+  // is true (Mongo: `$nin`, `$nor` and friends match documents lacking the field).
+  std::string Not(const std::string& inner) const {
+    return fmt::format("NOT COALESCE({}, {})", inner, d_.Bool(false));
+  }
+
+  std::string Group(const Expr& e, const char* joiner, bool empty, const schema::ClassSchema& cls, int alias,
+                    const query::Query& q) {
+    if (e.children.empty()) return d_.Bool(empty);
+    std::string sql = "(";
+    for (std::size_t i = 0; i < e.children.size(); ++i) {
+      if (i) sql += joiner;
+      sql += Emit(e.children[i], cls, alias, q);
+    }
+    return sql + ")";
+  }
+
+  std::string Emit(const Expr& e, const schema::ClassSchema& cls, int alias, const query::Query& q) {
+    const FieldAt field = At(e.field, cls, alias);
+    const bool known = !e.field.column.empty();
+    switch (e.kind) {
+      case ExprKind::kAnd: return Group(e, " AND ", true, cls, alias, q);
+      case ExprKind::kOr: return Group(e, " OR ", false, cls, alias, q);
+      case ExprKind::kNor: return Not(Group(e, " OR ", false, cls, alias, q));
+      case ExprKind::kConst: return d_.Bool(e.flag);
+      case ExprKind::kCompare: return Compare(e, field);
+      case ExprKind::kIn: return In(e, field);
+      case ExprKind::kExists: return Exists(e, field);
+      case ExprKind::kRegex: return known ? d_.Regex(field, e.text, bind_) : d_.Bool(false);
+      case ExprKind::kAll: return e.values.empty() || !known ? d_.Bool(false) : d_.AllElements(field, e.values, bind_);
+      case ExprKind::kContainedBy: return known ? d_.ContainedBy(field, e.values, bind_) : d_.Bool(true);
+      case ExprKind::kText: return d_.Text(field, e.terms, cls.name, bind_);
+      case ExprKind::kInQuery:
+      case ExprKind::kSelect: return SubQuery(e, field, q);
+      case ExprKind::kRelatedTo: return RelatedTo(e, alias, q);
+    }
+    return d_.Bool(false);
+  }
+
+  std::string SubQuery(const Expr& e, const FieldAt& field, const query::Query& q) {
+    std::string sql = d_.Scalar(field, std::string(), bind_);
+    const int sub = ++next_alias_;
+    sql += fmt::format(" IN (SELECT t{0}.{1} FROM {2} AS t{0} WHERE ", sub, d_.Quote(e.sub->key),
+                       d_.Table(e.sub->cls->name));
+    query::Query sub_query;
+    sub_query.readable_by = q.readable_by;
+    if (e.sub->where) sub_query.where = Clone(*e.sub->where);
+    sql += Where(sub_query, *e.sub->cls, sub) + ")";
+    return e.flag ? Not(sql) : sql;
+  }
+
+  std::string RelatedTo(const Expr& e, int alias, const query::Query& q) {
+    const std::string owner_id = bind_(e.owner_id);
+    std::string sql = fmt::format("(t{}.{} IN (SELECT {} FROM {} WHERE {} = {})", alias, d_.Quote("objectId"),
+                                  d_.Quote("relatedId"), d_.JoinTable(e.text, e.owner_class), d_.Quote("owningId"),
+                                  owner_id);
+    if (q.readable_by) {
+      // The owner record must be readable too: a relation is part of its record (SECURITY.md,
+      // second read path), so a hidden owner reveals no members.
+      const int owner = ++next_alias_;
+      const std::string id_again = bind_(e.owner_id);
+      sql += fmt::format(" AND EXISTS (SELECT 1 FROM {0} AS t{1} WHERE t{1}.{2} = {3} AND ", d_.Table(e.owner_class),
+                         owner, d_.Quote("objectId"), id_again);
+      sql += d_.ReadableBy(owner, *q.readable_by, bind_) + ")";
+    }
+    return sql + ")";
+  }
+
+  std::string Compare(const Expr& e, const FieldAt& field) {
+    const bool is_null = IsNull(e.value);
+    if (e.field.array) {
+      if (is_null) {
+        const std::string col = d_.Scalar(field, e.value, bind_);
+        return e.op == CompareOp::kNe   ? col + " IS NOT NULL"
+               : e.op == CompareOp::kEq ? col + " IS NULL"
+                                        : std::string(d_.Bool(false));
+      }
+      if (e.op == CompareOp::kNe) return "NOT " + d_.AnyElement(field, CompareOp::kEq, e.value, bind_);
+      return d_.AnyElement(field, e.op, e.value, bind_);
+    }
+    if (e.field.column.empty()) {
+      // An undeclared field is absent: null, never equal to a value, different from every one.
+      if (is_null) return d_.Bool(e.op == CompareOp::kEq);
+      return d_.Bool(e.op == CompareOp::kNe);
+    }
+    const std::string col = d_.Scalar(field, e.value, bind_);
+    if (is_null) {
+      return e.op == CompareOp::kEq   ? col + " IS NULL"
+             : e.op == CompareOp::kNe ? col + " IS NOT NULL"
+                                      : std::string(d_.Bool(false));
+    }
+    if (e.op == CompareOp::kNe) {
+      // Mongo's $ne also matches documents lacking the field.
+      const std::string col2 = d_.Scalar(field, e.value, bind_);
+      const std::string value = bind_(e.value);
+      return fmt::format("({} IS NULL OR {} <> {})", col, col2, value);
+    }
+    const std::string value = bind_(e.value);
+    return fmt::format("{} {} {}", col, SqlOp(e.op), value);
+  }
+
+  std::string In(const Expr& e, const FieldAt& field) {
+    if (e.values.empty() && !e.has_null) return d_.Bool(e.flag);
+    if (e.field.column.empty()) return d_.Bool(e.has_null != e.flag);
+    std::string inner = "(";
+    if (!e.values.empty()) {
+      if (e.field.array) {
+        inner += d_.AnyElementIn(field, e.values, bind_);
+      } else {
+        const std::string col = d_.Scalar(field, e.values.front(), bind_);
+        inner += d_.InList(col, field, e.values, bind_);
+      }
+    }
+    if (e.has_null) {
+      const std::string col = d_.Scalar(field, Cell(), bind_);
+      inner += (e.values.empty() ? "" : " OR ") + col + " IS NULL";
+    }
+    inner += ")";
+    return e.flag ? Not(inner) : inner;
+  }
+
+  std::string Exists(const Expr& e, const FieldAt& field) {
+    if (e.field.column.empty()) return d_.Bool(!e.flag);
+    // Spec §4.3: a null value counts as present; "" counts as neither present nor absent.
+    if (!e.field.path.empty()) return d_.PathExists(field, e.flag, bind_);
+    const std::string col = d_.Scalar(field, Cell(), bind_);
+    if (!e.flag) {
+      if (!e.field.tracks_nulls) return "(" + col + " IS NULL)";
+      return fmt::format("({} IS NULL AND NOT {})", col, d_.HoldsNull(field, bind_));
+    }
+    std::string sql = "((" + col + " IS NOT NULL";
+    if (const std::string text = d_.NotEmptyText(col, field); !text.empty()) sql += " AND " + text;
+    sql += ")";
+    if (e.field.tracks_nulls) sql += " OR " + d_.HoldsNull(field, bind_);
+    return sql + ")";
+  }
+
+  static Expr Clone(const Expr& e) {
+    Expr c;
+    c.kind = e.kind;
+    c.flag = e.flag;
+    c.field = e.field;
+    c.op = e.op;
+    c.value = e.value;
+    c.values = e.values;
+    c.has_null = e.has_null;
+    c.text = e.text;
+    c.terms = e.terms;
+    c.owner_class = e.owner_class;
+    c.owner_id = e.owner_id;
+    c.sub = e.sub;
+    for (const auto& child : e.children) c.children.push_back(Clone(child));
+    return c;
+  }
+
+  const Dialect& d_;
+  SqlFragment& out_;
+  Binder bind_;
+  int next_alias_ = 0;
+};
+
+}  // namespace
+
+std::optional<schema::FieldType> ColumnType(const schema::ClassSchema& cls, std::string_view column) {
+  if (column == "objectId") return schema::FieldType::kString;
+  if (column == "createdAt" || column == "updatedAt") return schema::FieldType::kDate;
+  if (const auto* def = cls.FindField(column)) return def->type;
+  return std::nullopt;
+}
+
+SqlFragment CompileWhere(const Dialect& dialect, const query::Query& query, const schema::ClassSchema& cls) {
+  SqlFragment out;
+  Compiler compiler(dialect, out);
+  out.sql = compiler.Where(query, cls, 0);
+  return out;
+}
+
+std::string CompileOrder(const Dialect& dialect, const query::Query& query) {
+  std::string sql;
+  bool has_created = false, has_id = false;
+  for (std::size_t i = 0; i < query.order.size(); ++i) {
+    sql += i ? ", " : " ORDER BY ";
+    sql += "t0." + dialect.Quote(query.order[i].first) + (query.order[i].second ? " DESC" : " ASC");
+    has_created = has_created || query.order[i].first == "createdAt";
+    has_id = has_id || query.order[i].first == "objectId";
+  }
+  if (sql.empty() || has_id) return sql;
+  const char* direction = query.order.back().second ? " DESC" : " ASC";
+  if (!has_created) sql += ", t0." + dialect.Quote("createdAt") + direction;
+  return sql + ", t0." + dialect.Quote("objectId") + direction;
+}
+
+}  // namespace crmd::storage::sql
