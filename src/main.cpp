@@ -34,6 +34,7 @@
 #include "logs/request_log.hpp"
 #include "storage/database.hpp"
 #include "storage/registry_store.hpp"
+#include "storage/stores.hpp"
 #include "files/file_store.hpp"
 #include "files/orphans.hpp"
 #include "triggers/runner.hpp"
@@ -53,9 +54,18 @@ using namespace crmd;
 constexpr const char* kDefaultKeyName = "default";
 constexpr std::size_t kMaxFunctionBytes = 1u << 20;  // source of one deployed function
 
-std::string RegistryPath(const std::string& data_dir) {
+// This invocation's --store: a PostgreSQL URL, or empty for SQLite files under --data.
+std::string g_store_url;
+
+// Where the registry is: the --store database, or `DATA/registry.db`.
+std::string RegistryLocation(const std::string& data_dir) {
   std::filesystem::create_directories(data_dir);
+  if (!g_store_url.empty()) return g_store_url;
   return (std::filesystem::path(data_dir) / "registry.db").string();
+}
+
+std::unique_ptr<storage::RegistryStore> OpenRegistryOf(const std::string& data_dir) {
+  return storage::OpenRegistry(RegistryLocation(data_dir));
 }
 
 void Print(const json::value& v) { std::cout << ToJson(v) << std::endl; }
@@ -173,6 +183,10 @@ int Serve(const cli::ServeFlags& flags) {
                        ? static_cast<std::size_t>(flags.max_open_apps)
                        : std::clamp<std::uint64_t>((open_files - std::min<std::uint64_t>(open_files, options.max_connections)) / 16, 16, 1000);
   storage::LimitPageCache(static_cast<std::int64_t>(flags.page_cache_mib) << 20);
+  store.url = flags.store;
+  // A connection for each thread that may hold one, and as many again for the requests that
+  // hold two at once (a streaming find and the lookups of its includes).
+  store.connections = static_cast<std::size_t>(2 * (options.threads + options.write_threads + flags.trigger_threads) + 4);
 
   if (flags.session_ttl <= 0 || flags.lockout_minutes <= 0)
     return Fail("--session-ttl and --lockout-minutes must be positive");
@@ -205,7 +219,7 @@ int Serve(const cli::ServeFlags& flags) {
     log::Warn("the clock is shifted for testing", {{"offset_ms", millis}});
   }
 
-  auth::Registry registry(RegistryPath(flags.data));
+  auth::Registry registry(RegistryLocation(flags.data));
   registry.StartWatching();
   // Outlives the stores: a write committed as they close hands it its activations (it takes
   // none once stopped; they stay in the outboxes).
@@ -293,19 +307,27 @@ int CreateApp(const std::string& data, std::string app_id, const std::string& na
   const std::string master = ids::NewSecret(), api_key = ids::NewSecret(), now = timeutil::NowIso();
   storage::AppRecord record{app_id, name.empty() ? app_id : name, ids::HashSecret(master), now,
                             {{kDefaultKeyName, ids::HashSecret(api_key), now, std::nullopt}}, region, {}, {}, {}};
-  storage::RegistryStore store(RegistryPath(data));
+  auto registry_store = OpenRegistryOf(data);
+  auto& store = *registry_store;
   if (store.Load(app_id)) return Fail("application " + app_id + " already exists");
   // The store is complete before the registry names the application, so a running server never
   // serves it half-loaded. A store left by an interrupted create is not an application: replace it.
   const auto dir = std::filesystem::path(data) / "apps" / app_id;
-  std::filesystem::remove_all(dir);
+  app::StoreOptions options{storage::Durability::kFull, 1};
+  options.url = g_store_url;
+  options.connections = 2;
+  auto remove_store = [&] {
+    std::filesystem::remove_all(dir);
+    if (!options.url.empty()) storage::PostgresStores(options.url, 1)->Remove(app_id);
+  };
+  remove_store();
   try {
-    app::Applications apps(data, app::StoreOptions{storage::Durability::kFull, 1}, {}, write::PrepareApplication);
+    app::Applications apps(data, options, {}, write::PrepareApplication);
     apps.SetRegionSource([&region](const std::string&) { return region; });
     auto app = apps.Open(app_id);
     if (product_base) write::LoadProductBase(*app);
   } catch (...) {
-    std::filesystem::remove_all(dir);
+    remove_store();
     throw;
   }
   if (store.CreateApp(record) == storage::RegistryChange::kAlreadyExists)
@@ -317,7 +339,8 @@ int CreateApp(const std::string& data, std::string app_id, const std::string& na
 
 int SetRegion(const std::string& data, const std::string& app_id, const std::string& region) {
   if (!phone::IsKnownRegion(region)) return Fail("--region must be an ISO 3166 region with phone numbers, such as IL or US");
-  storage::RegistryStore store(RegistryPath(data));
+  auto registry_store = OpenRegistryOf(data);
+  auto& store = *registry_store;
   // A running server sees it within a second and computes the application's phone keys again.
   if (store.SetRegion(app_id, region) != storage::RegistryChange::kDone) return Fail("no application " + app_id);
   Print(json::object{{"appId", app_id}, {"region", region}});
@@ -325,7 +348,8 @@ int SetRegion(const std::string& data, const std::string& app_id, const std::str
 }
 
 int WebhookSecret(const std::string& data, const std::string& app_id, bool rotate) {
-  storage::RegistryStore store(RegistryPath(data));
+  auto registry_store = OpenRegistryOf(data);
+  auto& store = *registry_store;
   // A running server signs with a rotated secret within a second.
   if (rotate && store.SetWebhookSecret(app_id, storage::NewWebhookSecret()) != storage::RegistryChange::kDone)
     return Fail("no application " + app_id);
@@ -338,7 +362,8 @@ int WebhookSecret(const std::string& data, const std::string& app_id, bool rotat
 // A new OAuth secret: every client registration and token of the application's MCP sign-in ends
 // (a running server sees it within a second).
 int OAuthRotate(const std::string& data, const std::string& app_id) {
-  storage::RegistryStore store(RegistryPath(data));
+  auto registry_store = OpenRegistryOf(data);
+  auto& store = *registry_store;
   if (store.SetOAuthSecret(app_id, storage::NewWebhookSecret()) != storage::RegistryChange::kDone)
     return Fail("no application " + app_id);
   Print(json::object{{"appId", app_id}, {"rotated", true}});
@@ -358,7 +383,8 @@ int DeployFunction(const std::string& data, const std::string& app_id, const std
   std::string code((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (code.size() > kMaxFunctionBytes) return Fail("a function may hold at most 1 MiB of source");
   if (auto wrong = functions::CheckLua(name, code)) return Fail("the function does not compile: " + *wrong);
-  storage::RegistryStore store(RegistryPath(data));
+  auto registry_store = OpenRegistryOf(data);
+  auto& store = *registry_store;
   // A running server sees it within a second.
   if (store.DeployFunction(app_id, {name, code, timeutil::NowIso()}) != storage::RegistryChange::kDone)
     return Fail("no application " + app_id);
@@ -367,7 +393,8 @@ int DeployFunction(const std::string& data, const std::string& app_id, const std
 }
 
 int ListFunctions(const std::string& data, const std::string& app_id) {
-  storage::RegistryStore store(RegistryPath(data));
+  auto registry_store = OpenRegistryOf(data);
+  auto& store = *registry_store;
   auto app = store.Load(app_id);
   if (!app) return Fail("no application " + app_id);
   json::array list;
@@ -378,7 +405,8 @@ int ListFunctions(const std::string& data, const std::string& app_id) {
 }
 
 int RemoveFunction(const std::string& data, const std::string& app_id, const std::string& name) {
-  storage::RegistryStore store(RegistryPath(data));
+  auto registry_store = OpenRegistryOf(data);
+  auto& store = *registry_store;
   switch (store.RemoveFunction(app_id, name)) {
     case storage::RegistryChange::kNoSuchApp: return Fail("no application " + app_id);
     case storage::RegistryChange::kNoSuchKey: return Fail("no function named " + name);
@@ -408,7 +436,8 @@ std::optional<std::chrono::seconds> ParseAge(const std::string& text) {
 int CollectFiles(const std::string& data, const std::string& app_id, const std::string& older_than) {
   const auto age = ParseAge(older_than);
   if (!age) return Fail("--older-than must be <n>d, <n>h, <n>m or <n>s");
-  storage::RegistryStore store(RegistryPath(data));
+  auto registry_store = OpenRegistryOf(data);
+  auto& store = *registry_store;
   if (!store.Load(app_id)) return Fail("no application " + app_id);
   app::Applications apps(data, app::StoreOptions{storage::Durability::kFull, 1}, {}, write::PrepareApplication);
   auto app = apps.Open(app_id);
@@ -422,7 +451,8 @@ int CollectFiles(const std::string& data, const std::string& app_id, const std::
 int CreateKey(const std::string& data, const std::string& app_id, const std::string& name) {
   if (!IsValidKeyName(name)) return Fail("--name must be 1-64 of [A-Za-z0-9._-]");
   const std::string key = ids::NewSecret();
-  storage::RegistryStore store(RegistryPath(data));
+  auto registry_store = OpenRegistryOf(data);
+  auto& store = *registry_store;
   switch (store.AddApiKey(app_id, {name, ids::HashSecret(key), timeutil::NowIso(), std::nullopt})) {
     case storage::RegistryChange::kNoSuchApp: return Fail("no application " + app_id);
     case storage::RegistryChange::kAlreadyExists: return Fail("an active key named " + name + " exists");
@@ -433,7 +463,8 @@ int CreateKey(const std::string& data, const std::string& app_id, const std::str
 }
 
 int RevokeKey(const std::string& data, const std::string& app_id, const std::string& name) {
-  storage::RegistryStore store(RegistryPath(data));
+  auto registry_store = OpenRegistryOf(data);
+  auto& store = *registry_store;
   if (!store.Load(app_id)) return Fail("no application " + app_id);
   if (store.RevokeApiKey(app_id, name, timeutil::NowIso()) != storage::RegistryChange::kDone)
     return Fail("no active key named " + name);
@@ -442,7 +473,8 @@ int RevokeKey(const std::string& data, const std::string& app_id, const std::str
 }
 
 int ListKeys(const std::string& data, const std::string& app_id) {
-  storage::RegistryStore store(RegistryPath(data));
+  auto registry_store = OpenRegistryOf(data);
+  auto& store = *registry_store;
   auto app = store.Load(app_id);
   if (!app) return Fail("no application " + app_id);
   json::array keys;
@@ -464,6 +496,9 @@ int main(int argc, char** argv) {
   if (const int* exit_code = std::get_if<int>(&parsed)) return *exit_code;
   const cli::Command& command = std::get<cli::Command>(parsed);
   const cli::AdminArgs& a = command.admin;
+  g_store_url = command.kind == cli::CommandKind::kServe ? command.serve.store : a.store;
+  if (!g_store_url.empty() && !storage::IsPostgresUrl(g_store_url))
+    return Fail("--store must be a postgresql:// URL (SQLite, the default, needs none)");
   try {
     switch (command.kind) {
       case cli::CommandKind::kServe: return Serve(command.serve);

@@ -152,6 +152,10 @@ struct StoreOptions {
   // Stores kept open at most. Past it, the least recently used ones nobody is using are closed
   // (one in use stays open until its last user lets go: the cache may run over for a while).
   std::size_t max_open = 1000;
+  // A PostgreSQL database (`--store`) instead of SQLite files under the data directory, through
+  // one pool of at most `connections` connections.
+  std::string url;
+  std::size_t connections = 32;
 };
 
 // Opens application stores on first use and keeps the most recently used open (a bounded cache:

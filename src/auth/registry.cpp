@@ -22,7 +22,8 @@ std::shared_ptr<const AppCredentials> Registry::Find(std::string_view app_id) co
 }
 
 void Registry::Reload() {
-  storage::RegistryStore store(path_);
+  auto opened = storage::OpenRegistry(path_);
+  auto& store = *opened;
   auto next = std::make_shared<Map>();
   for (auto& app : store.LoadAll()) {
     auto creds = std::make_shared<AppCredentials>();
@@ -51,7 +52,7 @@ void Registry::StartWatching() {
       // A failed poll (a lock held by the CLI, no file descriptors) is retried on the next tick:
       // revocations must keep reaching the server.
       try {
-        if (!store) store = std::make_unique<storage::RegistryStore>(path_);
+        if (!store) store = storage::OpenRegistry(path_);
         // -1 (first poll, or after a failure) always reloads: a change made between the last
         // load and this poll must not be missed.
         auto now = store->DataVersion();

@@ -6,6 +6,12 @@
 
 namespace crmd::cli {
 
+namespace {
+constexpr const char* kStoreHelp =
+    "PostgreSQL database of the applications' records and the registry, postgresql://... "
+    "(default: SQLite files under --data, which always holds files and mail)";
+}  // namespace
+
 std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   Command command;
   CLI::App cli{"crmd: multi-tenant CRM records service"};
@@ -14,6 +20,7 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   ServeFlags& serve = command.serve;
   auto* serve_cmd = cli.add_subcommand("serve", "Serve the HTTP API");
   serve_cmd->add_option("--data", serve.data, "Data directory")->required();
+  serve_cmd->add_option("--store", serve.store, kStoreHelp);
   serve_cmd->add_option("--listen", serve.listen, "HOST:PORT (port 0 picks a free one)");
   serve_cmd->add_option("--prefix", serve.prefix, "Path and header prefix")
       ->check([](const std::string& p) {
@@ -81,6 +88,7 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   app_cmd->require_subcommand(1);
   auto* app_create = app_cmd->add_subcommand("create", "Create an application");
   app_create->add_option("--data", data, "Data directory")->required();
+  app_create->add_option("--store", command.admin.store, kStoreHelp);
   app_create->add_option("--id", app_id, "Application id (default: random)");
   app_create->add_option("--name", name, "Display name");
   bool& no_product_base = command.admin.no_product_base;
@@ -91,17 +99,20 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                          "Region of phone numbers without a country code, ISO 3166 (default: IL)");
   auto* app_region = app_cmd->add_subcommand("region", "Change the region of an application's phone numbers");
   app_region->add_option("--data", data, "Data directory")->required();
+  app_region->add_option("--store", command.admin.store, kStoreHelp);
   app_region->add_option("--app", app_id, "Application id")->required();
   app_region->add_option("--region", region, "ISO 3166 region, such as IL or US")->required();
   auto* app_webhook_secret =
       app_cmd->add_subcommand("webhook-secret", "Print the secret that signs an application's webhooks");
   app_webhook_secret->add_option("--data", data, "Data directory")->required();
+  app_webhook_secret->add_option("--store", command.admin.store, kStoreHelp);
   app_webhook_secret->add_option("--app", app_id, "Application id")->required();
   app_webhook_secret->add_flag("--rotate", command.admin.rotate,
                                "Replace it with a new random one first (a running server signs with it within a second)");
   auto* app_oauth_rotate = app_cmd->add_subcommand(
       "oauth-rotate", "End every MCP sign-in of an application: its OAuth clients and tokens (docs/MCP.md)");
   app_oauth_rotate->add_option("--data", data, "Data directory")->required();
+  app_oauth_rotate->add_option("--store", command.admin.store, kStoreHelp);
   app_oauth_rotate->add_option("--app", app_id, "Application id")->required();
 
   auto* key_cmd = cli.add_subcommand("key", "Manage API keys");
@@ -111,6 +122,7 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   auto* key_list = key_cmd->add_subcommand("list", "List API keys (names only)");
   for (auto* sub : {key_create, key_revoke, key_list}) {
     sub->add_option("--data", data, "Data directory")->required();
+    sub->add_option("--store", command.admin.store, kStoreHelp);
     sub->add_option("--app", app_id, "Application id")->required();
   }
   key_create->add_option("--name", name, "Key name")->required();
@@ -123,6 +135,7 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   auto* fn_remove = fn_cmd->add_subcommand("remove", "Remove a function");
   for (auto* sub : {fn_deploy, fn_list, fn_remove}) {
     sub->add_option("--data", data, "Data directory")->required();
+    sub->add_option("--store", command.admin.store, kStoreHelp);
     sub->add_option("--app", app_id, "Application id")->required();
   }
   fn_deploy->add_option("--name", name, "Function name")->required();
@@ -133,6 +146,7 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   files_cmd->require_subcommand(1);
   auto* files_gc = files_cmd->add_subcommand("gc", "Remove the files no record references (spec §3.3 orphans)");
   files_gc->add_option("--data", data, "Data directory")->required();
+  files_gc->add_option("--store", command.admin.store, kStoreHelp);
   files_gc->add_option("--app", app_id, "Application id")->required();
   files_gc->add_option("--older-than", command.admin.older_than,
                        "Only files last written longer ago than this: <n>d, <n>h, <n>m or <n>s (default: 7d)");

@@ -12,6 +12,7 @@ namespace crmd::cli {
 // `crmd serve`: the flags as given, with their defaults; Serve() checks their values.
 struct ServeFlags {
   std::string data;
+  std::string store;  // a PostgreSQL URL; empty: SQLite files under `data`
   std::string listen = "127.0.0.1:8080";
   std::string prefix = "core";
   std::string public_url;
@@ -51,6 +52,7 @@ struct ServeFlags {
 // `crmd app create|region|webhook-secret`, `crmd key create|revoke|list` and `crmd function ...`.
 struct AdminArgs {
   std::string data;
+  std::string store;
   std::string app_id;
   std::string name;
   bool no_product_base = false;

@@ -1,11 +1,14 @@
-// Persistence of the application registry, `DATA/registry.db`: applications, the hashes of their
-// master and API keys, and their webhook secrets. Written by the CLI, read by the server.
-// Not thread-safe: each user (the CLI, the server's watcher) opens its own RegistryStore.
+// Persistence of the application registry: applications, the hashes of their master and API keys,
+// their secrets and functions. `DATA/registry.db` on SQLite; the `crmd` schema on PostgreSQL.
+// Written by the CLI, read by the servers. Not thread-safe: each user (the CLI, the server's
+// watcher) opens its own RegistryStore.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace crmd::storage {
@@ -49,33 +52,38 @@ enum class RegistryChange { kDone, kNoSuchApp, kAlreadyExists, kNoSuchKey };
 
 class RegistryStore {
  public:
-  // Creates the tables, or brings a registry of an earlier release up to date (every application
-  // then has its own webhook secret).
-  explicit RegistryStore(const std::string& path);
-  ~RegistryStore();
-  RegistryStore(const RegistryStore&) = delete;
-  RegistryStore& operator=(const RegistryStore&) = delete;
+  virtual ~RegistryStore() = default;
 
-  RegistryChange CreateApp(const AppRecord& app);
+  virtual RegistryChange CreateApp(const AppRecord& app) = 0;
   // A revoked name may be issued again; an active one may not.
-  RegistryChange AddApiKey(const std::string& app_id, const ApiKeyRecord& key);
-  RegistryChange RevokeApiKey(const std::string& app_id, const std::string& name,
-                              const std::string& revoked_at);
-  RegistryChange SetRegion(const std::string& app_id, const std::string& region);
-  RegistryChange SetWebhookSecret(const std::string& app_id, const std::string& secret);
-  RegistryChange SetOAuthSecret(const std::string& app_id, const std::string& secret);
+  virtual RegistryChange AddApiKey(const std::string& app_id, const ApiKeyRecord& key) = 0;
+  virtual RegistryChange RevokeApiKey(const std::string& app_id, const std::string& name,
+                                      const std::string& revoked_at) = 0;
+  virtual RegistryChange SetRegion(const std::string& app_id, const std::string& region) = 0;
+  virtual RegistryChange SetWebhookSecret(const std::string& app_id, const std::string& secret) = 0;
+  virtual RegistryChange SetOAuthSecret(const std::string& app_id, const std::string& secret) = 0;
   // Deploying a name again replaces its code. kNoSuchKey: no function of that name to remove.
-  RegistryChange DeployFunction(const std::string& app_id, const FunctionRecord& function);
-  RegistryChange RemoveFunction(const std::string& app_id, const std::string& name);
-  std::vector<AppRecord> LoadAll();
+  virtual RegistryChange DeployFunction(const std::string& app_id, const FunctionRecord& function) = 0;
+  virtual RegistryChange RemoveFunction(const std::string& app_id, const std::string& name) = 0;
+  virtual std::vector<AppRecord> LoadAll() = 0;
   std::optional<AppRecord> Load(const std::string& app_id);
 
-  // Changes whenever another connection commits to the registry: the server's reload trigger.
-  std::int64_t DataVersion();
-
- private:
-  struct Impl;
-  Impl* impl_;
+  // Changes whenever anyone (another connection, another server) commits to the registry: the
+  // server's reload trigger.
+  virtual std::int64_t DataVersion() = 0;
 };
+
+// Whether a --store value names a PostgreSQL database (`postgresql://` or `postgres://`).
+bool IsPostgresUrl(std::string_view location);
+
+// Opens the registry, creating its tables or bringing a registry of an earlier release up to date
+// (every application then has its own secrets): the `crmd` schema of the PostgreSQL database
+// `location` names, or else the SQLite file at the path `location`.
+std::unique_ptr<RegistryStore> OpenRegistry(const std::string& location);
+
+// The SQLite registry, `DATA/registry.db`.
+std::unique_ptr<RegistryStore> OpenSqliteRegistry(const std::string& path);
+// The PostgreSQL registry: the `crmd` schema of the database at `url`.
+std::unique_ptr<RegistryStore> OpenPostgresRegistry(const std::string& url);
 
 }  // namespace crmd::storage

@@ -1,6 +1,6 @@
 // Where the applications' stores are (issue 22's `--store`): each application's Database, opened
-// by its id. SQLite files under the data directory are the default; the PostgreSQL store will be a
-// second kind behind the same interface. Thread-safe.
+// by its id. SQLite files under the data directory are the default; schemas of a PostgreSQL
+// database the second kind (`--store`). Thread-safe.
 #pragma once
 
 #include <memory>
@@ -21,9 +21,15 @@ class Stores {
   virtual bool HasOutboxEntries(const std::string& app_id) = 0;
   // The applications that have a store.
   virtual std::vector<std::string> List() = 0;
+  // Removes the store of `app_id` and everything in it (what an interrupted `app create` left).
+  virtual void Remove(const std::string& app_id) = 0;
 };
 
 // SQLite files `<data_dir>/apps/<appId>/data.db`, with up to `readers` idle read connections each.
 std::unique_ptr<Stores> SqliteStores(std::string data_dir, Durability durability, int readers);
+
+// Schemas of the PostgreSQL database at `url` (postgres/pg_store.hpp), through one pool of at most
+// `connections` connections for every application. Throws StorageError when it cannot be reached.
+std::unique_ptr<Stores> PostgresStores(std::string url, std::size_t connections);
 
 }  // namespace crmd::storage

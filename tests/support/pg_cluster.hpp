@@ -18,10 +18,13 @@ class PgCluster {
 
   // A libpq connection string for the cluster's `postgres` database as its superuser.
   const std::string& conninfo() const { return conninfo_; }
+  // A `postgresql://` URL (crmd's --store) of a new, empty database of the cluster.
+  std::string NewDatabase();
 
  private:
   std::string dir_;
   std::string conninfo_;
+  int databases_ = 0;
 };
 
 }  // namespace crmd::test

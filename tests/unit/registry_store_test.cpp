@@ -1,6 +1,7 @@
 // storage/registry_store and auth/registry: every application has its own webhook secret
 // (docs/TRIGGERS.md, "Webhooks"): drawn at create, drawn for each application of a registry of an
-// earlier release when it is opened, replaced by a rotation, and carried to the server's view.
+// earlier release when it is opened, replaced by a rotation, and carried to the server's view; on
+// both stores (a SQLite file, and the `crmd` schema of a throw-away PostgreSQL cluster).
 #include <gtest/gtest.h>
 
 #include <set>
@@ -9,6 +10,7 @@
 #include "auth/registry.hpp"
 #include "storage/registry_store.hpp"
 #include "storage/sqlite/connection.hpp"
+#include "pg_cluster.hpp"
 #include "temp_dir.hpp"
 
 namespace crmd::storage {
@@ -34,9 +36,33 @@ TEST(RegistryWebhookSecretTest, NewSecretsAre64LowercaseHexAndDiffer) {
   EXPECT_NE(a, b);
 }
 
-TEST(RegistryWebhookSecretTest, ACreatedAppHasItsOwnSecret) {
-  test::TempDir dir("registry");
-  RegistryStore store(dir.File("registry.db"));
+// The registry's location on the store the test runs on: the file, or a new database.
+class RegistryStoreTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  static void SetUpTestSuite() {}
+  static void TearDownTestSuite() { cluster_.reset(); }
+  std::string Location() {
+    if (location_.empty()) {
+      if (GetParam() == "sqlite") {
+        location_ = dir_.File("registry.db");
+      } else {
+        if (!cluster_) cluster_ = std::make_unique<test::PgCluster>();
+        location_ = cluster_->NewDatabase();
+      }
+    }
+    return location_;
+  }
+  test::TempDir dir_{"registry"};
+  std::string location_;
+  static inline std::unique_ptr<test::PgCluster> cluster_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Stores, RegistryStoreTest, ::testing::Values("sqlite", "postgresql"),
+                         [](const auto& info) { return info.param; });
+
+TEST_P(RegistryStoreTest, ACreatedAppHasItsOwnSecret) {
+  auto opened = OpenRegistry(Location());
+  auto& store = *opened;
   ASSERT_EQ(store.CreateApp(App("one")), RegistryChange::kDone);
   ASSERT_EQ(store.CreateApp(App("two")), RegistryChange::kDone);
   const auto one = store.Load("one"), two = store.Load("two");
@@ -45,13 +71,12 @@ TEST(RegistryWebhookSecretTest, ACreatedAppHasItsOwnSecret) {
   EXPECT_TRUE(IsWebhookSecret(two->webhook_secret)) << two->webhook_secret;
   EXPECT_NE(one->webhook_secret, two->webhook_secret);
   // Opening the registry again leaves secrets as they are.
-  RegistryStore again(dir.File("registry.db"));
-  EXPECT_EQ(again.Load("one")->webhook_secret, one->webhook_secret);
+  EXPECT_EQ(OpenRegistry(Location())->Load("one")->webhook_secret, one->webhook_secret);
 }
 
-TEST(RegistryWebhookSecretTest, OAuthRotationReplacesOnlyTheOAuthSecret) {
-  test::TempDir dir("registry");
-  RegistryStore store(dir.File("registry.db"));
+TEST_P(RegistryStoreTest, OAuthRotationReplacesOnlyTheOAuthSecret) {
+  auto opened = OpenRegistry(Location());
+  auto& store = *opened;
   ASSERT_EQ(store.CreateApp(App("one")), RegistryChange::kDone);
   const auto before = *store.Load("one");
   EXPECT_TRUE(IsWebhookSecret(before.oauth_secret));
@@ -62,9 +87,9 @@ TEST(RegistryWebhookSecretTest, OAuthRotationReplacesOnlyTheOAuthSecret) {
   EXPECT_EQ(store.SetOAuthSecret("nope", NewWebhookSecret()), RegistryChange::kNoSuchApp);
 }
 
-TEST(RegistryWebhookSecretTest, RotationReplacesTheSecretAndReachesTheServersView) {
-  test::TempDir dir("registry");
-  RegistryStore store(dir.File("registry.db"));
+TEST_P(RegistryStoreTest, RotationReplacesTheSecretAndReachesTheServersView) {
+  auto opened = OpenRegistry(Location());
+  auto& store = *opened;
   ASSERT_EQ(store.CreateApp(App("one")), RegistryChange::kDone);
   const std::string before = store.Load("one")->webhook_secret;
   const std::string next = NewWebhookSecret();
@@ -72,7 +97,7 @@ TEST(RegistryWebhookSecretTest, RotationReplacesTheSecretAndReachesTheServersVie
   EXPECT_EQ(store.Load("one")->webhook_secret, next);
   EXPECT_NE(next, before);
   EXPECT_EQ(store.SetWebhookSecret("nobody", next), RegistryChange::kNoSuchApp);
-  auth::Registry registry(dir.File("registry.db"));
+  auth::Registry registry(Location());
   auto credentials = registry.Find("one");
   ASSERT_TRUE(credentials);
   EXPECT_EQ(credentials->webhook_secret, next);
@@ -92,8 +117,8 @@ TEST(RegistryWebhookSecretTest, AnOlderRegistryGetsTheColumnAndASecretPerApp) {
   }
   std::set<std::string> secrets;
   {
-    RegistryStore store(dir.File("registry.db"));
-    for (const auto& app : store.LoadAll()) {
+    auto store = OpenSqliteRegistry(dir.File("registry.db"));
+    for (const auto& app : store->LoadAll()) {
       EXPECT_TRUE(IsWebhookSecret(app.webhook_secret)) << app.app_id << ": " << app.webhook_secret;
       // And the OAuth secret of MCP sign-in (issue 21), its own, not the webhook one.
       EXPECT_TRUE(IsWebhookSecret(app.oauth_secret)) << app.app_id << ": " << app.oauth_secret;
@@ -104,13 +129,42 @@ TEST(RegistryWebhookSecretTest, AnOlderRegistryGetsTheColumnAndASecretPerApp) {
     }
     EXPECT_EQ(secrets.size(), 4u);
   }
-  RegistryStore reopened(dir.File("registry.db"));
   std::set<std::string> again;
-  for (const auto& app : reopened.LoadAll()) {
+  for (const auto& app : OpenSqliteRegistry(dir.File("registry.db"))->LoadAll()) {
     again.insert(app.webhook_secret);
     again.insert(app.oauth_secret);
   }
   EXPECT_EQ(again, secrets);
+}
+
+// Every change moves the version the servers poll, in its own transaction; a refused one does not.
+TEST_P(RegistryStoreTest, EveryChangeMovesTheDataVersionSeenByAnotherConnection) {
+  auto writer = OpenRegistry(Location());
+  auto watcher = OpenRegistry(Location());
+  auto version = watcher->DataVersion();
+  auto moved = [&] {
+    const auto now = watcher->DataVersion();
+    const bool changed = now != version;
+    version = now;
+    return changed;
+  };
+  ASSERT_EQ(writer->CreateApp(App("one")), RegistryChange::kDone);
+  EXPECT_TRUE(moved());
+  ASSERT_EQ(writer->AddApiKey("one", {"second", "h", "2026-01-01T00:00:00.000Z", std::nullopt}), RegistryChange::kDone);
+  EXPECT_TRUE(moved());
+  ASSERT_EQ(writer->RevokeApiKey("one", "second", "2026-01-02T00:00:00.000Z"), RegistryChange::kDone);
+  EXPECT_TRUE(moved());
+  EXPECT_EQ(writer->RevokeApiKey("one", "second", "2026-01-02T00:00:00.000Z"), RegistryChange::kNoSuchKey);
+  EXPECT_EQ(writer->CreateApp(App("one")), RegistryChange::kAlreadyExists);
+  ASSERT_EQ(writer->DeployFunction("one", {"f", "return 1", "2026-01-01T00:00:00.000Z"}), RegistryChange::kDone);
+  EXPECT_TRUE(moved());
+  const auto app = watcher->Load("one");
+  ASSERT_TRUE(app);
+  ASSERT_EQ(app->api_keys.size(), 1u);
+  EXPECT_EQ(app->api_keys[0].name, "second");
+  EXPECT_TRUE(app->api_keys[0].revoked_at);
+  ASSERT_EQ(app->functions.size(), 1u);
+  EXPECT_EQ(app->functions[0].code, "return 1");
 }
 
 }  // namespace

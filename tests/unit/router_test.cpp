@@ -19,8 +19,8 @@ class RouterTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ids::Init();
-    storage::RegistryStore store(dir_.File("registry.db"));
-    ASSERT_EQ(store.CreateApp({"app1", "one", ids::HashSecret("master-1"), timeutil::NowIso(),
+    auto store = storage::OpenRegistry(dir_.File("registry.db"));
+    ASSERT_EQ(store->CreateApp({"app1", "one", ids::HashSecret("master-1"), timeutil::NowIso(),
                                {{"default", ids::HashSecret("api-1"), timeutil::NowIso(), {}}}, "IL", {}, {}, {}}),
               storage::RegistryChange::kDone);
     registry_ = std::make_unique<auth::Registry>(dir_.File("registry.db"));

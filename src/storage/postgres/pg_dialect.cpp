@@ -79,9 +79,14 @@ bool IsJsonType(FieldType type) {
 
 }  // namespace
 
-std::string QuoteName(std::string_view identifier) {
+std::string ShortName(std::string_view identifier) {
   std::string name(identifier);
   if (name.size() > kMaxIdentifier) name = name.substr(0, kMaxIdentifier - 17) + "~" + ids::HashSecret(identifier).substr(0, 16);
+  return name;
+}
+
+std::string QuoteName(std::string_view identifier) {
+  const std::string name = ShortName(identifier);
   std::string out = "\"";
   for (char c : name) {
     if (c == '"') out.push_back('"');

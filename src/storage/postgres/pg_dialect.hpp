@@ -17,6 +17,8 @@ namespace crmd::storage::postgres {
 // A quoted identifier. PostgreSQL cuts names at 63 bytes: a longer one is shortened to a prefix
 // and a hash of the whole, the same every time.
 std::string QuoteName(std::string_view identifier);
+// The name QuoteName quotes: `identifier` itself, or its shortened form.
+std::string ShortName(std::string_view identifier);
 
 // An array literal (`{"a","b"}`) of the cells as text, for `= ANY($n::text[])` and friends.
 std::string ArrayLiteral(const std::vector<std::string>& items);

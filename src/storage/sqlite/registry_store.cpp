@@ -9,12 +9,30 @@
 
 namespace crmd::storage {
 
-struct RegistryStore::Impl {
-  explicit Impl(const std::string& path) : c(path, /*sync_full=*/true) {}
-  sqlite::Connection c;
-};
-
 namespace {
+
+class SqliteRegistry final : public RegistryStore {
+ public:
+  explicit SqliteRegistry(const std::string& path);
+  RegistryChange CreateApp(const AppRecord& app) override;
+  RegistryChange AddApiKey(const std::string& app_id, const ApiKeyRecord& key) override;
+  RegistryChange RevokeApiKey(const std::string& app_id, const std::string& name,
+                              const std::string& revoked_at) override;
+  RegistryChange SetRegion(const std::string& app_id, const std::string& region) override;
+  RegistryChange SetWebhookSecret(const std::string& app_id, const std::string& secret) override;
+  RegistryChange SetOAuthSecret(const std::string& app_id, const std::string& secret) override;
+  RegistryChange DeployFunction(const std::string& app_id, const FunctionRecord& function) override;
+  RegistryChange RemoveFunction(const std::string& app_id, const std::string& name) override;
+  std::vector<AppRecord> LoadAll() override;
+  std::int64_t DataVersion() override;
+
+ private:
+  struct Impl {
+    explicit Impl(const std::string& path) : c(path, /*sync_full=*/true) {}
+    sqlite::Connection c;
+  };
+  std::unique_ptr<Impl> impl_;
+};
 
 // 256 bits: as strong as the HMAC-SHA256 it keys.
 constexpr std::size_t kWebhookSecretBytes = 32;
@@ -115,7 +133,7 @@ std::string NewWebhookSecret() {
   return hex;
 }
 
-RegistryStore::RegistryStore(const std::string& path) : impl_(new Impl(path)) {
+SqliteRegistry::SqliteRegistry(const std::string& path) : impl_(std::make_unique<Impl>(path)) {
   impl_->c.Exec(
       "CREATE TABLE IF NOT EXISTS apps (app_id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, "
       "master_key_hash TEXT NOT NULL, created_at TEXT NOT NULL, region TEXT NOT NULL DEFAULT 'IL', "
@@ -137,9 +155,7 @@ RegistryStore::RegistryStore(const std::string& path) : impl_(new Impl(path)) {
   for (const char* column : kSecretColumns) GiveSecrets(impl_->c, column);
 }
 
-RegistryStore::~RegistryStore() { delete impl_; }
-
-RegistryChange RegistryStore::CreateApp(const AppRecord& app) {
+RegistryChange SqliteRegistry::CreateApp(const AppRecord& app) {
   auto& c = impl_->c;
   return InTransaction(c, [&] {
     if (AppExists(c, app.app_id)) return RegistryChange::kAlreadyExists;
@@ -159,7 +175,7 @@ RegistryChange RegistryStore::CreateApp(const AppRecord& app) {
   });
 }
 
-RegistryChange RegistryStore::AddApiKey(const std::string& app_id, const ApiKeyRecord& key) {
+RegistryChange SqliteRegistry::AddApiKey(const std::string& app_id, const ApiKeyRecord& key) {
   auto& c = impl_->c;
   return InTransaction(c, [&] {
     if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
@@ -172,7 +188,7 @@ RegistryChange RegistryStore::AddApiKey(const std::string& app_id, const ApiKeyR
   });
 }
 
-RegistryChange RegistryStore::RevokeApiKey(const std::string& app_id, const std::string& name,
+RegistryChange SqliteRegistry::RevokeApiKey(const std::string& app_id, const std::string& name,
                                            const std::string& revoked_at) {
   auto st = impl_->c.Prepare(
       "UPDATE api_keys SET revoked_at = ? WHERE app_id = ? AND name = ? AND revoked_at IS NULL "
@@ -186,7 +202,7 @@ RegistryChange RegistryStore::RevokeApiKey(const std::string& app_id, const std:
   return changed ? RegistryChange::kDone : RegistryChange::kNoSuchKey;
 }
 
-RegistryChange RegistryStore::SetRegion(const std::string& app_id, const std::string& region) {
+RegistryChange SqliteRegistry::SetRegion(const std::string& app_id, const std::string& region) {
   auto& c = impl_->c;
   return InTransaction(c, [&] {
     if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
@@ -198,15 +214,15 @@ RegistryChange RegistryStore::SetRegion(const std::string& app_id, const std::st
   });
 }
 
-RegistryChange RegistryStore::SetWebhookSecret(const std::string& app_id, const std::string& secret) {
+RegistryChange SqliteRegistry::SetWebhookSecret(const std::string& app_id, const std::string& secret) {
   return SetSecret(impl_->c, "webhook_secret", app_id, secret);
 }
 
-RegistryChange RegistryStore::SetOAuthSecret(const std::string& app_id, const std::string& secret) {
+RegistryChange SqliteRegistry::SetOAuthSecret(const std::string& app_id, const std::string& secret) {
   return SetSecret(impl_->c, "oauth_secret", app_id, secret);
 }
 
-RegistryChange RegistryStore::DeployFunction(const std::string& app_id, const FunctionRecord& function) {
+RegistryChange SqliteRegistry::DeployFunction(const std::string& app_id, const FunctionRecord& function) {
   auto& c = impl_->c;
   return InTransaction(c, [&] {
     if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
@@ -222,7 +238,7 @@ RegistryChange RegistryStore::DeployFunction(const std::string& app_id, const Fu
   });
 }
 
-RegistryChange RegistryStore::RemoveFunction(const std::string& app_id, const std::string& name) {
+RegistryChange SqliteRegistry::RemoveFunction(const std::string& app_id, const std::string& name) {
   auto& c = impl_->c;
   return InTransaction(c, [&] {
     if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
@@ -236,7 +252,7 @@ RegistryChange RegistryStore::RemoveFunction(const std::string& app_id, const st
   });
 }
 
-std::vector<AppRecord> RegistryStore::LoadAll() {
+std::vector<AppRecord> SqliteRegistry::LoadAll() {
   std::vector<AppRecord> apps;
   {
     auto st = impl_->c.Prepare(
@@ -275,16 +291,12 @@ std::vector<AppRecord> RegistryStore::LoadAll() {
   return apps;
 }
 
-std::optional<AppRecord> RegistryStore::Load(const std::string& app_id) {
-  for (auto& app : LoadAll())
-    if (app.app_id == app_id) return std::move(app);
-  return std::nullopt;
-}
-
-std::int64_t RegistryStore::DataVersion() {
+std::int64_t SqliteRegistry::DataVersion() {
   auto st = impl_->c.Prepare("PRAGMA data_version");
   st.Step();
   return std::get<std::int64_t>(st.Column(0));
 }
+
+std::unique_ptr<RegistryStore> OpenSqliteRegistry(const std::string& path) { return std::make_unique<SqliteRegistry>(path); }
 
 }  // namespace crmd::storage

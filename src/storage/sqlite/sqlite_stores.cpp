@@ -19,6 +19,10 @@ class SqliteFiles final : public Stores {
 
   bool HasOutboxEntries(const std::string& app_id) override { return storage::HasOutboxEntries(Path(app_id)); }
 
+  void Remove(const std::string& app_id) override {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(Path(app_id) + suffix);
+  }
+
   std::vector<std::string> List() override {
     std::vector<std::string> ids;
     std::error_code ec;

@@ -10,6 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 
+import { withStore } from './pg.mjs';
+
 export const CRMD_BIN = process.env.CRMD_BIN || path.resolve(import.meta.dirname, '../../../build/crmd');
 export const HOST = '127.0.0.1';
 
@@ -53,7 +55,7 @@ export function makeDataDir(label = 'crmd-e2e') {
 // Runs `crmd <args...>`; returns {stdout, stderr}. Throws (with stderr attached) on a non-zero exit.
 export function cli(args, { timeoutMs = 20_000 } = {}) {
   try {
-    const stdout = execFileSync(CRMD_BIN, args, {
+    const stdout = execFileSync(CRMD_BIN, withStore(args), {
       encoding: 'utf8',
       timeout: timeoutMs,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -119,8 +121,8 @@ export async function startServer(dataDir, { prefix, durability, threads, extraA
   args.push(...extraArgs);
 
   const [command, argv] = prlimitNoFile
-    ? ['prlimit', [`--nofile=${prlimitNoFile}:${prlimitNoFile}`, CRMD_BIN, ...args]]
-    : [CRMD_BIN, args];
+    ? ['prlimit', [`--nofile=${prlimitNoFile}:${prlimitNoFile}`, CRMD_BIN, ...withStore(args)]]
+    : [CRMD_BIN, withStore(args)];
   const proc = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const server = {
     proc,

@@ -1,0 +1,701 @@
+// The PostgreSQL store of one application: its schema in the server's database (pg_stores.cpp),
+// read and written through the server-wide pool (pool.hpp).
+//
+// Writes of one application take turns, as on SQLite: a mutex in this process and a transaction
+// advisory lock on the schema across processes, so a uniqueness check (a Find inside the write)
+// holds against every server on the database. A write group is one transaction, each of its
+// writes a savepoint; its COMMIT is the group's durable point. `synchronous_commit` is on: a
+// commit that returned is on the server's disk.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "storage/database.hpp"
+#include "storage/postgres/pg_class_tables.hpp"
+#include "storage/postgres/pg_dialect.hpp"
+#include "storage/postgres/pg_store.hpp"
+#include "storage/postgres/pool.hpp"
+#include "storage/sql/acl_columns.hpp"
+#include "storage/sql/where_compiler.hpp"
+#include "util/ids.hpp"
+#include "util/json.hpp"
+#include "util/log.hpp"
+#include "util/phone.hpp"
+
+namespace crmd::storage::postgres {
+
+namespace {
+
+using schema::FieldType;
+
+// Columns every row is read with, before the class's fields.
+constexpr int kFixedColumns = 5;  // objectId, createdAt, updatedAt, _acl, _nulls
+
+std::string IsoOf(const std::string& column) {
+  return fmt::format("to_char({}, 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')", column);
+}
+
+// How a stored field is selected, so that its text is the cell SQLite's store would return.
+std::string Selected(const std::string& column, FieldType type) {
+  switch (type) {
+    case FieldType::kDate: return IsoOf(column);
+    case FieldType::kBoolean: return column + "::int";
+    default: return column;
+  }
+}
+
+std::string SelectList(const schema::ClassSchema& cls) {
+  std::string sql = "t0.\"objectId\", " + IsoOf("t0.\"createdAt\"") + ", " + IsoOf("t0.\"updatedAt\"") +
+                    ", t0._acl, array_to_string(t0._nulls, ',')";
+  for (const auto& [name, def] : cls.fields)
+    if (def.type != FieldType::kRelation) sql += ", " + Selected("t0." + QuoteName(name), def.type);
+  return sql;
+}
+
+// A number as SQLite's NUMERIC column keeps it: integral values as integers.
+Cell NumberCell(std::string_view text) {
+  std::int64_t i = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
+  if (ec == std::errc() && end == text.data() + text.size()) return i;
+  double d = 0;
+  auto [dend, dec] = std::from_chars(text.data(), text.data() + text.size(), d);
+  if (dec != std::errc()) {
+    if (text == "NaN") return std::nan("");
+    if (text == "Infinity") return HUGE_VAL;
+    if (text == "-Infinity") return -HUGE_VAL;
+    return std::string(text);
+  }
+  if (std::trunc(d) == d && std::fabs(d) < 9.2e18) return static_cast<std::int64_t>(d);
+  return d;
+}
+
+Cell ReadCell(const Rows& rows, int r, int column, std::optional<FieldType> type) {
+  const auto value = rows.Value(r, column);
+  if (!value) return std::monostate{};
+  if (type == FieldType::kNumber || type == FieldType::kBoolean) return NumberCell(*value);
+  return std::string(*value);
+}
+
+Row ReadRow(const Rows& rows, int r, const schema::ClassSchema& cls) {
+  Row row;
+  row.object_id = std::string(rows.Value(r, 0).value_or(""));
+  row.created_at = std::string(rows.Value(r, 1).value_or(""));
+  row.updated_at = std::string(rows.Value(r, 2).value_or(""));
+  if (auto acl = rows.Value(r, 3)) row.acl = std::string(*acl);
+  if (auto nulls = rows.Value(r, 4); nulls && !nulls->empty()) {
+    std::size_t start = 0;
+    while (start <= nulls->size()) {
+      auto end = nulls->find(',', start);
+      if (end == std::string_view::npos) end = nulls->size();
+      if (end > start) row.nulls.emplace_back(nulls->substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  int column = kFixedColumns;
+  for (const auto& [name, def] : cls.fields)
+    if (def.type != FieldType::kRelation) row.cells.push_back(ReadCell(rows, r, column++, def.type));
+  return row;
+}
+
+std::optional<std::string> CellParam(const Cell& cell) {
+  if (const auto* i = std::get_if<std::int64_t>(&cell)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&cell)) {
+    if (std::isnan(*d)) return "NaN";
+    if (std::isinf(*d)) return *d > 0 ? "Infinity" : "-Infinity";
+    return fmt::format("{}", *d);
+  }
+  if (const auto* s = std::get_if<std::string>(&cell)) return *s;
+  return std::nullopt;
+}
+
+std::optional<std::string> ListParam(const std::optional<std::vector<std::string>>& list) {
+  if (!list) return std::nullopt;
+  return ArrayLiteral(*list);
+}
+
+Params ToParams(const std::vector<Cell>& cells) {
+  Params out;
+  out.reserve(cells.size());
+  for (const auto& c : cells) out.push_back(CellParam(c));
+  return out;
+}
+
+// A 63-bit key of the schema for pg_advisory_xact_lock: the writes of one application, across
+// every server on the database, take turns.
+std::int64_t LockKey(const std::string& schema) {
+  const std::string hex = ids::HashSecret(schema).substr(0, 15);
+  std::int64_t key = 0;
+  std::from_chars(hex.data(), hex.data() + hex.size(), key, 16);
+  return key;
+}
+
+// What the store's reads and writes share.
+struct Shared {
+  Shared(std::shared_ptr<Pool> p, std::string s) : pool_owner(std::move(p)), pool(*pool_owner), dialect(QuoteName(s)), raw_schema(std::move(s)), lock_key(LockKey(raw_schema)) {}
+  std::shared_ptr<Pool> pool_owner;
+  Pool& pool;
+  PgDialect dialect;
+  std::string raw_schema;
+  std::int64_t lock_key;
+  std::mutex write_mutex;              // this process's writers of the application take turns
+  std::atomic<int> exclusive_waiting{0};
+  std::mutex phone_mutex;
+  bool phone_loaded = false;
+  std::map<std::string, std::set<std::string>, std::less<>> phone_fields;  // class -> fields with a key column
+};
+
+// The fields of `cls` with a phone-key column (loaded once per store, then kept in step by
+// EnsurePhoneKeyIndex).
+std::set<std::string> PhoneFields(Shared& s, Connection& c, const std::string& cls) {
+  std::lock_guard lock(s.phone_mutex);
+  if (!s.phone_loaded) {
+    auto rows = c.Query(
+        "SELECT table_name, substr(column_name, 8) FROM information_schema.columns "
+        "WHERE table_schema = $1 AND column_name LIKE '\\_phone:%'",
+        {s.raw_schema});
+    for (int r = 0; r < rows.size(); ++r)
+      s.phone_fields[std::string(*rows.Value(r, 0))].insert(std::string(*rows.Value(r, 1)));
+    s.phone_loaded = true;
+  }
+  auto found = s.phone_fields.find(cls);
+  return found == s.phone_fields.end() ? std::set<std::string>() : found->second;
+}
+
+std::optional<std::string> PhoneKeyParam(const Cell& cell) {
+  const auto* text = std::get_if<std::string>(&cell);
+  if (!text) return std::nullopt;
+  return phone::Key(*text);
+}
+
+// The SQL of a Find: its where's parameters, then LIMIT and OFFSET.
+std::string FindSql(const PgDialect& d, const schema::ClassSchema& cls, const query::Query& query, sql::SqlFragment& where) {
+  where = sql::CompileWhere(d, query, cls);
+  const std::size_t next = where.params.size() + 1;
+  return fmt::format("SELECT {} FROM {} AS t0 WHERE {}{} LIMIT ${} OFFSET ${}", SelectList(cls), d.Table(cls.name),
+                     where.sql, sql::CompileOrder(d, query), next, next + 1);
+}
+
+void RunFind(Connection& c, const PgDialect& d, const schema::ClassSchema& cls, const query::Query& query,
+             const RowSink& sink) {
+  sql::SqlFragment where;
+  const std::string sql = FindSql(d, cls, query, where);
+  Params params = ToParams(where.params);
+  params.push_back(query.limit < 0 ? std::nullopt : std::optional<std::string>(std::to_string(query.limit)));
+  params.push_back(std::to_string(query.skip));
+  auto rows = c.Query(sql, params);
+  for (int r = 0; r < rows.size(); ++r) {
+    Row row = ReadRow(rows, r, cls);
+    if (!sink(row)) break;
+  }
+}
+
+std::optional<Row> GetRow(Connection& c, const PgDialect& d, const schema::ClassSchema& cls, std::string_view id) {
+  auto rows = c.Query(fmt::format("SELECT {} FROM {} AS t0 WHERE t0.\"objectId\" = $1", SelectList(cls), d.Table(cls.name)),
+                      {std::string(id)});
+  if (rows.size() == 0) return std::nullopt;
+  return ReadRow(rows, 0, cls);
+}
+
+class PgWrite final : public WriteTransaction {
+ public:
+  // Alone: its own connection and transaction, holding the application's turn until it ends.
+  PgWrite(Shared& s, std::unique_lock<std::mutex> lock, bool exclusive)
+      : s_(s), lock_(std::move(lock)), lease_(s.pool.Acquire(/*read=*/false)), c_(*lease_), exclusive_(exclusive) {
+    c_.Exec("BEGIN");
+    c_.Query("SELECT pg_advisory_xact_lock($1)", {std::to_string(s_.lock_key)});
+  }
+  // A write of a write group: a savepoint of the group's transaction.
+  PgWrite(Shared& s, Connection& group_connection) : s_(s), c_(group_connection), in_group_(true) {
+    c_.Exec("SAVEPOINT item");
+  }
+
+  ~PgWrite() override {
+    if (committed_) return;
+    try {
+      c_.Exec(in_group_ ? "ROLLBACK TO SAVEPOINT item; RELEASE SAVEPOINT item" : "ROLLBACK");
+    } catch (const StorageError& e) {
+      // A broken connection: the server rolled back; the pool drops it.
+      log::Warn("postgresql rollback failed", {{"schema", s_.raw_schema}, {"error", e.what()}});
+    }
+  }
+
+  bool Exclusive() const override { return exclusive_; }
+  Connection& connection() { return c_; }
+
+  void SaveClass(const schema::ClassSchema* before, const schema::ClassSchema& after) override {
+    if (before) AlterClassTables(c_, s_.dialect, *before, after);
+    else CreateClassTables(c_, s_.dialect, after);
+    c_.Query(fmt::format("INSERT INTO {}._crmd_schema (\"className\", definition) VALUES ($1, $2) "
+                         "ON CONFLICT (\"className\") DO UPDATE SET definition = excluded.definition",
+                         s_.dialect.schema()),
+             {after.name, ToJson(after.ToJson())});
+  }
+
+  void Insert(const schema::ClassSchema& cls, const std::vector<std::string>& columns, const Row& row) override {
+    const auto phones = PhoneFields(s_, c_, cls.name);
+    std::string names = "\"objectId\", \"createdAt\", \"updatedAt\", _acl, _rperm, _wperm, _nulls";
+    Params params = Common(row);
+    params.insert(params.begin() + 1, row.created_at);
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      names += ", " + QuoteName(columns[i]);
+      params.push_back(CellParam(row.cells[i]));
+    }
+    for (std::size_t i = 0; i < columns.size(); ++i)
+      if (phones.contains(columns[i])) {
+        names += ", " + PhoneKeyColumn(columns[i]);
+        params.push_back(PhoneKeyParam(row.cells[i]));
+      }
+    std::string values;
+    for (std::size_t i = 1; i <= params.size(); ++i) values += (i > 1 ? ", $" : "$") + std::to_string(i);
+    // ON CONFLICT: a repeated id fails alone, without aborting the transaction around it.
+    auto rows = c_.Query(fmt::format("INSERT INTO {} ({}) VALUES ({}) ON CONFLICT DO NOTHING RETURNING 1",
+                                     s_.dialect.Table(cls.name), names, values),
+                         params);
+    if (rows.size() == 0) throw DuplicateKeyError("postgresql: " + cls.name + " has a row " + row.object_id);
+  }
+
+  void Update(const schema::ClassSchema& cls, const std::vector<std::string>& columns, const Row& row) override {
+    const auto phones = PhoneFields(s_, c_, cls.name);
+    Params params = Common(row);
+    std::string sql = fmt::format(
+        "UPDATE {} SET \"updatedAt\" = $2, _acl = $3, _rperm = $4, _wperm = $5, _nulls = $6", s_.dialect.Table(cls.name));
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      params.push_back(CellParam(row.cells[i]));
+      sql += fmt::format(", {} = ${}", QuoteName(columns[i]), params.size());
+      if (phones.contains(columns[i])) {
+        params.push_back(PhoneKeyParam(row.cells[i]));
+        sql += fmt::format(", {} = ${}", PhoneKeyColumn(columns[i]), params.size());
+      }
+    }
+    c_.Query(sql + " WHERE \"objectId\" = $1", params);
+  }
+
+  void DropClass(const schema::ClassSchema& cls) override {
+    DropClassTables(c_, s_.dialect, cls);
+    c_.Query(fmt::format("DELETE FROM {}._crmd_schema WHERE \"className\" = $1", s_.dialect.schema()), {cls.name});
+    std::lock_guard lock(s_.phone_mutex);
+    s_.phone_fields.erase(cls.name);
+  }
+
+  std::int64_t Count(const schema::ClassSchema& cls) override {
+    auto rows = c_.Query("SELECT count(*) FROM " + s_.dialect.Table(cls.name));
+    return std::get<std::int64_t>(NumberCell(*rows.Value(0, 0)));
+  }
+
+  void ChangeRelation(const schema::ClassSchema& cls, std::string_view field, std::string_view owning_id,
+                      const std::vector<std::string>& related_ids, bool add) override {
+    const std::string table = s_.dialect.JoinTable(field, cls.name);
+    const std::string sql = add ? "INSERT INTO " + table +
+                                      " (\"owningId\", \"relatedId\") SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING"
+                                : "DELETE FROM " + table + " WHERE \"owningId\" = $1 AND \"relatedId\" = ANY($2::text[])";
+    c_.Query(sql, {std::string(owning_id), ArrayLiteral(related_ids)});
+  }
+
+  bool Delete(const schema::ClassSchema& cls, std::string_view object_id) override {
+    for (const auto& [field, def] : cls.fields)
+      if (def.type == FieldType::kRelation)
+        c_.Query("DELETE FROM " + s_.dialect.JoinTable(field, cls.name) + " WHERE \"owningId\" = $1",
+                 {std::string(object_id)});
+    return c_.Query("DELETE FROM " + s_.dialect.Table(cls.name) + " WHERE \"objectId\" = $1", {std::string(object_id)})
+               .Affected() > 0;
+  }
+
+  std::int64_t UpdateWhere(const schema::ClassSchema& cls, const query::Expr& where,
+                           const std::vector<std::string>& columns, const std::vector<Cell>& cells) override {
+    query::Query q;
+    q.where = where;
+    sql::SqlFragment compiled = sql::CompileWhere(s_.dialect, q, cls);
+    Params params = ToParams(compiled.params);
+    std::string sets;
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      params.push_back(CellParam(cells[i]));
+      sets += fmt::format("{}{} = ${}", i ? ", " : "", QuoteName(columns[i]), params.size());
+    }
+    return c_.Query(fmt::format("UPDATE {} AS t0 SET {} WHERE {}", s_.dialect.Table(cls.name), sets, compiled.sql), params)
+        .Affected();
+  }
+
+  std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
+    return GetRow(c_, s_.dialect, cls, object_id);
+  }
+
+  std::optional<Row> GetFields(const schema::ClassSchema& cls, std::string_view object_id,
+                               const std::vector<std::string_view>&) override {
+    return GetRow(c_, s_.dialect, cls, object_id);
+  }
+
+  bool Exists(const schema::ClassSchema& cls, std::string_view object_id) override {
+    return c_.Query("SELECT 1 FROM " + s_.dialect.Table(cls.name) + " WHERE \"objectId\" = $1", {std::string(object_id)})
+               .size() > 0;
+  }
+
+  void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) override {
+    RunFind(c_, s_.dialect, cls, query, sink);
+  }
+
+  std::vector<Row> FindByPhoneKey(const schema::ClassSchema& cls, std::string_view field, std::string_view key,
+                                  std::size_t limit) override {
+    std::vector<Row> out;
+    const std::string table = s_.dialect.Table(cls.name), column = QuoteName(field);
+    const bool keyed = PhoneFields(s_, c_, cls.name).contains(std::string(field));
+    // Without its key column (never asked for an index) every set value is read and keyed here.
+    auto rows = keyed ? c_.Query(fmt::format("SELECT \"objectId\", {}, {} FROM {} WHERE {} = $1 LIMIT $2",
+                                             IsoOf("\"createdAt\""), column, table, PhoneKeyColumn(field)),
+                                 {std::string(key), std::to_string(limit)})
+                      : c_.Query(fmt::format("SELECT \"objectId\", {}, {} FROM {} WHERE {} IS NOT NULL",
+                                             IsoOf("\"createdAt\""), column, table, column));
+    for (int r = 0; r < rows.size() && out.size() < limit; ++r) {
+      const std::string value(rows.Value(r, 2).value_or(""));
+      if (!keyed && phone::Key(value) != std::optional<std::string>(std::string(key))) continue;
+      Row row;
+      row.object_id = std::string(*rows.Value(r, 0));
+      row.created_at = std::string(*rows.Value(r, 1));
+      row.cells.emplace_back(value);
+      out.push_back(std::move(row));
+    }
+    return out;
+  }
+
+  std::optional<Reference> FindReference(const schema::Snapshot& classes, std::string_view target_class,
+                                         std::string_view object_id,
+                                         const std::vector<std::string_view>& ignored) override {
+    for (const auto& [name, cls] : classes.classes()) {
+      if (std::find(ignored.begin(), ignored.end(), name) != ignored.end()) continue;
+      for (const auto& [field, def] : cls->fields) {
+        if (def.type != FieldType::kPointer || def.target_class != target_class) continue;
+        auto rows = c_.Query(fmt::format("SELECT 1 FROM {} WHERE {} = $1 LIMIT 1", s_.dialect.Table(name), QuoteName(field)),
+                             {std::string(object_id)});
+        if (rows.size() > 0) return Reference{name, field};
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::int64_t AddOutbox(int lane, std::string_view payload) override {
+    auto rows = c_.Query(fmt::format("INSERT INTO {}._crmd_outbox (lane, payload) VALUES ($1, $2) RETURNING id",
+                                     s_.dialect.schema()),
+                         {std::to_string(lane), std::string(payload)});
+    return std::get<std::int64_t>(NumberCell(*rows.Value(0, 0)));
+  }
+  std::optional<OutboxEntry> GetOutbox(std::int64_t id) override {
+    auto rows = c_.Query(fmt::format("SELECT id, lane, payload FROM {}._crmd_outbox WHERE id = $1", s_.dialect.schema()),
+                         {std::to_string(id)});
+    if (rows.size() == 0) return std::nullopt;
+    return OutboxEntry{id, static_cast<int>(std::get<std::int64_t>(NumberCell(*rows.Value(0, 1)))),
+                       std::string(*rows.Value(0, 2))};
+  }
+  void SetOutbox(std::int64_t id, std::string_view payload) override {
+    c_.Query(fmt::format("UPDATE {}._crmd_outbox SET payload = $2 WHERE id = $1", s_.dialect.schema()),
+             {std::to_string(id), std::string(payload)});
+  }
+  void RemoveOutbox(std::int64_t id) override {
+    c_.Query(fmt::format("DELETE FROM {}._crmd_outbox WHERE id = $1", s_.dialect.schema()), {std::to_string(id)});
+  }
+
+  void OpenSavepoint() override {
+    c_.Exec("SAVEPOINT nested");
+    ++savepoints_;
+  }
+  void ReleaseSavepoint() override {
+    if (savepoints_ == 0) throw StorageError("postgresql: no savepoint to release");
+    --savepoints_;
+    c_.Exec("RELEASE SAVEPOINT nested");
+  }
+  void RollbackSavepoint() override {
+    if (savepoints_ == 0) throw StorageError("postgresql: no savepoint to roll back");
+    --savepoints_;
+    c_.Exec("ROLLBACK TO SAVEPOINT nested; RELEASE SAVEPOINT nested");
+  }
+
+  void Commit() override {
+    if (savepoints_ != 0) throw StorageError("postgresql: commit with a savepoint still open");
+    c_.Exec(in_group_ ? "RELEASE SAVEPOINT item" : "COMMIT");
+    committed_ = true;
+  }
+
+ private:
+  // $1 objectId, then updatedAt, _acl, _rperm, _wperm, _nulls ($2..$6 of an update).
+  static Params Common(const Row& row) {
+    std::optional<std::string> nulls;
+    if (!row.nulls.empty()) nulls = ArrayLiteral(row.nulls);
+    return {row.object_id, row.updated_at, row.acl, ListParam(sql::Grantees(row.acl, "read")),
+            ListParam(sql::Grantees(row.acl, "write")), nulls};
+  }
+
+  Shared& s_;
+  std::unique_lock<std::mutex> lock_;
+  Pool::Lease lease_{nullptr, Pool::Return{nullptr}};
+  Connection& c_;
+  bool in_group_ = false;
+  bool exclusive_ = false;
+  bool committed_ = false;
+  int savepoints_ = 0;
+};
+
+class PgDatabase final : public Database {
+ public:
+  PgDatabase(std::shared_ptr<Pool> pool, std::string schema) : s_(std::move(pool), std::move(schema)) {}
+
+  std::vector<schema::ClassSchema> LoadSchema() override {
+    auto c = s_.pool.Acquire(false);
+    auto rows = c->Query(fmt::format("SELECT definition FROM {}._crmd_schema ORDER BY \"className\"", s_.dialect.schema()));
+    std::vector<schema::ClassSchema> out;
+    for (int r = 0; r < rows.size(); ++r) {
+      auto parsed = ParseJson(*rows.Value(r, 0));
+      if (!parsed.ok() || !parsed.value().is_object())
+        throw StorageError("postgresql: unreadable class definition in " + s_.raw_schema);
+      auto cls = schema::ClassSchema::FromJson(parsed.value().get_object());
+      if (!cls.ok()) throw StorageError("postgresql: invalid class definition: " + cls.error().message);
+      out.push_back(std::move(cls).value());
+    }
+    return out;
+  }
+
+  std::unique_ptr<WriteTransaction> BeginWrite(bool exclusive) override {
+    return std::make_unique<PgWrite>(s_, Turn(exclusive), exclusive);
+  }
+
+  std::unique_ptr<WriteGroup> BeginWriteGroup() override { return std::make_unique<Group>(this); }
+
+  std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
+    auto c = s_.pool.Acquire();
+    return GetRow(*c, s_.dialect, cls, object_id);
+  }
+
+  RowSet GetMany(const schema::ClassSchema& cls, const std::vector<std::string>& ids) override {
+    RowSet out{StoredColumns(cls), {}};
+    if (ids.empty()) return out;
+    auto c = s_.pool.Acquire();
+    auto rows = c->Query(fmt::format("SELECT {} FROM {} AS t0 WHERE t0.\"objectId\" = ANY($1::text[])", SelectList(cls),
+                                     s_.dialect.Table(cls.name)),
+                         {ArrayLiteral(ids)});
+    for (int r = 0; r < rows.size(); ++r) out.rows.push_back(ReadRow(rows, r, cls));
+    return out;
+  }
+
+  void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) override {
+    auto c = s_.pool.Acquire();
+    RunFind(*c, s_.dialect, cls, query, sink);
+  }
+
+  std::int64_t Count(const schema::ClassSchema& cls, const query::Query& query) override {
+    const auto where = sql::CompileWhere(s_.dialect, query, cls);
+    auto c = s_.pool.Acquire();
+    auto rows = c->Query(fmt::format("SELECT count(*) FROM {} AS t0 WHERE {}", s_.dialect.Table(cls.name), where.sql),
+                         ToParams(where.params));
+    return std::get<std::int64_t>(NumberCell(*rows.Value(0, 0)));
+  }
+
+  std::vector<std::vector<Cell>> Aggregate(const schema::ClassSchema& cls, const query::AggregatePlan& plan) override {
+    sql::SqlFragment where = sql::CompileWhere(s_.dialect, plan.query, cls);
+    Params params = ToParams(where.params);
+    const auto key_type = sql::ColumnType(cls, plan.key_column);
+    const std::string key_column = "t0." + QuoteName(plan.key_column);
+    const std::string key = plan.key_column.empty() ? std::string("NULL") : Selected(key_column, key_type.value_or(FieldType::kString));
+    const std::string table = s_.dialect.Table(cls.name);
+    std::string sql;
+    std::vector<std::optional<FieldType>> types{key_type};
+    if (plan.distinct) {
+      sql = fmt::format("SELECT DISTINCT {} FROM {} AS t0 WHERE ({}) AND {} IS NOT NULL", key, table, where.sql, key_column);
+    } else {
+      sql = "SELECT " + key;
+      for (const auto& acc : plan.accumulators) {
+        const auto type = sql::ColumnType(cls, acc.column);
+        // Booleans count as 0 and 1 (as SQLite stores them); dates compare as dates.
+        std::string col = "t0." + QuoteName(acc.column);
+        if (type == FieldType::kBoolean) col += "::int";
+        std::optional<FieldType> out_type = FieldType::kNumber;
+        switch (acc.op) {
+          case query::AccumulatorOp::kSum:
+            if (acc.column.empty()) {
+              params.push_back(CellParam(acc.constant));
+              sql += fmt::format(", COUNT(*) * ${}::float8", params.size());
+            } else {
+              sql += ", COALESCE(SUM(" + col + ")::float8, 0)";
+            }
+            break;
+          case query::AccumulatorOp::kAvg: sql += ", AVG(" + col + ")::float8"; break;
+          case query::AccumulatorOp::kMin:
+          case query::AccumulatorOp::kMax: {
+            const std::string fn = acc.op == query::AccumulatorOp::kMin ? "MIN(" : "MAX(";
+            sql += ", " + Selected(fn + col + ")", type == FieldType::kDate ? FieldType::kDate : FieldType::kString);
+            out_type = type == FieldType::kNumber || type == FieldType::kBoolean ? std::optional(FieldType::kNumber) : type;
+            break;
+          }
+          case query::AccumulatorOp::kCount: sql += ", COUNT(*)"; break;
+        }
+        types.push_back(out_type);
+      }
+      sql += fmt::format(" FROM {} AS t0 WHERE {}", table, where.sql);
+      if (!plan.key_column.empty()) sql += " GROUP BY 1";
+    }
+    auto c = s_.pool.Acquire();
+    auto rows = c->Query(sql, params);
+    std::vector<std::vector<Cell>> out;
+    for (int r = 0; r < rows.size(); ++r) {
+      std::vector<Cell> row;
+      for (int i = 0; i < rows.columns(); ++i) {
+        auto type = types[static_cast<std::size_t>(i)];
+        if (i == 0 && type == FieldType::kBoolean) type = FieldType::kNumber;
+        row.push_back(ReadCell(rows, r, i, type));
+      }
+      out.push_back(std::move(row));
+    }
+    return out;
+  }
+
+  FindPlan ExplainFind(const schema::ClassSchema& cls, const query::Query& query) override {
+    sql::SqlFragment where;
+    const std::string sql = "EXPLAIN " + FindSql(s_.dialect, cls, query, where);
+    Params params = ToParams(where.params);
+    params.push_back(std::to_string(query.limit));
+    params.push_back(std::to_string(query.skip));
+    auto c = s_.pool.Acquire();
+    auto rows = c->Query(sql, params);
+    FindPlan plan;
+    for (int r = 0; r < rows.size(); ++r) {
+      const std::string line(*rows.Value(r, 0));
+      plan.text += line + "\n";
+      if (line.find("Seq Scan on") != std::string::npos) plan.full_scan = true;
+      if (line.find("Sort  (") != std::string::npos) ++plan.sorts;
+      if (line.find("Index Only Scan") != std::string::npos) plan.covering = true;
+      for (const std::string marker : {"Index Scan using ", "Index Only Scan using ", "Bitmap Index Scan on "}) {
+        const auto at = line.find(marker);
+        if (at == std::string::npos) continue;
+        std::string name = line.substr(at + marker.size());
+        name = name.substr(0, name.find(' '));
+        if (name.size() > 1 && name.front() == '"') name = name.substr(1, name.size() - 2);
+        for (const std::string prefix : {"uidx:" + cls.name + ":", "idx:" + cls.name + ":"})
+          if (name.starts_with(prefix)) {
+            name = name.substr(prefix.size());
+            break;
+          }
+        plan.indexes.push_back(name);
+      }
+    }
+    return plan;
+  }
+
+  std::vector<std::string> RelationOwners(const schema::ClassSchema& cls, std::string_view field,
+                                          const std::vector<std::string>& related_ids) override {
+    std::vector<std::string> owners;
+    if (related_ids.empty()) return owners;
+    auto c = s_.pool.Acquire();
+    auto rows = c->Query("SELECT DISTINCT \"owningId\" FROM " + s_.dialect.JoinTable(field, cls.name) +
+                             " WHERE \"relatedId\" = ANY($1::text[])",
+                         {ArrayLiteral(related_ids)});
+    for (int r = 0; r < rows.size(); ++r) owners.emplace_back(*rows.Value(r, 0));
+    return owners;
+  }
+
+  bool EnsurePhoneKeyIndex(const schema::ClassSchema& cls, std::string_view field) override {
+    {
+      auto c = s_.pool.Acquire(false);
+      if (PhoneFields(s_, *c, cls.name).contains(std::string(field))) return false;
+    }
+    PgWrite write(s_, Turn(true), true);
+    auto& c = write.connection();
+    const std::string table = s_.dialect.Table(cls.name), column = QuoteName(field);
+    c.Exec(fmt::format("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} text", table, PhoneKeyColumn(field)));
+    auto rows = c.Query(fmt::format("SELECT \"objectId\", {} FROM {} WHERE {} IS NOT NULL AND {} IS NULL", column, table,
+                                    column, PhoneKeyColumn(field)));
+    for (int r = 0; r < rows.size(); ++r)
+      c.Query(fmt::format("UPDATE {} SET {} = $2 WHERE \"objectId\" = $1", table, PhoneKeyColumn(field)),
+              {std::string(*rows.Value(r, 0)), phone::Key(*rows.Value(r, 1))});
+    c.Exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} ({}) WHERE {} IS NOT NULL", PhoneKeyIndex(cls.name, field),
+                       table, PhoneKeyColumn(field), PhoneKeyColumn(field)));
+    write.Commit();
+    std::lock_guard lock(s_.phone_mutex);
+    s_.phone_fields[cls.name].insert(std::string(field));
+    return true;
+  }
+
+  std::vector<OutboxEntry> ReadOutbox(std::int64_t after, std::size_t limit) override {
+    auto c = s_.pool.Acquire(false);
+    auto rows = c->Query(
+        fmt::format("SELECT id, lane, payload FROM {}._crmd_outbox WHERE id > $1 ORDER BY id LIMIT $2", s_.dialect.schema()),
+        {std::to_string(after), std::to_string(limit)});
+    std::vector<OutboxEntry> out;
+    for (int r = 0; r < rows.size(); ++r)
+      out.push_back({std::get<std::int64_t>(NumberCell(*rows.Value(r, 0))),
+                     static_cast<int>(std::get<std::int64_t>(NumberCell(*rows.Value(r, 1)))), std::string(*rows.Value(r, 2))});
+    return out;
+  }
+
+  bool CheckIntegrity() override {
+    auto c = s_.pool.Acquire(false);
+    return c->Query("SELECT 1").size() == 1;
+  }
+
+ private:
+  // This process's turn at the application's writes; an exclusive writer is counted while it
+  // waits (WriteGroup::ExclusiveWaiting).
+  std::unique_lock<std::mutex> Turn(bool exclusive) {
+    if (!exclusive) return std::unique_lock(s_.write_mutex);
+    s_.exclusive_waiting.fetch_add(1);
+    std::unique_lock lock(s_.write_mutex);
+    s_.exclusive_waiting.fetch_sub(1);
+    return lock;
+  }
+
+  // One transaction from its first write to its flush, each write a savepoint of it.
+  class Group final : public WriteGroup {
+   public:
+    explicit Group(PgDatabase* db) : db_(db) {}
+    ~Group() override { Flush(); }
+
+    std::unique_ptr<WriteTransaction> BeginWrite(bool exclusive) override {
+      FlushIfLost();
+      if (exclusive) {
+        Flush();
+        return db_->BeginWrite(true);
+      }
+      if (!open_) {
+        open_ = std::make_unique<PgWrite>(db_->s_, db_->Turn(false), false);
+      }
+      return std::make_unique<PgWrite>(db_->s_, open_->connection());
+    }
+    void FlushIfLost() override {
+      if (open_ && open_->connection().InFailedTransaction()) Flush();
+    }
+    std::uint64_t Epoch() const override { return epoch_; }
+    bool ExclusiveWaiting() const override { return db_->s_.exclusive_waiting.load() > 0; }
+    void Flush() override {
+      if (open_) {
+        try {
+          open_->Commit();
+        } catch (const std::exception& e) {
+          failed_.push_back(epoch_);
+          log::Error("write group commit failed", {{"schema", db_->s_.raw_schema}, {"error", e.what()}});
+        }
+        open_.reset();
+      }
+      ++epoch_;
+    }
+    bool Failed(std::uint64_t epoch) const override {
+      return std::find(failed_.begin(), failed_.end(), epoch) != failed_.end();
+    }
+
+   private:
+    PgDatabase* db_;
+    std::unique_ptr<PgWrite> open_;
+    std::uint64_t epoch_ = 0;
+    std::vector<std::uint64_t> failed_;
+  };
+
+  Shared s_;
+};
+
+}  // namespace
+
+std::unique_ptr<Database> OpenPostgres(std::shared_ptr<Pool> pool, const std::string& schema) {
+  return std::make_unique<PgDatabase>(std::move(pool), schema);
+}
+
+}  // namespace crmd::storage::postgres

@@ -1,0 +1,26 @@
+// The PostgreSQL store (issue 22): one database holds every application, each in a schema of its
+// own (`app_<appId>`), beside the `crmd` schema (the registry, the list of stores and the helper
+// functions the where compiler calls). Only the composition root, storage::PostgresStores and
+// tests name it; everything else sees a storage::Database.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "storage/database.hpp"
+#include "storage/postgres/connection.hpp"
+#include "storage/postgres/pool.hpp"
+
+namespace crmd::storage::postgres {
+
+// The schema of an application (unquoted; shortened as QuoteName shortens when too long).
+std::string SchemaOf(const std::string& app_id);
+
+// Creates the `crmd` schema, its tables and helper functions unless they exist (idempotent, safe
+// from several processes at once).
+void EnsureCrmdSchema(Connection& c);
+
+// The store of the application whose schema is `schema` (made by Stores::Open).
+std::unique_ptr<Database> OpenPostgres(std::shared_ptr<Pool> pool, const std::string& schema);
+
+}  // namespace crmd::storage::postgres

@@ -1,0 +1,143 @@
+#include <fmt/format.h>
+
+#include "storage/postgres/pg_dialect.hpp"
+#include "storage/postgres/pg_store.hpp"
+#include "storage/stores.hpp"
+
+namespace crmd::storage {
+
+namespace postgres {
+
+namespace {
+
+// The advisory lock under which the `crmd` schema is made: two processes starting on a new
+// database at once would otherwise race on CREATE ... IF NOT EXISTS.
+constexpr const char* kCrmdSchemaLock = "SELECT pg_advisory_xact_lock(7262011)";
+
+// The helper functions of pg_dialect: a JSON value as SQLite's json1 yields it (a number, true and
+// false as 1 and 0, text), and the elements of an array (a scalar is its own one element).
+// Plain SQL functions, inlined by the planner.
+constexpr const char* kHelpers = R"sql(
+CREATE OR REPLACE FUNCTION crmd.num(j jsonb) RETURNS double precision LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+$$ SELECT CASE jsonb_typeof(j) WHEN 'number' THEN (j #>> '{}')::double precision
+                               WHEN 'boolean' THEN CASE WHEN j = 'true'::jsonb THEN 1 ELSE 0 END END $$;
+CREATE OR REPLACE FUNCTION crmd.txt(j jsonb) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+$$ SELECT CASE jsonb_typeof(j) WHEN 'string' THEN j #>> '{}' WHEN 'object' THEN j::text WHEN 'array' THEN j::text END $$;
+CREATE OR REPLACE FUNCTION crmd.elements(j jsonb) RETURNS SETOF jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+$$ SELECT e FROM jsonb_array_elements(CASE jsonb_typeof(j) WHEN 'array' THEN j ELSE jsonb_build_array(j) END) AS e
+   WHERE j IS NOT NULL $$;
+)sql";
+
+// The registry (registry_store.hpp) and the applications that have a store. `version` changes with
+// every registry change, in its transaction: what the servers poll.
+constexpr const char* kTables = R"sql(
+CREATE TABLE IF NOT EXISTS crmd.stores (app_id text PRIMARY KEY, schema_name text NOT NULL);
+CREATE TABLE IF NOT EXISTS crmd.apps (app_id text PRIMARY KEY, name text NOT NULL, master_key_hash text NOT NULL,
+  created_at text NOT NULL, region text NOT NULL DEFAULT 'IL', webhook_secret text NOT NULL,
+  oauth_secret text NOT NULL);
+CREATE TABLE IF NOT EXISTS crmd.api_keys (app_id text NOT NULL, name text NOT NULL, key_hash text NOT NULL,
+  created_at text NOT NULL, revoked_at text, PRIMARY KEY (app_id, name));
+CREATE TABLE IF NOT EXISTS crmd.functions (app_id text NOT NULL, name text NOT NULL, code text NOT NULL,
+  deployed_at text NOT NULL, PRIMARY KEY (app_id, name));
+CREATE TABLE IF NOT EXISTS crmd.registry_version (one boolean PRIMARY KEY DEFAULT TRUE CHECK (one), version bigint NOT NULL);
+INSERT INTO crmd.registry_version (version) VALUES (0) ON CONFLICT DO NOTHING;
+)sql";
+
+}  // namespace
+
+std::string SchemaOf(const std::string& app_id) { return ShortName("app_" + app_id); }
+
+void EnsureCrmdSchema(Connection& c) {
+  if (c.Query("SELECT 1 FROM pg_namespace WHERE nspname = 'crmd'").size() > 0 &&
+      c.Query("SELECT to_regclass('crmd.registry_version') IS NOT NULL").Value(0, 0) == std::optional<std::string_view>("t"))
+    return;
+  c.Exec("BEGIN");
+  try {
+    c.Exec(kCrmdSchemaLock);
+    c.Exec("CREATE SCHEMA IF NOT EXISTS crmd");
+    c.Exec(kHelpers);
+    c.Exec(kTables);
+    c.Exec("COMMIT");
+  } catch (...) {
+    if (c.Healthy()) c.Exec("ROLLBACK");
+    throw;
+  }
+}
+
+}  // namespace postgres
+
+namespace {
+
+class PostgresSchemas final : public Stores {
+ public:
+  PostgresSchemas(std::string url, std::size_t connections)
+      : pool_(std::make_shared<postgres::Pool>(std::move(url), connections)) {
+    auto c = pool_->Acquire(false);
+    postgres::EnsureCrmdSchema(*c);
+  }
+
+  std::unique_ptr<Database> Open(const std::string& app_id) override {
+    const std::string schema = postgres::SchemaOf(app_id), quoted = postgres::QuoteName(schema);
+    {
+      auto c = pool_->Acquire(false);
+      if (c->Query("SELECT 1 FROM crmd.stores WHERE app_id = $1", {app_id}).size() == 0) {
+        c->Exec("BEGIN");
+        try {
+          c->Query("SELECT pg_advisory_xact_lock(hashtext($1))", {schema});
+          c->Exec("CREATE SCHEMA IF NOT EXISTS " + quoted);
+          c->Exec(fmt::format("CREATE TABLE IF NOT EXISTS {}._crmd_schema (\"className\" text PRIMARY KEY, "
+                              "definition text NOT NULL)",
+                              quoted));
+          c->Exec(fmt::format("CREATE TABLE IF NOT EXISTS {}._crmd_outbox (id bigserial PRIMARY KEY, lane int NOT NULL, "
+                              "payload text NOT NULL)",
+                              quoted));
+          c->Query("INSERT INTO crmd.stores (app_id, schema_name) VALUES ($1, $2) ON CONFLICT DO NOTHING", {app_id, schema});
+          c->Exec("COMMIT");
+        } catch (...) {
+          if (c->Healthy() && c->InTransaction()) c->Exec("ROLLBACK");
+          throw;
+        }
+      }
+    }
+    return postgres::OpenPostgres(pool_, schema);
+  }
+
+  bool HasOutboxEntries(const std::string& app_id) override {
+    auto c = pool_->Acquire(false);
+    if (c->Query("SELECT 1 FROM crmd.stores WHERE app_id = $1", {app_id}).size() == 0) return false;
+    return c->Query(fmt::format("SELECT 1 FROM {}._crmd_outbox LIMIT 1", postgres::QuoteName(postgres::SchemaOf(app_id))))
+               .size() > 0;
+  }
+
+  std::vector<std::string> List() override {
+    auto c = pool_->Acquire(false);
+    auto rows = c->Query("SELECT app_id FROM crmd.stores ORDER BY app_id");
+    std::vector<std::string> ids;
+    for (int r = 0; r < rows.size(); ++r) ids.emplace_back(*rows.Value(r, 0));
+    return ids;
+  }
+
+  void Remove(const std::string& app_id) override {
+    auto c = pool_->Acquire(false);
+    c->Exec("BEGIN");
+    try {
+      c->Exec("DROP SCHEMA IF EXISTS " + postgres::QuoteName(postgres::SchemaOf(app_id)) + " CASCADE");
+      c->Query("DELETE FROM crmd.stores WHERE app_id = $1", {app_id});
+      c->Exec("COMMIT");
+    } catch (...) {
+      if (c->Healthy() && c->InTransaction()) c->Exec("ROLLBACK");
+      throw;
+    }
+  }
+
+ private:
+  std::shared_ptr<postgres::Pool> pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<Stores> PostgresStores(std::string url, std::size_t connections) {
+  return std::make_unique<PostgresSchemas>(std::move(url), connections);
+}
+
+}  // namespace crmd::storage

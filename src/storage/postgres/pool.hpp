@@ -1,0 +1,51 @@
+// The one connection pool of a server on PostgreSQL (issue 22): every application's store borrows
+// from it, so thousands of tenants do not mean thousands of connections. Statements name their
+// application's schema, so a connection serves any application without a SET per request.
+// A connection that broke (the server restarted) or was returned inside a transaction is closed,
+// not lent again: the next request connects anew, which is how crmd recovers from a restart of
+// PostgreSQL without one of its own. Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "storage/postgres/connection.hpp"
+
+namespace crmd::storage::postgres {
+
+class Pool {
+ public:
+  // At most `max_connections` open at once; a borrower waits for one (StorageError after a while).
+  Pool(std::string conninfo, std::size_t max_connections);
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  struct Return {
+    Pool* pool;
+    void operator()(Connection* c) const { pool->Release(c); }
+  };
+  using Lease = std::unique_ptr<Connection, Return>;
+
+  // A connection. A read's statements are bounded by this thread's ReadDeadline when it has one
+  // (statement_timeout); a write's are not (its own limits bound it).
+  Lease Acquire(bool read = true);
+
+  const std::string& conninfo() const { return conninfo_; }
+
+ private:
+  void Release(Connection* c);
+
+  std::string conninfo_;
+  std::size_t max_;
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  std::size_t open_ = 0;
+  std::vector<std::unique_ptr<Connection>> idle_;
+};
+
+}  // namespace crmd::storage::postgres
