@@ -68,6 +68,14 @@ std::unique_ptr<storage::RegistryStore> OpenRegistryOf(const std::string& data_d
   return storage::OpenRegistry(RegistryLocation(data_dir));
 }
 
+// The stores of a CLI command that opens applications: one reader, this invocation's --store.
+app::StoreOptions AdminStores() {
+  app::StoreOptions options{storage::Durability::kFull, 1};
+  options.url = g_store_url;
+  options.connections = 2;
+  return options;
+}
+
 void Print(const json::value& v) { std::cout << ToJson(v) << std::endl; }
 
 int Fail(const std::string& message) {
@@ -313,9 +321,7 @@ int CreateApp(const std::string& data, std::string app_id, const std::string& na
   // The store is complete before the registry names the application, so a running server never
   // serves it half-loaded. A store left by an interrupted create is not an application: replace it.
   const auto dir = std::filesystem::path(data) / "apps" / app_id;
-  app::StoreOptions options{storage::Durability::kFull, 1};
-  options.url = g_store_url;
-  options.connections = 2;
+  const app::StoreOptions options = AdminStores();
   auto remove_store = [&] {
     std::filesystem::remove_all(dir);
     if (!options.url.empty()) storage::PostgresStores(options.url, 1)->Remove(app_id);
@@ -439,7 +445,7 @@ int CollectFiles(const std::string& data, const std::string& app_id, const std::
   auto registry_store = OpenRegistryOf(data);
   auto& store = *registry_store;
   if (!store.Load(app_id)) return Fail("no application " + app_id);
-  app::Applications apps(data, app::StoreOptions{storage::Durability::kFull, 1}, {}, write::PrepareApplication);
+  app::Applications apps(data, AdminStores(), {}, write::PrepareApplication);
   auto app = apps.Open(app_id);
   const auto collected = files::RemoveOrphans(*app, *age);
   json::array removed;

@@ -11,6 +11,7 @@ import { decodeMail } from './lib/receivers.mjs';
 import {
   setup, stopAll, request, appHeaders, masterHeaders, apiKeyHeaders, createRecord,
   pollUntil, sleep, ISO_MS, OBJECT_ID,
+  storeDirs,
 } from './lib/harness.mjs';
 
 let server;
@@ -770,7 +771,8 @@ function filesUnder(dir) {
 test('§3.2 SECURITY secrets: session tokens are stored hashed and passwords as argon2id hashes; neither is in any data file', async () => {
   const u = await newUser();
   const logged = (await loginOk(u)).sessionToken;
-  const files = filesUnder(dataDir).filter((f) => !f.file.endsWith('.eml'));
+  // The data directory, and the database's own files where the store is PostgreSQL.
+  const files = [dataDir, ...storeDirs(dataDir)].flatMap(filesUnder).filter((f) => !f.file.endsWith('.eml'));
   assert.ok(files.length > 0);
   for (const secret of [u.token, logged, u.token.slice(2), logged.slice(2), u.password]) {
     const hits = files.filter((f) => f.bytes.includes(Buffer.from(secret, 'utf8'))).map((f) => f.file);

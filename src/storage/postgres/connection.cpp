@@ -11,6 +11,8 @@ namespace {
 // statement_timeout.
 constexpr std::string_view kUniqueViolation = "23505";
 constexpr std::string_view kQueryCanceled = "57014";
+// "cached plan must not change result type".
+constexpr std::string_view kFeatureNotSupported = "0A000";
 // Statements prepared on one connection before it forgets them all: an application's statements
 // are prepared per schema, and thousands of tenants must not grow a connection without bound.
 constexpr std::size_t kMaxPrepared = 4096;
@@ -23,11 +25,60 @@ std::string Trimmed(const char* message) {
 
 }  // namespace
 
+bool NeedsEscape(std::string_view text) {
+  return text.find('\0') != std::string_view::npos || text.find('\x01') != std::string_view::npos ||
+         text.find("\\u000") != std::string_view::npos;
+}
+
+bool NeedsUnescape(std::string_view text) {
+  return text.find('\x01') != std::string_view::npos || text.find("\\u0001") != std::string_view::npos;
+}
+
+std::string EscapeNul(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 8);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\0' || c == '\x01') {
+      out += '\x01';
+      out += c == '\0' ? '0' : '1';
+    } else if (c == '\\' && (text.substr(i, 6) == "\\u0000" || text.substr(i, 6) == "\\u0001")) {
+      out += "\\u0001";
+      out += text[i + 5];
+      i += 5;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string UnescapeNul(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\x01' && i + 1 < text.size()) {
+      out += text[++i] == '0' ? '\0' : '\x01';
+    } else if (c == '\\' && i + 6 < text.size() && text.substr(i, 6) == "\\u0001") {
+      out += text[i + 6] == '0' ? "\\u0000" : "\\u0001";
+      i += 6;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::optional<std::string_view> Rows::Value(int row, int column) const {
   if (PQgetisnull(result_.get(), row, column)) return std::nullopt;
-  return std::string_view(PQgetvalue(result_.get(), row, column),
-                          static_cast<std::size_t>(PQgetlength(result_.get(), row, column)));
+  const std::string_view raw(PQgetvalue(result_.get(), row, column),
+                             static_cast<std::size_t>(PQgetlength(result_.get(), row, column)));
+  if (!NeedsUnescape(raw)) return raw;
+  return unescaped_.emplace_back(UnescapeNul(raw));
 }
+
+std::string_view Rows::Name(int column) const { return PQfname(result_.get(), column); }
 
 std::int64_t Rows::Affected() const {
   const char* text = PQcmdTuples(result_.get());
@@ -50,7 +101,7 @@ void Connection::Exec(std::string_view sql) {
   Check(PQexec(conn_.get(), std::string(sql).c_str()), sql);
 }
 
-Rows Connection::Query(const std::string& sql, const Params& params) {
+const std::string& Connection::Prepared(const std::string& sql) {
   auto found = prepared_.find(sql);
   if (found == prepared_.end()) {
     if (prepared_.size() >= kMaxPrepared) {
@@ -61,15 +112,38 @@ Rows Connection::Query(const std::string& sql, const Params& params) {
     Check(PQprepare(conn_.get(), name.c_str(), sql.c_str(), 0, nullptr), sql);
     found = prepared_.emplace(sql, std::move(name)).first;
   }
+  return found->second;
+}
+
+Rows Connection::Query(const std::string& sql, const Params& params) {
   std::vector<const char*> values(params.size());
   std::vector<int> lengths(params.size());
+  std::deque<std::string> escaped;
   for (std::size_t i = 0; i < params.size(); ++i) {
-    values[i] = params[i] ? params[i]->data() : nullptr;
+    if (params[i] && NeedsEscape(*params[i])) {
+      values[i] = escaped.emplace_back(EscapeNul(*params[i])).c_str();
+      lengths[i] = static_cast<int>(escaped.back().size());
+      continue;
+    }
+    values[i] = params[i] ? params[i]->c_str() : nullptr;
     lengths[i] = params[i] ? static_cast<int>(params[i]->size()) : 0;
   }
-  return Check(PQexecPrepared(conn_.get(), found->second.c_str(), static_cast<int>(params.size()), values.data(),
-                              lengths.data(), nullptr, 0),
-               sql);
+  auto run = [&] {
+    return PQexecPrepared(conn_.get(), Prepared(sql).c_str(), static_cast<int>(params.size()), values.data(),
+                          lengths.data(), nullptr, 0);
+  };
+  PGresult* result = run();
+  // A statement prepared before its table gained or lost a column (another write's schema change)
+  // cannot return the new row type: outside a transaction it is prepared again and run once more.
+  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  if (state && state == kFeatureNotSupported && !InTransaction()) {
+    PQclear(result);
+    const auto found = prepared_.find(sql);
+    Exec("DEALLOCATE " + found->second);
+    prepared_.erase(found);
+    result = run();
+  }
+  return Check(result, sql);
 }
 
 bool Connection::Healthy() const { return PQstatus(conn_.get()) == CONNECTION_OK; }

@@ -4,11 +4,14 @@
 // words; a statement cancelled by its time bound is ReadTimedOut). A connection is used by one thread at a time; the store's pool hands them out.
 //
 // Values travel as text in both directions (libpq's text format): the store encodes cells itself,
-// so that one encoding serves every type, NULL included (nullopt).
+// so that one encoding serves every type, NULL included (nullopt). PostgreSQL's text holds no NUL
+// and its jsonb no \u0000, where crmd's values may: every parameter is escaped (EscapeNul) and
+// every value read unescaped, so that both arrive, compare and sort as one string.
 #pragma once
 
 #include <libpq-fe.h>
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +26,13 @@ namespace crmd::storage::postgres {
 using Params = std::vector<std::optional<std::string>>;
 
 // The rows a statement answered. Values are views into the result: valid while it lives.
+// NUL as \x01 '0' and \x01 as \x01 '1'; in JSON text, \u0000 as \u0001 '0' and \u0001 as
+// \u0001 '1' (the same string once decoded). Reversed by UnescapeNul.
+std::string EscapeNul(std::string_view text);
+std::string UnescapeNul(std::string_view text);
+bool NeedsEscape(std::string_view text);
+bool NeedsUnescape(std::string_view text);
+
 class Rows {
  public:
   explicit Rows(PGresult* result) : result_(result, &PQclear) {}
@@ -30,11 +40,14 @@ class Rows {
   int columns() const { return PQnfields(result_.get()); }
   // nullopt for SQL NULL.
   std::optional<std::string_view> Value(int row, int column) const;
+  // The name of a column of the result.
+  std::string_view Name(int column) const;
   // How many rows an INSERT, UPDATE or DELETE touched.
   std::int64_t Affected() const;
 
  private:
   std::unique_ptr<PGresult, void (*)(PGresult*)> result_;
+  mutable std::deque<std::string> unescaped_;  // values that needed UnescapeNul, viewed by Value()
 };
 
 class Connection {
@@ -60,6 +73,8 @@ class Connection {
 
  private:
   Rows Check(PGresult* result, std::string_view sql);
+  // The name of `sql`'s statement, prepared now unless it was.
+  const std::string& Prepared(const std::string& sql);
 
   std::unique_ptr<PGconn, void (*)(PGconn*)> conn_;
   std::unordered_map<std::string, std::string> prepared_;  // SQL text -> statement name

@@ -34,14 +34,12 @@ namespace {
 
 using schema::FieldType;
 
-// Columns every row is read with, before the class's fields.
-constexpr int kFixedColumns = 5;  // objectId, createdAt, updatedAt, _acl, _nulls
-
 std::string IsoOf(const std::string& column) {
   return fmt::format("to_char({}, 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')", column);
 }
 
-// How a stored field is selected, so that its text is the cell SQLite's store would return.
+// How a stored field is selected where an expression of it is (aggregates), so that its text is
+// the cell SQLite's store would return.
 std::string Selected(const std::string& column, FieldType type) {
   switch (type) {
     case FieldType::kDate: return IsoOf(column);
@@ -50,12 +48,16 @@ std::string Selected(const std::string& column, FieldType type) {
   }
 }
 
-std::string SelectList(const schema::ClassSchema& cls) {
-  std::string sql = "t0.\"objectId\", " + IsoOf("t0.\"createdAt\"") + ", " + IsoOf("t0.\"updatedAt\"") +
-                    ", t0._acl, array_to_string(t0._nulls, ',')";
-  for (const auto& [name, def] : cls.fields)
-    if (def.type != FieldType::kRelation) sql += ", " + Selected("t0." + QuoteName(name), def.type);
-  return sql;
+// A timestamptz as PostgreSQL prints it in UTC (`2026-11-26 19:04:45.1+00`) in crmd's canonical
+// form (`2026-11-26T19:04:45.100Z`): milliseconds, as every stored date has.
+std::string IsoFromTimestamp(std::string_view text) {
+  if (text.size() < 19) return std::string(text);
+  std::string out(text.substr(0, 19));
+  out[10] = 'T';
+  std::string millis = "000";
+  if (text.size() > 20 && text[19] == '.')
+    for (std::size_t i = 20, j = 0; i < text.size() && j < 3 && text[i] >= '0' && text[i] <= '9'; ++i, ++j) millis[j] = text[i];
+  return out + "." + millis + "Z";
 }
 
 // A number as SQLite's NUMERIC column keeps it: integral values as integers.
@@ -78,30 +80,79 @@ Cell NumberCell(std::string_view text) {
 Cell ReadCell(const Rows& rows, int r, int column, std::optional<FieldType> type) {
   const auto value = rows.Value(r, column);
   if (!value) return std::monostate{};
-  if (type == FieldType::kNumber || type == FieldType::kBoolean) return NumberCell(*value);
+  if (type == FieldType::kNumber) return NumberCell(*value);
+  if (type == FieldType::kBoolean) return std::int64_t{*value == "t" || *value == "1"};
+  if (type == FieldType::kDate) return IsoFromTimestamp(*value);
   return std::string(*value);
 }
 
-Row ReadRow(const Rows& rows, int r, const schema::ClassSchema& cls) {
-  Row row;
-  row.object_id = std::string(rows.Value(r, 0).value_or(""));
-  row.created_at = std::string(rows.Value(r, 1).value_or(""));
-  row.updated_at = std::string(rows.Value(r, 2).value_or(""));
-  if (auto acl = rows.Value(r, 3)) row.acl = std::string(*acl);
-  if (auto nulls = rows.Value(r, 4); nulls && !nulls->empty()) {
-    std::size_t start = 0;
-    while (start <= nulls->size()) {
-      auto end = nulls->find(',', start);
-      if (end == std::string_view::npos) end = nulls->size();
-      if (end > start) row.nulls.emplace_back(nulls->substr(start, end - start));
-      start = end + 1;
+// `SELECT t0.*` of the class's table, the statement's text naming the class's fields and the
+// store's layout generation: a prepared statement returns the row type it was prepared with, so
+// each layout of the table has its own (a statement of another server's older layout is prepared
+// again by Connection::Query).
+std::string SelectAll(const PgDialect& d, const schema::ClassSchema& cls, std::uint64_t layout) {
+  std::string fields;
+  for (const auto& [name, def] : cls.fields)
+    if (def.type != FieldType::kRelation) fields += name + ",";
+  return fmt::format("SELECT /* {:x}.{} */ t0.* FROM {} AS t0", std::hash<std::string>{}(fields), layout,
+                     d.Table(cls.name));
+}
+
+// Reads the rows of `SELECT t0.*` by column name: a table a field ahead of the schema the read
+// took (a write unit adding it commits) or behind it (the field is read as absent) reads right,
+// and crmd's hidden columns are left out.
+class RowReader {
+ public:
+  RowReader(const Rows& rows, const schema::ClassSchema& cls) : rows_(rows) {
+    std::map<std::string_view, std::pair<int, FieldType>, std::less<>> cells;
+    int i = 0;
+    for (const auto& [name, def] : cls.fields)
+      if (def.type != FieldType::kRelation) cells.emplace(name, std::pair(i++, def.type));
+    cell_count_ = static_cast<std::size_t>(i);
+    for (int c = 0; c < rows.columns(); ++c) {
+      const auto name = rows.Name(c);
+      if (name == "objectId") id_ = c;
+      else if (name == "createdAt") created_ = c;
+      else if (name == "updatedAt") updated_ = c;
+      else if (name == "_acl") acl_ = c;
+      else if (name == "_nulls") nulls_ = c;
+      else if (auto found = cells.find(name); found != cells.end()) columns_.push_back({c, found->second.first, found->second.second});
     }
   }
-  int column = kFixedColumns;
-  for (const auto& [name, def] : cls.fields)
-    if (def.type != FieldType::kRelation) row.cells.push_back(ReadCell(rows, r, column++, def.type));
-  return row;
-}
+
+  Row Read(int r) const {
+    Row row;
+    row.object_id = std::string(rows_.Value(r, id_).value_or(""));
+    row.created_at = IsoFromTimestamp(rows_.Value(r, created_).value_or(""));
+    row.updated_at = IsoFromTimestamp(rows_.Value(r, updated_).value_or(""));
+    if (auto acl = rows_.Value(r, acl_)) row.acl = std::string(*acl);
+    if (auto nulls = rows_.Value(r, nulls_); nulls && nulls->size() > 2) {
+      // `{a,b}`: field names need no quoting in an array's text.
+      const std::string_view list = nulls->substr(1, nulls->size() - 2);
+      std::size_t start = 0;
+      while (start <= list.size()) {
+        auto end = list.find(',', start);
+        if (end == std::string_view::npos) end = list.size();
+        if (end > start) row.nulls.emplace_back(list.substr(start, end - start));
+        start = end + 1;
+      }
+    }
+    row.cells.assign(cell_count_, std::monostate{});
+    for (const auto& column : columns_) row.cells[column.cell] = ReadCell(rows_, r, column.column, column.type);
+    return row;
+  }
+
+ private:
+  struct Column {
+    int column;
+    int cell;
+    FieldType type;
+  };
+  const Rows& rows_;
+  std::size_t cell_count_ = 0;
+  int id_ = 0, created_ = 0, updated_ = 0, acl_ = 0, nulls_ = 0;
+  std::vector<Column> columns_;
+};
 
 std::optional<std::string> CellParam(const Cell& cell) {
   if (const auto* i = std::get_if<std::int64_t>(&cell)) return std::to_string(*i);
@@ -144,6 +195,8 @@ struct Shared {
   std::string raw_schema;
   std::int64_t lock_key;
   std::mutex write_mutex;              // this process's writers of the application take turns
+  // Moves whenever this process changes a table's columns (SelectAll).
+  std::atomic<std::uint64_t> layout{0};
   std::atomic<int> exclusive_waiting{0};
   std::mutex phone_mutex;
   bool phone_loaded = false;
@@ -174,32 +227,34 @@ std::optional<std::string> PhoneKeyParam(const Cell& cell) {
 }
 
 // The SQL of a Find: its where's parameters, then LIMIT and OFFSET.
-std::string FindSql(const PgDialect& d, const schema::ClassSchema& cls, const query::Query& query, sql::SqlFragment& where) {
+std::string FindSql(const Shared& s, const schema::ClassSchema& cls, const query::Query& query, sql::SqlFragment& where) {
+  const PgDialect& d = s.dialect;
   where = sql::CompileWhere(d, query, cls);
   const std::size_t next = where.params.size() + 1;
-  return fmt::format("SELECT {} FROM {} AS t0 WHERE {}{} LIMIT ${} OFFSET ${}", SelectList(cls), d.Table(cls.name),
+  return fmt::format("{} WHERE {}{} LIMIT ${} OFFSET ${}", SelectAll(d, cls, s.layout.load()),
                      where.sql, sql::CompileOrder(d, query), next, next + 1);
 }
 
-void RunFind(Connection& c, const PgDialect& d, const schema::ClassSchema& cls, const query::Query& query,
+void RunFind(Connection& c, const Shared& s, const schema::ClassSchema& cls, const query::Query& query,
              const RowSink& sink) {
   sql::SqlFragment where;
-  const std::string sql = FindSql(d, cls, query, where);
+  const std::string sql = FindSql(s, cls, query, where);
   Params params = ToParams(where.params);
   params.push_back(query.limit < 0 ? std::nullopt : std::optional<std::string>(std::to_string(query.limit)));
   params.push_back(std::to_string(query.skip));
   auto rows = c.Query(sql, params);
+  const RowReader reader(rows, cls);
   for (int r = 0; r < rows.size(); ++r) {
-    Row row = ReadRow(rows, r, cls);
+    Row row = reader.Read(r);
     if (!sink(row)) break;
   }
 }
 
-std::optional<Row> GetRow(Connection& c, const PgDialect& d, const schema::ClassSchema& cls, std::string_view id) {
-  auto rows = c.Query(fmt::format("SELECT {} FROM {} AS t0 WHERE t0.\"objectId\" = $1", SelectList(cls), d.Table(cls.name)),
+std::optional<Row> GetRow(Connection& c, const Shared& s, const schema::ClassSchema& cls, std::string_view id) {
+  auto rows = c.Query(SelectAll(s.dialect, cls, s.layout.load()) + " WHERE t0.\"objectId\" = $1",
                       {std::string(id)});
   if (rows.size() == 0) return std::nullopt;
-  return ReadRow(rows, 0, cls);
+  return RowReader(rows, cls).Read(0);
 }
 
 class PgWrite final : public WriteTransaction {
@@ -227,10 +282,16 @@ class PgWrite final : public WriteTransaction {
 
   bool Exclusive() const override { return exclusive_; }
   Connection& connection() { return c_; }
+  // This write changed a table's columns (see SelectAll).
+  void ChangedLayout() {
+    s_.layout.fetch_add(1);
+    changed_layout_ = true;
+  }
 
   void SaveClass(const schema::ClassSchema* before, const schema::ClassSchema& after) override {
     if (before) AlterClassTables(c_, s_.dialect, *before, after);
     else CreateClassTables(c_, s_.dialect, after);
+    ChangedLayout();
     c_.Query(fmt::format("INSERT INTO {}._crmd_schema (\"className\", definition) VALUES ($1, $2) "
                          "ON CONFLICT (\"className\") DO UPDATE SET definition = excluded.definition",
                          s_.dialect.schema()),
@@ -278,6 +339,7 @@ class PgWrite final : public WriteTransaction {
 
   void DropClass(const schema::ClassSchema& cls) override {
     DropClassTables(c_, s_.dialect, cls);
+    ChangedLayout();
     c_.Query(fmt::format("DELETE FROM {}._crmd_schema WHERE \"className\" = $1", s_.dialect.schema()), {cls.name});
     std::lock_guard lock(s_.phone_mutex);
     s_.phone_fields.erase(cls.name);
@@ -322,12 +384,12 @@ class PgWrite final : public WriteTransaction {
   }
 
   std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
-    return GetRow(c_, s_.dialect, cls, object_id);
+    return GetRow(c_, s_, cls, object_id);
   }
 
   std::optional<Row> GetFields(const schema::ClassSchema& cls, std::string_view object_id,
                                const std::vector<std::string_view>&) override {
-    return GetRow(c_, s_.dialect, cls, object_id);
+    return GetRow(c_, s_, cls, object_id);
   }
 
   bool Exists(const schema::ClassSchema& cls, std::string_view object_id) override {
@@ -336,7 +398,7 @@ class PgWrite final : public WriteTransaction {
   }
 
   void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) override {
-    RunFind(c_, s_.dialect, cls, query, sink);
+    RunFind(c_, s_, cls, query, sink);
   }
 
   std::vector<Row> FindByPhoneKey(const schema::ClassSchema& cls, std::string_view field, std::string_view key,
@@ -417,6 +479,9 @@ class PgWrite final : public WriteTransaction {
     if (savepoints_ != 0) throw StorageError("postgresql: commit with a savepoint still open");
     c_.Exec(in_group_ ? "RELEASE SAVEPOINT item" : "COMMIT");
     committed_ = true;
+    // Statements prepared on other connections while the change was not committed yet had the old
+    // row type under the new generation.
+    if (changed_layout_) s_.layout.fetch_add(1);
   }
 
  private:
@@ -435,6 +500,7 @@ class PgWrite final : public WriteTransaction {
   bool in_group_ = false;
   bool exclusive_ = false;
   bool committed_ = false;
+  bool changed_layout_ = false;
   int savepoints_ = 0;
 };
 
@@ -465,23 +531,23 @@ class PgDatabase final : public Database {
 
   std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
     auto c = s_.pool.Acquire();
-    return GetRow(*c, s_.dialect, cls, object_id);
+    return GetRow(*c, s_, cls, object_id);
   }
 
   RowSet GetMany(const schema::ClassSchema& cls, const std::vector<std::string>& ids) override {
     RowSet out{StoredColumns(cls), {}};
     if (ids.empty()) return out;
     auto c = s_.pool.Acquire();
-    auto rows = c->Query(fmt::format("SELECT {} FROM {} AS t0 WHERE t0.\"objectId\" = ANY($1::text[])", SelectList(cls),
-                                     s_.dialect.Table(cls.name)),
+    auto rows = c->Query(SelectAll(s_.dialect, cls, s_.layout.load()) + " WHERE t0.\"objectId\" = ANY($1::text[])",
                          {ArrayLiteral(ids)});
-    for (int r = 0; r < rows.size(); ++r) out.rows.push_back(ReadRow(rows, r, cls));
+    const RowReader reader(rows, cls);
+    for (int r = 0; r < rows.size(); ++r) out.rows.push_back(reader.Read(r));
     return out;
   }
 
   void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) override {
     auto c = s_.pool.Acquire();
-    RunFind(*c, s_.dialect, cls, query, sink);
+    RunFind(*c, s_, cls, query, sink);
   }
 
   std::int64_t Count(const schema::ClassSchema& cls, const query::Query& query) override {
@@ -552,7 +618,7 @@ class PgDatabase final : public Database {
 
   FindPlan ExplainFind(const schema::ClassSchema& cls, const query::Query& query) override {
     sql::SqlFragment where;
-    const std::string sql = "EXPLAIN " + FindSql(s_.dialect, cls, query, where);
+    const std::string sql = "EXPLAIN " + FindSql(s_, cls, query, where);
     Params params = ToParams(where.params);
     params.push_back(std::to_string(query.limit));
     params.push_back(std::to_string(query.skip));
@@ -603,6 +669,7 @@ class PgDatabase final : public Database {
     auto& c = write.connection();
     const std::string table = s_.dialect.Table(cls.name), column = QuoteName(field);
     c.Exec(fmt::format("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} text", table, PhoneKeyColumn(field)));
+    write.ChangedLayout();
     auto rows = c.Query(fmt::format("SELECT \"objectId\", {} FROM {} WHERE {} IS NOT NULL AND {} IS NULL", column, table,
                                     column, PhoneKeyColumn(field)));
     for (int r = 0; r < rows.size(); ++r)

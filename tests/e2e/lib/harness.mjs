@@ -12,6 +12,8 @@ import assert from 'node:assert/strict';
 
 import { withStore } from './pg.mjs';
 
+export { storeDirs, ON_POSTGRESQL } from './pg.mjs';
+
 export const CRMD_BIN = process.env.CRMD_BIN || path.resolve(import.meta.dirname, '../../../build/crmd');
 export const HOST = '127.0.0.1';
 
@@ -242,8 +244,13 @@ export async function killServer(server) {
   clearTimeout(timer);
 }
 
-// For after() hooks: kill every server still running and remove the temp dirs.
+// For after() hooks: kill every server still running and remove the temp dirs. With
+// CRMD_E2E_SHOW_ERRORS=1 the error lines of every server's log are printed first (diagnosis).
 export async function stopAll() {
+  if (process.env.CRMD_E2E_SHOW_ERRORS) {
+    for (const s of liveServers)
+      for (const line of s.stderrText.split('\n')) if (line.includes('"level":"error"')) console.error(line);
+  }
   await Promise.all([...liveServers].map((s) => killServer(s)));
   for (const dir of tempDirs) {
     try { fs.rmSync(dir, { recursive: true, force: true }); } catch { /* best effort */ }

@@ -59,3 +59,10 @@ export function withStore(args) {
   if (at < 0 || at + 1 >= args.length) return args;
   return [...args.slice(0, at + 2), '--store', storeUrl(args[at + 1]), ...args.slice(at + 2)];
 }
+
+// The directories where the store keeps `dataDir`'s records besides `dataDir` itself: the
+// cluster's data directory on PostgreSQL (tables and WAL), none on SQLite.
+export function storeDirs(dataDir) {
+  if (!ON_POSTGRESQL || !databases.has(dataDir)) return [];
+  return [`${cluster.dir}/data`];
+}
