@@ -153,6 +153,9 @@ Response Router::Handle(const Request& request, const std::shared_ptr<app::Appli
     log::Warn("out of file descriptors", {{"method", request.method_name}, {"error", e.what()}});
     apps_.Relieve();  // so that the retry finds some
     response = ErrorResponse(errors::Unavailable("too many open files, try again"));
+  } catch (const storage::StoreUnavailable& e) {
+    log::Warn("the store is unavailable", {{"method", request.method_name}, {"error", e.what()}});
+    response = ErrorResponse(errors::Unavailable("the database is unavailable, try again"));
   } catch (const std::exception& e) {
     log::Error("request failed", {{"method", request.method_name}, {"error", e.what()}});
     response = ErrorResponse(errors::Internal());

@@ -38,6 +38,12 @@ struct OutOfDescriptors : StorageError {
   using StorageError::StorageError;
 };
 
+// The store's server cannot be reached (PostgreSQL down or restarting): a condition of the moment,
+// answered 503; the next request tries again.
+struct StoreUnavailable : StorageError {
+  using StorageError::StorageError;
+};
+
 // A read that ran past the deadline of its thread's ReadDeadline: stopped, nothing returned.
 struct ReadTimedOut : StorageError {
   using StorageError::StorageError;
@@ -61,6 +67,11 @@ class ReadDeadline {
   // Makes every deadline pass now and from now on, on every thread: a stopping server that
   // waited long enough ends the reads still running.
   static void EndAll();
+  // A store whose reads do not look at the deadline while they run (PostgreSQL's statements run
+  // on the server) is told by `hook` when EndAll() is called; it returns the hook's id for
+  // RemoveEndAllHook.
+  static int AddEndAllHook(std::function<void()> hook);
+  static void RemoveEndAllHook(int id);
 
  private:
   std::optional<std::chrono::steady_clock::time_point> previous_;

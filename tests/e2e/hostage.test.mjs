@@ -413,10 +413,21 @@ test('issue 17 #3: hostile $regex reads are bounded in patterns and time, and ne
     assert.deepEqual(r.body, { code: 124, error: 'The query took longer than 1 s; narrow it with where, keys or limit.' });
   }
   assert.ok(hostileMs < 10_000, `the hostile reads were answered after ${hostileMs.toFixed(0)} ms (read timeout 1 s)`);
-  // A read that is merely long on a network thread is not cut at its slice: it ends off the loop.
-  const one = await find(hostileWhere(1));
+});
+
+test('issue 17 #3: a read longer than its slice on a network thread is not cut there: it ends off the loop', async () => {
+  const dir = makeDataDir();
+  const app = createApp(dir);
+  const srv = await startServer(dir, { threads: 4, extraArgs: ['--read-timeout', '5'] });
+  // 2.4 MB: one hostile pattern reads it in far more than the 20 ms slice, well within 5 s.
+  for (let i = 0; i < 6; i++) await createRecord(srv, app, 'Notes', { Body: letters(400_000, i + 1) });
+  const where = encodeURIComponent(JSON.stringify(hostileWhere(1)));
+  const started = performance.now();
+  const one = await request(srv, 'GET', `/core/classes/Notes?where=${where}&limit=10&keys=objectId`, { headers: masterHeaders(app), timeoutMs: 60_000 });
+  const ms = performance.now() - started;
   assert.equal(one.status, 200, one.text);
   assert.deepEqual(one.body.results, []);
+  assert.ok(ms > 20, `the read took ${ms.toFixed(0)} ms, no longer than the slice it must outlast`);
 });
 
 test('issue 17 #12: SIGTERM while long requests run: the process exits once the drain timeout ends them', async () => {

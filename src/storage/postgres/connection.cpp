@@ -89,8 +89,12 @@ std::int64_t Rows::Affected() const {
 
 Connection::Connection(const std::string& conninfo) : conn_(PQconnectdb(conninfo.c_str()), &PQfinish) {
   if (!conn_) throw StorageError("postgresql: out of memory connecting");
-  if (PQstatus(conn_.get()) != CONNECTION_OK)
-    throw StorageError("postgresql: cannot connect: " + Trimmed(PQerrorMessage(conn_.get())));
+  if (PQstatus(conn_.get()) != CONNECTION_OK) {
+    const std::string message = "postgresql: cannot connect: " + Trimmed(PQerrorMessage(conn_.get()));
+    if (message.find("Too many open files") != std::string::npos) throw OutOfDescriptors(message);
+    throw StoreUnavailable(message);
+  }
+  cancel_.reset(PQgetCancel(conn_.get()));
   // Errors and notices in one language whatever the server's locale; the client decodes UTF-8.
   // Dates are read as UTC; a commit is durable (on disk) before it returns, whatever the server's
   // default.
@@ -152,6 +156,11 @@ bool Connection::InTransaction() const { return PQtransactionStatus(conn_.get())
 
 bool Connection::InFailedTransaction() const { return PQtransactionStatus(conn_.get()) == PQTRANS_INERROR; }
 
+void Connection::Cancel() {
+  char error[256];
+  if (cancel_) PQcancel(cancel_.get(), error, sizeof error);
+}
+
 void Connection::BoundStatements(int milliseconds) {
   if (milliseconds == statement_timeout_ms_) return;
   Exec("SET statement_timeout = " + std::to_string(milliseconds));
@@ -167,6 +176,10 @@ Rows Connection::Check(PGresult* result, std::string_view sql) {
   if (message.empty()) message = Trimmed(PQerrorMessage(conn_.get()));
   if (state && state == kUniqueViolation) throw DuplicateKeyError("postgresql: " + message);
   if (state && state == kQueryCanceled) throw ReadTimedOut("postgresql: " + message);
+  // The server went away mid-statement (a restart, a crash): this connection is dropped by the
+  // pool, and the next request connects anew.
+  if (!Healthy() || (state && std::string_view(state).starts_with("57P")) || (state && std::string_view(state).starts_with("08")))
+    throw StoreUnavailable("postgresql: " + message);
   throw StorageError("postgresql: " + message + " (in: " + std::string(sql.substr(0, 200)) + ")");
 }
 

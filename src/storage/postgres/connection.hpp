@@ -67,6 +67,9 @@ class Connection {
   // Whether a transaction is open, and whether an error ended what it can do but ROLLBACK.
   bool InTransaction() const;
   bool InFailedTransaction() const;
+  // Asks the server to cancel the statement this connection runs (if any). Safe from another
+  // thread while the connection's owner waits for it.
+  void Cancel();
   // The time bound of the statements from now on, in milliseconds (0: none). Set only when it
   // changes, so a pool's connections that serve requests with the same bound pay it once.
   void BoundStatements(int milliseconds);
@@ -77,6 +80,7 @@ class Connection {
   const std::string& Prepared(const std::string& sql);
 
   std::unique_ptr<PGconn, void (*)(PGconn*)> conn_;
+  std::unique_ptr<PGcancel, void (*)(PGcancel*)> cancel_{nullptr, &PQfreeCancel};
   std::unordered_map<std::string, std::string> prepared_;  // SQL text -> statement name
   std::uint64_t next_statement_ = 0;
   int statement_timeout_ms_ = 0;

@@ -10,9 +10,14 @@ constexpr auto kWait = std::chrono::seconds(10);
 }  // namespace
 
 Pool::Pool(std::string conninfo, std::size_t max_connections)
-    : conninfo_(std::move(conninfo)), max_(std::max<std::size_t>(1, max_connections)) {}
+    : conninfo_(std::move(conninfo)), max_(std::max<std::size_t>(1, max_connections)) {
+  end_all_hook_ = ReadDeadline::AddEndAllHook([this] {
+    std::lock_guard lock(mutex_);
+    for (Connection* c : reading_) c->Cancel();
+  });
+}
 
-Pool::~Pool() = default;
+Pool::~Pool() { ReadDeadline::RemoveEndAllHook(end_all_hook_); }
 
 Pool::Lease Pool::Acquire(bool read) {
   std::unique_ptr<Connection> c;
@@ -38,11 +43,20 @@ Pool::Lease Pool::Acquire(bool read) {
     }
   }
   Lease lease(c.release(), Return{this});
-  const auto remaining = read ? ReadDeadline::Remaining() : std::nullopt;
-  // Whole seconds, at least one: the bound changes (and costs a SET) only when requests' do.
+  // A read's statements are bounded by the request's deadline: to the 10 ms below a second (the
+  // slice a read may run on a network thread), to the second above (so that the bound, and its
+  // SET, changes only when requests' budgets do); at least 1 ms, as 0 would mean none.
   int ms = 0;
-  if (remaining) ms = static_cast<int>(std::max<std::int64_t>(1, (remaining->count() + 999) / 1000) * 1000);
+  if (const auto remaining = read ? ReadDeadline::Remaining() : std::nullopt) {
+    const std::int64_t left = remaining->count();
+    const std::int64_t step = left < 1000 ? 10 : 1000;
+    ms = static_cast<int>(std::max<std::int64_t>(1, (left + step - 1) / step * step));
+  }
   lease->BoundStatements(ms);
+  if (read) {
+    std::lock_guard lock(mutex_);
+    reading_.insert(lease.get());
+  }
   return lease;
 }
 
@@ -50,6 +64,7 @@ void Pool::Release(Connection* c) {
   std::unique_ptr<Connection> owned(c);
   const bool reusable = c->Healthy() && !c->InTransaction();
   std::lock_guard lock(mutex_);
+  reading_.erase(c);
   if (reusable) idle_.push_back(std::move(owned));
   else --open_;
   freed_.notify_one();

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,8 @@ class Pool {
   std::condition_variable freed_;
   std::size_t open_ = 0;
   std::vector<std::unique_ptr<Connection>> idle_;
+  std::set<Connection*> reading_;  // lent for a read: cancelled when the server ends all reads
+  int end_all_hook_ = 0;
 };
 
 }  // namespace crmd::storage::postgres
