@@ -11,8 +11,10 @@
 namespace crmd::storage {
 namespace {
 
-TEST(InsertWithNewIdTest, DrawsAgainWhileTheIdIsTakenAndRunsDrawnForEachDraw) {
-  test::RowsStore store("new-id");
+class InsertWithNewIdTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(InsertWithNewIdTest, DrawsAgainWhileTheIdIsTakenAndRunsDrawnForEachDraw) {
+  test::RowsStore store("new-id", GetParam());
   store.Insert("AAAAAAAAAA");
   store.Insert("BBBBBBBBBB");
   auto txn = store.db->BeginWrite();
@@ -34,8 +36,8 @@ TEST(InsertWithNewIdTest, DrawsAgainWhileTheIdIsTakenAndRunsDrawnForEachDraw) {
   EXPECT_TRUE(store.Visible(row.object_id));
 }
 
-TEST(InsertWithNewIdTest, AnInsertOfATakenIdFailsAloneAndTheTransactionGoesOn) {
-  test::RowsStore store("taken-id");
+TEST_P(InsertWithNewIdTest, AnInsertOfATakenIdFailsAloneAndTheTransactionGoesOn) {
+  test::RowsStore store("taken-id", GetParam());
   store.Insert("AAAAAAAAAA");
   auto txn = store.db->BeginWrite();
   txn->Insert(store.cls, StoredColumns(store.cls), test::RowsStore::NewRow("BBBBBBBBBB"));
@@ -48,8 +50,8 @@ TEST(InsertWithNewIdTest, AnInsertOfATakenIdFailsAloneAndTheTransactionGoesOn) {
   EXPECT_EQ(std::get<std::int64_t>(CellOf(store.cls, *store.db->Get(store.cls, "AAAAAAAAAA"), "N")), 0);
 }
 
-TEST(InsertWithNewIdTest, InAWriteGroupATakenIdFailsOnlyItsOwnInsert) {
-  test::RowsStore store("taken-id-group");
+TEST_P(InsertWithNewIdTest, InAWriteGroupATakenIdFailsOnlyItsOwnInsert) {
+  test::RowsStore store("taken-id-group", GetParam());
   store.Insert("AAAAAAAAAA");
   auto group = store.db->BeginWriteGroup();  // as the write queue runs writes: each in a savepoint
   store.Insert("BBBBBBBBBB", 0, false, true, group.get());
@@ -66,6 +68,8 @@ TEST(InsertWithNewIdTest, InAWriteGroupATakenIdFailsOnlyItsOwnInsert) {
   EXPECT_TRUE(store.Visible("BBBBBBBBBB"));
   EXPECT_TRUE(store.Visible("CCCCCCCCCC"));
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, InsertWithNewIdTest, test::AllStores(), test::StoreName);
 
 }  // namespace
 }  // namespace crmd::storage

@@ -1,5 +1,6 @@
-// A store in a fresh temp directory holding one class, Rows (createdBy, updatedBy and a Number N),
-// for the tests of the store's write paths: commit groups, write groups, the count cache.
+// A store in a fresh temp directory (SQLite) or a new PostgreSQL database (test_store.hpp) holding
+// one class, Rows (createdBy, updatedBy and a Number N), for the tests of the store's write paths:
+// commit groups, write groups, the count cache.
 #pragma once
 
 #include <cstdint>
@@ -10,14 +11,15 @@
 #include "storage/sqlite/sqlite_store.hpp"
 #include "storage/database.hpp"
 #include "temp_dir.hpp"
+#include "test_store.hpp"
 #include "util/time.hpp"
 
 namespace crmd::test {
 
 class RowsStore {
  public:
-  explicit RowsStore(const std::string& tag) : dir_(tag) {
-    db = storage::OpenSqlite(dir_.File("data.db"), storage::Durability::kNormal, 4);
+  explicit RowsStore(const std::string& tag, const std::string& kind = "sqlite") : dir_(tag) {
+    db = OpenTestStore(kind, dir_, 4);
     cls = schema::ClassSchema::NewImplicit("Rows");
     cls.fields.emplace_back("N", schema::FieldDef{schema::FieldType::kNumber, {}});
     auto txn = db->BeginWrite(/*exclusive=*/true);

@@ -1,5 +1,6 @@
-// query/where_parser + storage/sqlite/where_sql on a real SQLite store: the hostile-input rows of
-// issue 3 and SECURITY.md, and the plan of an indexed query.
+// query/where_parser + storage/sql/where_compiler on both stores (SQLite's dialect and
+// PostgreSQL's): the hostile-input rows of issue 3 and SECURITY.md, the semantics both dialects
+// must share, and the plan of an indexed query.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -9,6 +10,7 @@
 #include "schema/class_schema.hpp"
 #include "storage/database.hpp"
 #include "temp_dir.hpp"
+#include "test_store.hpp"
 #include "util/ids.hpp"
 #include "util/json.hpp"
 #include "util/time.hpp"
@@ -20,11 +22,11 @@ namespace json = boost::json;
 using schema::FieldDef;
 using schema::FieldType;
 
-class WhereTest : public ::testing::Test {
+class WhereTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     ids::Init();
-    db_ = storage::OpenSqlite(dir_.File("data.db"), storage::Durability::kNormal, 2);
+    db_ = test::OpenTestStore(GetParam(), dir_);
     cls_ = schema::ClassSchema::NewImplicit("Accounts");
     cls_.fields.emplace_back("Name", FieldDef{FieldType::kString, {}});
     cls_.fields.emplace_back("City", FieldDef{FieldType::kString, {}});
@@ -83,7 +85,7 @@ class WhereTest : public ::testing::Test {
   auth::Identity master_;
 };
 
-TEST_F(WhereTest, OperatorsFilterAsTheSpecSays) {
+TEST_P(WhereTest, OperatorsFilterAsTheSpecSays) {
   Insert(3, "Dana", "Haifa", 5);
   Insert(2, "Avi", "Eilat", 9);
   EXPECT_EQ(Run(R"({"City":"Haifa"})"), 3u);
@@ -98,7 +100,7 @@ TEST_F(WhereTest, OperatorsFilterAsTheSpecSays) {
   EXPECT_EQ(Run(R"({"Score":{"$gt":"5"}})"), 0u);  // a string never compares with a Number field
 }
 
-TEST_F(WhereTest, AnOperatorOnTheWrongTypeIsAClientError) {
+TEST_P(WhereTest, AnOperatorOnTheWrongTypeIsAClientError) {
   for (const char* where : {R"({"Score":{"$regex":"1"}})", R"({"Score":{"$all":[1]}})",
                             R"({"City":{"$exists":"yes"}})", R"({"City":{"$in":"Haifa"}})"}) {
     auto r = Parse(where);
@@ -107,7 +109,7 @@ TEST_F(WhereTest, AnOperatorOnTheWrongTypeIsAClientError) {
   }
 }
 
-TEST_F(WhereTest, UnknownOperatorsAreBadConstraints) {
+TEST_P(WhereTest, UnknownOperatorsAreBadConstraints) {
   auto r = Parse(R"({"City":{"$where":"1"}})");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, 107);
@@ -118,7 +120,7 @@ TEST_F(WhereTest, UnknownOperatorsAreBadConstraints) {
   EXPECT_EQ(top.error().code, 105);
 }
 
-TEST_F(WhereTest, NestingAThousandDeepIsRefusedBeforeSql) {
+TEST_P(WhereTest, NestingAThousandDeepIsRefusedBeforeSql) {
   std::string deep;
   for (int i = 0; i < 1000; ++i) deep += R"({"$and":[)";
   deep += R"({"City":"x"})";
@@ -129,7 +131,7 @@ TEST_F(WhereTest, NestingAThousandDeepIsRefusedBeforeSql) {
   EXPECT_TRUE(too_deep);  // the API answers 400 102 for this, never 500
 }
 
-TEST_F(WhereTest, InWithAHundredThousandValuesIsOneBoundList) {
+TEST_P(WhereTest, InWithAHundredThousandValuesIsOneBoundList) {
   Insert(1, "Dana", "Haifa", 5);
   std::string where = R"({"City":{"$in":[)";
   for (std::size_t i = 1; i < kMaxInValues; ++i) where += "\"c" + std::to_string(i) + "\",";
@@ -139,7 +141,7 @@ TEST_F(WhereTest, InWithAHundredThousandValuesIsOneBoundList) {
   EXPECT_EQ(over.error().http_status, 400);
 }
 
-TEST_F(WhereTest, CatastrophicRegexRunsInLinearTime) {
+TEST_P(WhereTest, CatastrophicRegexRunsInLinearTime) {
   Insert(1, std::string(100000, 'a') + "!", "Haifa", 5);
   // Not a timing assertion: a backtracking engine would not return from this at all.
   EXPECT_EQ(Run(R"j({"Name":{"$regex":"(a+)+$"}})j"), 0u);
@@ -148,7 +150,7 @@ TEST_F(WhereTest, CatastrophicRegexRunsInLinearTime) {
   EXPECT_EQ(lookahead.error().code, 102);
 }
 
-TEST_F(WhereTest, FieldNamesThatTrySqlAreRefused) {
+TEST_P(WhereTest, FieldNamesThatTrySqlAreRefused) {
   for (const char* where : {R"({"City\"; DROP TABLE Accounts; --":1})", R"({"a'b":1})",
                             R"({"City.x'y":1})", R"({"_rperm":"*"})", R"({"Name":{"$select":{"query":{"className":"Accounts"},"key":"a\"b"}}})",
                             R"({"City":{"$inQuery":{"className":"x; DROP","where":{}}}})"}) {
@@ -159,15 +161,35 @@ TEST_F(WhereTest, FieldNamesThatTrySqlAreRefused) {
   EXPECT_TRUE(db_->CheckIntegrity());
 }
 
-TEST_F(WhereTest, ValuesNeverBecomeSql) {
+TEST_P(WhereTest, ValuesNeverBecomeSql) {
   Insert(1, "x' OR '1'='1", "Haifa", 5);
   EXPECT_EQ(Run(R"({"Name":"x' OR '1'='1"})"), 1u);
   EXPECT_EQ(Run(R"({"Name":"' OR 1=1 --"})"), 0u);
   EXPECT_EQ(Run(R"j({"Name":{"$regex":"\\Q' OR 1=1\\E"}})j"), 0u);
 }
 
+// Issue 22: PostgreSQL's text holds no NUL and its jsonb no \u0000; the store escapes them, so a
+// value holding one is stored, read and compared whole, and never equals the text before it.
+TEST_P(WhereTest, NulInAValueIsKeptAndComparedWhole) {
+  Insert(1, std::string("nul\0inside", 10), "Haifa", 1, std::string(R"({"a":"x\u0000y","b":"\\u0001"})"));
+  Insert(1, "nul", "Haifa", 2);
+  EXPECT_EQ(Run(R"({"Name":"nul\u0000inside"})"), 1u);
+  EXPECT_EQ(Run(R"({"Name":"nul"})"), 1u);
+  EXPECT_EQ(Run(R"({"Meta.b":"\\u0001"})"), 1u);
+  Query q;
+  q.where = std::move(Parse(R"({"Score":1})")).value();
+  std::optional<storage::Row> found;
+  db_->Find(cls_, q, [&](const storage::Row& row) { return found = row, false; });
+  ASSERT_TRUE(found);
+  EXPECT_EQ(storage::TextOf(cls_, *found, "Name"), std::string("nul\0inside", 10));
+  auto meta = ParseJson(storage::TextOf(cls_, *found, "Meta"));
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(meta.value().at("a").as_string(), std::string_view("x\0y", 3));
+  EXPECT_EQ(meta.value().at("b").as_string(), "\\u0001");
+}
+
 // Review findings: shapes that once bound parameters out of order or reached an SQLite error.
-TEST_F(WhereTest, PathsInsideObjectsBindInOrderAndKeepNullSemantics) {
+TEST_P(WhereTest, PathsInsideObjectsBindInOrderAndKeepNullSemantics) {
   Insert(1, "a", "Haifa", 1, std::string(R"({"a":"x"})"));
   Insert(1, "b", "Haifa", 2, std::string(R"({"a":null})"));
   Insert(1, "c", "Haifa", 3, std::string(R"({"b":1})"));
@@ -179,12 +201,12 @@ TEST_F(WhereTest, PathsInsideObjectsBindInOrderAndKeepNullSemantics) {
   EXPECT_EQ(Run(R"({"Meta.a":{"$containedBy":["x"]}})"), 3u);
 }
 
-TEST_F(WhereTest, AllCountsDistinctValuesAsSqliteCompares) {
+TEST_P(WhereTest, AllCountsDistinctValuesAsSqliteCompares) {
   Insert(1, "a", "Haifa", 1);
   EXPECT_EQ(Run(R"({"Tags":{"$all":["a","a"]}})"), 1u);
 }
 
-TEST_F(WhereTest, LongConjunctionsAreRefusedBeforeSqliteDepthLimits) {
+TEST_P(WhereTest, LongConjunctionsAreRefusedBeforeSqliteDepthLimits) {
   std::string keys = "{";
   for (int i = 0; i < 1000; ++i) keys += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":1";
   keys += "}";
@@ -200,7 +222,7 @@ TEST_F(WhereTest, LongConjunctionsAreRefusedBeforeSqliteDepthLimits) {
   EXPECT_EQ(Run(fine + "]}"), 1u);
 }
 
-TEST_F(WhereTest, TextSearchOnAFieldNamedLikeAnOperatorAndWithControlCharacters) {
+TEST_P(WhereTest, TextSearchOnAFieldNamedLikeAnOperatorAndWithControlCharacters) {
   Insert(1, "hello world", "Haifa", 1);
   EXPECT_EQ(Run(R"({"NOT":{"$text":{"$search":{"$term":"hello"}}}})"), 1u);
   EXPECT_EQ(Run(R"({"NOT":{"$text":{"$search":{"$term":"nothing\u0000world"}}}})"), 1u);
@@ -208,7 +230,7 @@ TEST_F(WhereTest, TextSearchOnAFieldNamedLikeAnOperatorAndWithControlCharacters)
 }
 
 // Issue 22: the query tree holds a $text's words, not one store's search syntax.
-TEST_F(WhereTest, TextIsAListOfTermsInTheQueryTree) {
+TEST_P(WhereTest, TextIsAListOfTermsInTheQueryTree) {
   auto expr = Parse(R"({"NOT":{"$text":{"$search":{"$term":" say \"hi\"\tOR  bye "}}}})");
   ASSERT_TRUE(expr.ok());
   const auto only = [](const Expr& e) {  // the one condition of a top-level And
@@ -227,7 +249,7 @@ TEST_F(WhereTest, TextIsAListOfTermsInTheQueryTree) {
 }
 
 // Issue 3: a query on an indexed field with order and limit uses the index.
-TEST_F(WhereTest, IndexedQueryWithOrderAndLimitUsesTheIndex) {
+TEST_P(WhereTest, IndexedQueryWithOrderAndLimitUsesTheIndex) {
   Insert(2000, "Dana", "Haifa", 5);
   Insert(2000, "Avi", "Eilat", 9);
   auto expr = Parse(R"({"City":"Haifa","Score":{"$gte":3}})");
@@ -239,12 +261,13 @@ TEST_F(WhereTest, IndexedQueryWithOrderAndLimitUsesTheIndex) {
   const auto plan = db_->ExplainFind(cls_, q);
   // Declared indexes carry createdAt and objectId too, so the page is found from the index alone.
   EXPECT_EQ(plan.indexes, std::vector<std::string>{"city_score"}) << plan.text;
-  EXPECT_TRUE(plan.covering) << plan.text;
+  // PostgreSQL reads the table for rows its visibility map does not mark all-visible (no VACUUM ran).
+  if (GetParam() == "sqlite") EXPECT_TRUE(plan.covering) << plan.text;
   EXPECT_FALSE(plan.full_scan) << plan.text;
 }
 
 // Pointer indexes hold only set pointers; an equality still finds its rows through them.
-TEST_F(WhereTest, PointerEqualityUsesThePartialPointerIndex) {
+TEST_P(WhereTest, PointerEqualityUsesThePartialPointerIndex) {
   Insert(50, "Dana", "Haifa", 5);
   auto expr = Parse(R"({"createdBy":{"__type":"Pointer","className":"_User","objectId":"u1"}})");
   ASSERT_TRUE(expr.ok());
@@ -256,6 +279,8 @@ TEST_F(WhereTest, PointerEqualityUsesThePartialPointerIndex) {
   EXPECT_FALSE(plan.full_scan) << plan.text;
   EXPECT_EQ(Run(R"({"createdBy":{"__type":"Pointer","className":"_User","objectId":"u1"}})"), 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, WhereTest, test::AllStores(), test::StoreName);
 
 }  // namespace
 }  // namespace crmd::query

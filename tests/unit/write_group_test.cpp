@@ -13,7 +13,7 @@
 namespace crmd::storage {
 namespace {
 
-class WriteGroupTest : public ::testing::Test {
+class WriteGroupTest : public ::testing::TestWithParam<std::string> {
  protected:
   // Inserts `id` in a write of its own begun through `group`, committed unless `commit` is false.
   void Write(Database::WriteGroup& group, const std::string& id, bool exclusive = false, bool commit = true) {
@@ -21,11 +21,11 @@ class WriteGroupTest : public ::testing::Test {
   }
   bool Visible(const std::string& id) { return store_.Visible(id); }
 
-  test::RowsStore store_{"write-group"};
+  test::RowsStore store_{"write-group", GetParam()};
   std::unique_ptr<Database>& db_ = store_.db;
 };
 
-TEST_F(WriteGroupTest, WritesCommitTogetherAtFlush) {
+TEST_P(WriteGroupTest, WritesCommitTogetherAtFlush) {
   auto group = db_->BeginWriteGroup();
   const auto epoch = group->Epoch();
   Write(*group, "a");
@@ -42,7 +42,7 @@ TEST_F(WriteGroupTest, WritesCommitTogetherAtFlush) {
   EXPECT_FALSE(Visible("dropped"));
 }
 
-TEST_F(WriteGroupTest, AnExclusiveWriteFlushesTheGroupFirst) {
+TEST_P(WriteGroupTest, AnExclusiveWriteFlushesTheGroupFirst) {
   auto group = db_->BeginWriteGroup();
   const auto epoch = group->Epoch();
   Write(*group, "before");
@@ -61,7 +61,7 @@ TEST_F(WriteGroupTest, AnExclusiveWriteFlushesTheGroupFirst) {
   EXPECT_TRUE(db_->CheckIntegrity());
 }
 
-TEST_F(WriteGroupTest, ANestedSavepointFailsAloneInsideItsWrite) {
+TEST_P(WriteGroupTest, ANestedSavepointFailsAloneInsideItsWrite) {
   auto group = db_->BeginWriteGroup();
   {
     auto txn = group->BeginWrite(/*exclusive=*/false);
@@ -83,7 +83,7 @@ TEST_F(WriteGroupTest, ANestedSavepointFailsAloneInsideItsWrite) {
   EXPECT_FALSE(Visible("later"));
 }
 
-TEST_F(WriteGroupTest, AnotherThreadsWriteIsNoMemberOfTheGroup) {
+TEST_P(WriteGroupTest, AnotherThreadsWriteIsNoMemberOfTheGroup) {
   auto group = db_->BeginWriteGroup();
   Write(*group, "mine");  // the group holds the connection from here
   std::atomic<bool> committed{false};
@@ -101,7 +101,7 @@ TEST_F(WriteGroupTest, AnotherThreadsWriteIsNoMemberOfTheGroup) {
   EXPECT_TRUE(Visible("other"));
 }
 
-TEST_F(WriteGroupTest, ASchemaChangeIsNotHeldBackByGroupAfterGroup) {
+TEST_P(WriteGroupTest, ASchemaChangeIsNotHeldBackByGroupAfterGroup) {
   // An exclusive writer waiting for the open group: the group's next write after its flush does
   // not open a new group before the exclusive writer had its turn.
   auto group = db_->BeginWriteGroup();
@@ -119,6 +119,8 @@ TEST_F(WriteGroupTest, ASchemaChangeIsNotHeldBackByGroupAfterGroup) {
   other.join();
   EXPECT_TRUE(Visible("second"));
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, WriteGroupTest, test::AllStores(), test::StoreName);
 
 }  // namespace
 }  // namespace crmd::storage

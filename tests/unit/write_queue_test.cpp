@@ -20,7 +20,7 @@
 namespace crmd::app {
 namespace {
 
-class WriteQueueTest : public ::testing::Test {
+class WriteQueueTest : public ::testing::TestWithParam<std::string> {
  protected:
   WriteQueue::Job InsertJob(const std::string& id) {
     return {[this, id](QueuedGroup& group) { store_.Insert(id, 0, false, true, &group.storage()); },
@@ -32,14 +32,14 @@ class WriteQueueTest : public ::testing::Test {
             }};
   }
 
-  test::RowsStore store_{"write-queue"};
+  test::RowsStore store_{"write-queue", GetParam()};
   std::unique_ptr<storage::Database>& db_ = store_.db;
   std::mutex mutex_;
   std::vector<std::string> finished_;
   std::set<std::string> visible_at_finish_;
 };
 
-TEST_F(WriteQueueTest, EveryJobFinishesOnceAfterItsWriteIsCommitted) {
+TEST_P(WriteQueueTest, EveryJobFinishesOnceAfterItsWriteIsCommitted) {
   constexpr int kThreads = 4, kPerThread = 50;
   {
     WriteQueue queue(*db_);
@@ -56,7 +56,7 @@ TEST_F(WriteQueueTest, EveryJobFinishesOnceAfterItsWriteIsCommitted) {
   EXPECT_TRUE(db_->CheckIntegrity());
 }
 
-TEST_F(WriteQueueTest, AnIdleQueueEndsItsThreadAndStartsAnotherForTheNextJob) {
+TEST_P(WriteQueueTest, AnIdleQueueEndsItsThreadAndStartsAnotherForTheNextJob) {
   WriteQueue queue(*db_, std::chrono::milliseconds(1));
   for (int round = 0; round < 5; ++round) {
     queue.Submit(InsertJob("idle" + std::to_string(round)));
@@ -66,7 +66,7 @@ TEST_F(WriteQueueTest, AnIdleQueueEndsItsThreadAndStartsAnotherForTheNextJob) {
   EXPECT_EQ(visible_at_finish_.size(), 5u);
 }
 
-TEST_F(WriteQueueTest, StopDrainsTheQueueAndRefusesLaterJobs) {
+TEST_P(WriteQueueTest, StopDrainsTheQueueAndRefusesLaterJobs) {
   WriteQueue queue(*db_);
   for (int i = 0; i < 20; ++i) queue.Submit(InsertJob(fmt::format("q{}", i)));
   queue.Stop();
@@ -162,6 +162,8 @@ TEST(WriteQueueFailureTest, AJobIsDurableOnlyIfEveryFlushItsWritesMayBelongToSuc
   // The action of the failed flush's writes was dropped; the other ran, once.
   EXPECT_EQ(after_flush, std::vector<std::string_view>{"after it"});
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, WriteQueueTest, test::AllStores(), test::StoreName);
 
 }  // namespace
 }  // namespace crmd::app

@@ -195,6 +195,7 @@ struct Shared {
   std::string raw_schema;
   std::int64_t lock_key;
   std::mutex write_mutex;              // this process's writers of the application take turns
+  std::mutex gate;                     // held by an exclusive writer waiting for its turn
   // Moves whenever this process changes a table's columns (SelectAll).
   std::atomic<std::uint64_t> layout{0};
   std::atomic<int> exclusive_waiting{0};
@@ -703,8 +704,14 @@ class PgDatabase final : public Database {
  private:
   // This process's turn at the application's writes; an exclusive writer is counted while it
   // waits (WriteGroup::ExclusiveWaiting).
+  // An exclusive writer holds the gate while it waits, so that writers coming after it (the next
+  // group of a write queue) pass the gate only once it has had its turn: std::mutex is not fair.
   std::unique_lock<std::mutex> Turn(bool exclusive) {
-    if (!exclusive) return std::unique_lock(s_.write_mutex);
+    if (!exclusive) {
+      { std::lock_guard gate(s_.gate); }
+      return std::unique_lock(s_.write_mutex);
+    }
+    std::lock_guard gate(s_.gate);
     s_.exclusive_waiting.fetch_add(1);
     std::unique_lock lock(s_.write_mutex);
     s_.exclusive_waiting.fetch_sub(1);

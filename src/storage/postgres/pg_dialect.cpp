@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include "util/ids.hpp"
 
 namespace crmd::storage::postgres {
@@ -75,6 +77,53 @@ bool IsJsonType(FieldType type) {
     case FieldType::kAcl: return true;
     default: return false;
   }
+}
+
+// An RE2 pattern (checked by the query layer) in PostgreSQL's ARE syntax, which lacks a few of
+// RE2's spellings: `\Q...\E` (each character of it escaped instead), named groups (plain ones),
+// `\z` (ARE's `\Z` is the same end of text).
+std::string PgPattern(const std::string& re2) {
+  std::string out;
+  out.reserve(re2.size());
+  for (std::size_t i = 0; i < re2.size(); ++i) {
+    const char c = re2[i];
+    if (c == '\\' && i + 1 < re2.size()) {
+      const char next = re2[i + 1];
+      if (next == 'Q') {
+        std::size_t end = re2.find("\\E", i + 2);
+        if (end == std::string::npos) end = re2.size();
+        for (std::size_t j = i + 2; j < end; ++j) {
+          const char lit = re2[j];
+          if (!std::isalnum(static_cast<unsigned char>(lit)) && static_cast<unsigned char>(lit) < 0x80) out.push_back('\\');
+          out.push_back(lit);
+        }
+        i = end == re2.size() ? end : end + 1;
+        continue;
+      }
+      out.push_back(c);
+      out.push_back(next == 'z' ? 'Z' : next);
+      ++i;
+      continue;
+    }
+    if (c == '(' && re2.compare(i, 3, "(?P") == 0 && i + 3 < re2.size() && re2[i + 3] == '<') {
+      const auto close = re2.find('>', i);
+      if (close != std::string::npos) {
+        out.push_back('(');
+        i = close;
+        continue;
+      }
+    }
+    if (c == '(' && re2.compare(i, 3, "(?<") == 0 && i + 3 < re2.size() && re2[i + 3] != '=' && re2[i + 3] != '!') {
+      const auto close = re2.find('>', i);
+      if (close != std::string::npos) {
+        out.push_back('(');
+        i = close;
+        continue;
+      }
+    }
+    out.push_back(c);
+  }
+  return out;
 }
 
 }  // namespace
@@ -222,10 +271,10 @@ std::string PgDialect::Regex(const FieldAt& f, const std::string& pattern, Binde
   if (f.ref.array) {
     const std::string json = Json(f, bind);
     return fmt::format("EXISTS (SELECT 1 FROM crmd.elements({}) AS e(v) WHERE jsonb_typeof(e.v) = 'string' AND e.v #>> '{{}}' ~ {})",
-                       json, bind(pattern));
+                       json, bind(PgPattern(pattern)));
   }
   const std::string value = Scalar(f, std::string(), bind);
-  return fmt::format("{} ~ {}", value, bind(pattern));
+  return fmt::format("{} ~ {}", value, bind(PgPattern(pattern)));
 }
 
 std::string PgDialect::Text(const FieldAt& f, const std::vector<std::string>& terms, std::string_view,
