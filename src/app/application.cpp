@@ -9,6 +9,17 @@
 
 namespace crmd::app {
 
+namespace {
+schema::Snapshot::ClassMap LoadClasses(storage::Database& db) {
+  schema::Snapshot::ClassMap classes;
+  for (auto& cls : db.LoadSchema()) {
+    std::string name = cls.name;
+    classes[name] = std::make_shared<const schema::ClassSchema>(std::move(cls));
+  }
+  return classes;
+}
+}  // namespace
+
 Application::Application(std::string id, std::unique_ptr<storage::Database> db, std::string dir,
                          const Settings& settings, mail::Mailer* smtp, AfterCommitRunner* after_commit)
     : id_(std::move(id)),
@@ -19,11 +30,7 @@ Application::Application(std::string id, std::unique_ptr<storage::Database> db, 
       outbox_((std::filesystem::path(dir_) / "outbox").string()),
       own_after_commit_(after_commit ? nullptr : std::make_unique<AfterCommitRunner>()),
       after_commit_(after_commit ? after_commit : own_after_commit_.get()) {
-  schema::Snapshot::ClassMap classes;
-  for (auto& cls : db_->LoadSchema()) {
-    std::string name = cls.name;
-    classes[name] = std::make_shared<const schema::ClassSchema>(std::move(cls));
-  }
+  schema::Snapshot::ClassMap classes = LoadClasses(*db_);
   // System classes exist from the first open (a store created before them gets them now).
   std::vector<schema::ClassSchema> missing;
   for (auto& cls : schema::SystemClasses())
@@ -48,6 +55,12 @@ std::shared_ptr<const schema::Snapshot> Application::schema() const {
 void Application::Publish(std::shared_ptr<const schema::Snapshot> next) {
   std::lock_guard lock(mutex_);
   schema_ = std::move(next);
+}
+
+void Application::ReloadSchema() {
+  auto turn = db_->BeginWrite(/*exclusive=*/true);
+  db_->ForgetLayout();
+  Publish(std::make_shared<const schema::Snapshot>(LoadClasses(*db_)));
 }
 
 std::string Application::system_user_id() const {
@@ -138,9 +151,27 @@ Applications::Applications(std::string data_dir, StoreOptions options, Settings 
   if (!settings_.smtp_url.empty())
     smtp_ = std::make_unique<mail::SmtpMailer>(settings_.smtp_url, settings_.mail_from);
   closer_ = std::thread([this] { CloserLoop(); });
+  stores_->Watch([this](const std::string& app_id) { SchemaChanged(app_id); });
+}
+
+void Applications::SchemaChanged(const std::string& app_id) {
+  std::vector<std::shared_ptr<Application>> apps;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, slot] : open_)
+      if (slot.app && (app_id == "*" || id == app_id)) apps.push_back(slot.app);
+  }
+  for (const auto& app : apps) {
+    try {
+      app->ReloadSchema();
+    } catch (const std::exception& e) {
+      log::Error("reloading a schema failed", {{"app", app->id()}, {"error", e.what()}});
+    }
+  }
 }
 
 Applications::~Applications() {
+  stores_->StopWatching();  // its thread reloads open applications
   try {
     StopWrites();
   } catch (const std::exception& e) {

@@ -79,6 +79,10 @@ class Application {
 
   std::shared_ptr<const schema::Snapshot> schema() const;
   void Publish(std::shared_ptr<const schema::Snapshot> next);
+  // Reads the schema from the store again and publishes it: another server on the same database
+  // changed it (storage::Stores::Watch). Takes an exclusive write turn, so that no write of this
+  // process publishes a newer schema in between.
+  void ReloadSchema();
 
   // The `_User` that stands for master-key and API-key writes (spec §2.6: `_RequestLog.user`
   // points at it); empty until write::PrepareApplication ran.
@@ -188,6 +192,8 @@ class Applications {
   bool HasPendingActivations(const std::string& app_id) { return stores_->HasOutboxEntries(app_id); }
   // The applications that have a store.
   std::vector<std::string> StoredApplications() { return stores_->List(); }
+  // The schema of `app_id` (or of every open application: "*") changed in the store.
+  void SchemaChanged(const std::string& app_id);
 
   // The applications open now.
   std::vector<std::shared_ptr<Application>> OpenApplications();

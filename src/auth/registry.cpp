@@ -47,6 +47,7 @@ void Registry::StartWatching() {
   watcher_ = std::thread([this] {
     std::unique_ptr<storage::RegistryStore> store;
     std::int64_t version = -1;
+    bool store_failed = false;
     while (!stop_.load()) {
       std::this_thread::sleep_for(kPollInterval);
       // A failed poll (a lock held by the CLI, no file descriptors) is retried on the next tick:
@@ -60,10 +61,15 @@ void Registry::StartWatching() {
         Reload();
         version = now;
       } catch (const std::exception& e) {
-        log::Error("registry poll failed", {{"error", e.what()}});
+        // Once per outage (a database restarting fails every poll until it is back).
+        if (!store_failed) log::Error("registry poll failed", {{"error", e.what()}});
+        store_failed = true;
         store.reset();
         version = -1;
+        continue;
       }
+      if (store_failed) log::Info("registry poll recovered", {});
+      store_failed = false;
     }
   });
 }

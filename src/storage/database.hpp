@@ -258,6 +258,10 @@ class Database {
 
   // True when the store's own consistency check passes.
   virtual bool CheckIntegrity() = 0;
+
+  // Another process changed the application's tables (Stores::Watch): what the store keeps of
+  // them is read again.
+  virtual void ForgetLayout() {}
 };
 
 

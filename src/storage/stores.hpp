@@ -3,6 +3,7 @@
 // database the second kind (`--store`). Thread-safe.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,12 @@ class Stores {
   virtual std::vector<std::string> List() = 0;
   // Removes the store of `app_id` and everything in it (what an interrupted `app create` left).
   virtual void Remove(const std::string& app_id) = 0;
+  // Calls `changed(app_id)` from a thread of its own whenever a process (this one included) may
+  // have changed an application's schema, so that every server on one database reloads it;
+  // `changed("*")` when changes may have been missed (all of them). Until StopWatching(). SQLite
+  // files belong to one process: never called.
+  virtual void Watch(std::function<void(const std::string& app_id)> changed) { (void)changed; }
+  virtual void StopWatching() {}
 };
 
 // SQLite files `<data_dir>/apps/<appId>/data.db`, with up to `readers` idle read connections each.

@@ -1,5 +1,8 @@
 #include "storage/postgres/connection.hpp"
 
+#include <poll.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 
@@ -155,6 +158,18 @@ bool Connection::Healthy() const { return PQstatus(conn_.get()) == CONNECTION_OK
 bool Connection::InTransaction() const { return PQtransactionStatus(conn_.get()) != PQTRANS_IDLE; }
 
 bool Connection::InFailedTransaction() const { return PQtransactionStatus(conn_.get()) == PQTRANS_INERROR; }
+
+void Connection::AwaitNotifications(int timeout_ms, const std::function<void(std::string_view)>& received) {
+  pollfd fd{PQsocket(conn_.get()), POLLIN, 0};
+  if (fd.fd < 0) throw StoreUnavailable("postgresql: the listening connection is closed");
+  if (::poll(&fd, 1, timeout_ms) < 0 && errno != EINTR) throw StoreUnavailable("postgresql: poll failed");
+  if (!PQconsumeInput(conn_.get()) || !Healthy())
+    throw StoreUnavailable("postgresql: the listening connection broke: " + Trimmed(PQerrorMessage(conn_.get())));
+  while (PGnotify* n = PQnotifies(conn_.get())) {
+    std::unique_ptr<PGnotify, void (*)(void*)> owned(n, &PQfreemem);
+    received(n->extra ? std::string_view(n->extra) : std::string_view());
+  }
+}
 
 void Connection::Cancel() {
   char error[256];

@@ -12,6 +12,7 @@
 #include <libpq-fe.h>
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,6 +68,9 @@ class Connection {
   // Whether a transaction is open, and whether an error ended what it can do but ROLLBACK.
   bool InTransaction() const;
   bool InFailedTransaction() const;
+  // Waits up to `timeout_ms` for notifications of the channels this connection LISTENs to and
+  // passes each payload to `received`. Throws StoreUnavailable when the connection broke.
+  void AwaitNotifications(int timeout_ms, const std::function<void(std::string_view)>& received);
   // Asks the server to cancel the statement this connection runs (if any). Safe from another
   // thread while the connection's owner waits for it.
   void Cancel();

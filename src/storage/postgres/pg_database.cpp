@@ -188,7 +188,9 @@ std::int64_t LockKey(const std::string& schema) {
 
 // What the store's reads and writes share.
 struct Shared {
-  Shared(std::shared_ptr<Pool> p, std::string s) : pool_owner(std::move(p)), pool(*pool_owner), dialect(QuoteName(s)), raw_schema(std::move(s)), lock_key(LockKey(raw_schema)) {}
+  Shared(std::shared_ptr<Pool> p, std::string app, std::string s)
+      : app_id(std::move(app)), pool_owner(std::move(p)), pool(*pool_owner), dialect(QuoteName(s)), raw_schema(std::move(s)), lock_key(LockKey(raw_schema)) {}
+  std::string app_id;
   std::shared_ptr<Pool> pool_owner;
   Pool& pool;
   PgDialect dialect;
@@ -283,9 +285,11 @@ class PgWrite final : public WriteTransaction {
 
   bool Exclusive() const override { return exclusive_; }
   Connection& connection() { return c_; }
-  // This write changed a table's columns (see SelectAll).
+  // This write changed a table's columns (see SelectAll); every server on the database hears of
+  // it when it commits (Stores::Watch).
   void ChangedLayout() {
     s_.layout.fetch_add(1);
+    if (!changed_layout_) c_.Query("SELECT pg_notify('" + std::string(kSchemaChannel) + "', $1)", {s_.app_id});
     changed_layout_ = true;
   }
 
@@ -507,7 +511,8 @@ class PgWrite final : public WriteTransaction {
 
 class PgDatabase final : public Database {
  public:
-  PgDatabase(std::shared_ptr<Pool> pool, std::string schema) : s_(std::move(pool), std::move(schema)) {}
+  PgDatabase(std::shared_ptr<Pool> pool, std::string app_id, std::string schema)
+      : s_(std::move(pool), std::move(app_id), std::move(schema)) {}
 
   std::vector<schema::ClassSchema> LoadSchema() override {
     auto c = s_.pool.Acquire(false);
@@ -696,6 +701,13 @@ class PgDatabase final : public Database {
     return out;
   }
 
+  void ForgetLayout() override {
+    s_.layout.fetch_add(1);
+    std::lock_guard lock(s_.phone_mutex);
+    s_.phone_loaded = false;
+    s_.phone_fields.clear();
+  }
+
   bool CheckIntegrity() override {
     auto c = s_.pool.Acquire(false);
     return c->Query("SELECT 1").size() == 1;
@@ -768,8 +780,8 @@ class PgDatabase final : public Database {
 
 }  // namespace
 
-std::unique_ptr<Database> OpenPostgres(std::shared_ptr<Pool> pool, const std::string& schema) {
-  return std::make_unique<PgDatabase>(std::move(pool), schema);
+std::unique_ptr<Database> OpenPostgres(std::shared_ptr<Pool> pool, const std::string& app_id, const std::string& schema) {
+  return std::make_unique<PgDatabase>(std::move(pool), app_id, schema);
 }
 
 }  // namespace crmd::storage::postgres

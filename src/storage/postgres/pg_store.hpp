@@ -20,7 +20,10 @@ std::string SchemaOf(const std::string& app_id);
 // from several processes at once).
 void EnsureCrmdSchema(Connection& c);
 
-// The store of the application whose schema is `schema` (made by Stores::Open).
-std::unique_ptr<Database> OpenPostgres(std::shared_ptr<Pool> pool, const std::string& schema);
+// The store of application `app_id`, whose schema is `schema` (made by Stores::Open).
+std::unique_ptr<Database> OpenPostgres(std::shared_ptr<Pool> pool, const std::string& app_id, const std::string& schema);
+
+// The channel a schema change is announced on (its payload: the application's id), at commit.
+inline constexpr const char* kSchemaChannel = "crmd_schema";
 
 }  // namespace crmd::storage::postgres

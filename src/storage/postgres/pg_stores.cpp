@@ -3,6 +3,11 @@
 #include "storage/postgres/pg_dialect.hpp"
 #include "storage/postgres/pg_store.hpp"
 #include "storage/stores.hpp"
+#include "util/log.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 namespace crmd::storage {
 
@@ -99,7 +104,7 @@ class PostgresSchemas final : public Stores {
         }
       }
     }
-    return postgres::OpenPostgres(pool_, schema);
+    return postgres::OpenPostgres(pool_, app_id, schema);
   }
 
   bool HasOutboxEntries(const std::string& app_id) override {
@@ -117,6 +122,19 @@ class PostgresSchemas final : public Stores {
     return ids;
   }
 
+  ~PostgresSchemas() override { StopWatching(); }
+
+  void Watch(std::function<void(const std::string&)> changed) override {
+    StopWatching();
+    stop_ = false;
+    watcher_ = std::thread([this, changed = std::move(changed)] { Listen(changed); });
+  }
+
+  void StopWatching() override {
+    stop_ = true;
+    if (watcher_.joinable()) watcher_.join();
+  }
+
   void Remove(const std::string& app_id) override {
     auto c = pool_->Acquire(false);
     c->Exec("BEGIN");
@@ -131,7 +149,28 @@ class PostgresSchemas final : public Stores {
   }
 
  private:
+  // One connection of its own LISTENs; when it breaks (a restart of the server), changes may have
+  // been missed while it was down: every application is reloaded once it listens again.
+  void Listen(const std::function<void(const std::string&)>& changed) {
+    bool missed = false;
+    while (!stop_) {
+      try {
+        postgres::Connection c(pool_->conninfo());
+        c.Exec(std::string("LISTEN ") + postgres::kSchemaChannel);
+        if (missed) changed("*");
+        missed = false;
+        while (!stop_) c.AwaitNotifications(200, [&](std::string_view app_id) { changed(std::string(app_id)); });
+      } catch (const std::exception& e) {
+        if (!missed) log::Warn("listening for schema changes failed", {{"error", e.what()}});
+        missed = true;
+        for (int i = 0; i < 10 && !stop_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+  }
+
   std::shared_ptr<postgres::Pool> pool_;
+  std::atomic<bool> stop_{false};
+  std::thread watcher_;
 };
 
 }  // namespace

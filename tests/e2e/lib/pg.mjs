@@ -66,3 +66,13 @@ export function storeDirs(dataDir) {
   if (!ON_POSTGRESQL || !databases.has(dataDir)) return [];
   return [`${cluster.dir}/data`];
 }
+
+// Stops the cluster's server (fast: open connections are closed) and starts it again, for the
+// tests of a PostgreSQL restart under crmd.
+export function stopPostgres() {
+  asPostgres(`${BIN}/pg_ctl`, ['stop', '-w', '-t', '60', '-m', 'fast', '-D', `${cluster.dir}/data`]);
+}
+export function startPostgres() {
+  asPostgres(`${BIN}/pg_ctl`, ['start', '-w', '-t', '60', '-D', `${cluster.dir}/data`, '-l', `${cluster.dir}/server.log`,
+    '-o', `-k ${cluster.dir} -c listen_addresses='' -c max_connections=300`]);
+}
