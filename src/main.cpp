@@ -35,6 +35,7 @@
 #include "storage/database.hpp"
 #include "storage/registry_store.hpp"
 #include "storage/stores.hpp"
+#include "storage/transfer.hpp"
 #include "files/file_store.hpp"
 #include "files/orphans.hpp"
 #include "triggers/runner.hpp"
@@ -365,6 +366,105 @@ int WebhookSecret(const std::string& data, const std::string& app_id, bool rotat
   return 0;
 }
 
+// The stores of this invocation, opened without the application layer (no system classes are
+// made): for `app export` and `app import`, which copy a store as it is.
+std::unique_ptr<storage::Stores> AdminStoresRaw(const std::string& data) {
+  if (g_store_url.empty()) return storage::SqliteStores(data, storage::Durability::kFull, 1);
+  return storage::PostgresStores(g_store_url, 2);
+}
+
+json::object RegistryJson(const storage::AppRecord& app) {
+  json::array keys, functions;
+  for (const auto& k : app.api_keys)
+    keys.push_back(json::object{{"name", k.name}, {"keyHash", k.key_hash}, {"createdAt", k.created_at},
+                                {"revokedAt", k.revoked_at ? json::value(*k.revoked_at) : json::value(nullptr)}});
+  for (const auto& f : app.functions)
+    functions.push_back(json::object{{"name", f.name}, {"code", f.code}, {"deployedAt", f.deployed_at}});
+  return json::object{{"name", app.name},           {"masterKeyHash", app.master_key_hash},
+                      {"createdAt", app.created_at}, {"region", app.region},
+                      {"webhookSecret", app.webhook_secret}, {"oauthSecret", app.oauth_secret},
+                      {"apiKeys", std::move(keys)},  {"functions", std::move(functions)}};
+}
+
+storage::AppRecord RegistryRecord(const std::string& app_id, const json::object& o) {
+  auto text = [&](const json::object& from, const char* key) { return std::string(from.at(key).as_string()); };
+  storage::AppRecord app;
+  app.app_id = app_id;
+  app.name = text(o, "name");
+  app.master_key_hash = text(o, "masterKeyHash");
+  app.created_at = text(o, "createdAt");
+  app.region = text(o, "region");
+  app.webhook_secret = text(o, "webhookSecret");
+  app.oauth_secret = text(o, "oauthSecret");
+  for (const auto& k : o.at("apiKeys").as_array()) {
+    const auto& key = k.as_object();
+    storage::ApiKeyRecord record{text(key, "name"), text(key, "keyHash"), text(key, "createdAt"), std::nullopt};
+    if (key.at("revokedAt").is_string()) record.revoked_at = text(key, "revokedAt");
+    app.api_keys.push_back(std::move(record));
+  }
+  for (const auto& f : o.at("functions").as_array())
+    app.functions.push_back({text(f.as_object(), "name"), text(f.as_object(), "code"), text(f.as_object(), "deployedAt")});
+  return app;
+}
+
+json::object CountsJson(const std::string& app_id, const storage::TransferCounts& counts) {
+  json::object rows;
+  for (const auto& [name, n] : counts.rows) rows[name] = n;
+  return json::object{{"appId", app_id}, {"rows", std::move(rows)}, {"relations", counts.relations}, {"outbox", counts.outbox}};
+}
+
+int ExportApp(const std::string& data, const std::string& app_id, const std::string& file) {
+  auto registry_store = OpenRegistryOf(data);
+  const auto app = registry_store->Load(app_id);
+  if (!app) return Fail("no application " + app_id);
+  auto db = AdminStoresRaw(data)->Open(app_id);
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  if (!out) return Fail("cannot write " + file);
+  try {
+    const auto counts = storage::ExportStore(*db, json::object{{"appId", app_id}, {"registry", RegistryJson(*app)}}, out);
+    out.close();
+    if (!out) throw std::runtime_error("cannot write " + file);
+    Print(CountsJson(app_id, counts));
+  } catch (...) {
+    std::filesystem::remove(file);
+    throw;
+  }
+  return 0;
+}
+
+int ImportApp(const std::string& data, const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Fail("cannot read " + file);
+  std::string first;
+  std::getline(in, first);
+  auto header = ParseJson(first);
+  if (!header.ok() || !header.value().is_object() || !header.value().as_object().if_contains("appId"))
+    return Fail(file + " is not an export of crmd app export");
+  const std::string app_id(header.value().as_object().at("appId").as_string());
+  if (!app::IsValidAppId(app_id)) return Fail("the export names an invalid application id");
+  auto registry_store = OpenRegistryOf(data);
+  if (registry_store->Load(app_id)) return Fail("application " + app_id + " already exists");
+  in.seekg(0);
+  // As `app create`: the store is complete before the registry names the application; a store
+  // left by an interrupted import is not an application, and is replaced.
+  auto stores = AdminStoresRaw(data);
+  stores->Remove(app_id);
+  json::object read_header;
+  storage::TransferCounts counts;
+  try {
+    auto db = stores->Open(app_id);
+    counts = storage::ImportStore(*db, in, read_header);
+  } catch (...) {
+    stores->Remove(app_id);
+    throw;
+  }
+  if (registry_store->CreateApp(RegistryRecord(app_id, read_header.at("registry").as_object())) !=
+      storage::RegistryChange::kDone)
+    return Fail("application " + app_id + " already exists");
+  Print(CountsJson(app_id, counts));
+  return 0;
+}
+
 // A new OAuth secret: every client registration and token of the application's MCP sign-in ends
 // (a running server sees it within a second).
 int OAuthRotate(const std::string& data, const std::string& app_id) {
@@ -509,6 +609,8 @@ int main(int argc, char** argv) {
     switch (command.kind) {
       case cli::CommandKind::kServe: return Serve(command.serve);
       case cli::CommandKind::kAppCreate: return CreateApp(a.data, a.app_id, a.name, !a.no_product_base, a.region);
+      case cli::CommandKind::kAppExport: return ExportApp(a.data, a.app_id, a.file);
+      case cli::CommandKind::kAppImport: return ImportApp(a.data, a.file);
       case cli::CommandKind::kAppRegion: return SetRegion(a.data, a.app_id, a.region);
       case cli::CommandKind::kAppWebhookSecret: return WebhookSecret(a.data, a.app_id, a.rotate);
       case cli::CommandKind::kAppOAuthRotate: return OAuthRotate(a.data, a.app_id);

@@ -109,6 +109,17 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   app_webhook_secret->add_option("--app", app_id, "Application id")->required();
   app_webhook_secret->add_flag("--rotate", command.admin.rotate,
                                "Replace it with a new random one first (a running server signs with it within a second)");
+  auto* app_export = app_cmd->add_subcommand(
+      "export", "Write an application's store (classes, records, relations, pending triggers) and registry entry to a file");
+  app_export->add_option("--data", data, "Data directory")->required();
+  app_export->add_option("--store", command.admin.store, kStoreHelp);
+  app_export->add_option("--app", app_id, "Application id")->required();
+  app_export->add_option("--out", command.admin.file, "File to write (JSON lines)")->required();
+  auto* app_import = app_cmd->add_subcommand(
+      "import", "Create an application from a file `app export` wrote, into this --data and --store; checks the counts");
+  app_import->add_option("--data", data, "Data directory")->required();
+  app_import->add_option("--store", command.admin.store, kStoreHelp);
+  app_import->add_option("--in", command.admin.file, "File `app export` wrote")->required();
   auto* app_oauth_rotate = app_cmd->add_subcommand(
       "oauth-rotate", "End every MCP sign-in of an application: its OAuth clients and tokens (docs/MCP.md)");
   app_oauth_rotate->add_option("--data", data, "Data directory")->required();
@@ -161,6 +172,8 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   else if (app_region->parsed()) command.kind = CommandKind::kAppRegion;
   else if (app_webhook_secret->parsed()) command.kind = CommandKind::kAppWebhookSecret;
   else if (app_oauth_rotate->parsed()) command.kind = CommandKind::kAppOAuthRotate;
+  else if (app_export->parsed()) command.kind = CommandKind::kAppExport;
+  else if (app_import->parsed()) command.kind = CommandKind::kAppImport;
   else if (key_create->parsed()) command.kind = CommandKind::kKeyCreate;
   else if (key_revoke->parsed()) command.kind = CommandKind::kKeyRevoke;
   else if (key_list->parsed()) command.kind = CommandKind::kKeyList;

@@ -57,13 +57,13 @@ struct AdminArgs {
   std::string name;
   bool no_product_base = false;
   std::string region;  // empty: the default (app create), required (app region)
-  std::string file;    // function deploy: the Lua source
+  std::string file;    // function deploy: the Lua source; app export: where to; app import: from where
   bool rotate = false;  // app webhook-secret: replace the secret before printing it
   std::string older_than = "7d";  // files gc: the age an orphan must have, <n>d|h|m|s
 };
 
 enum class CommandKind {
-  kServe, kAppCreate, kAppRegion, kAppWebhookSecret, kAppOAuthRotate, kKeyCreate, kKeyRevoke, kKeyList, kFunctionDeploy, kFunctionList, kFunctionRemove, kFilesGc
+  kServe, kAppCreate, kAppExport, kAppImport, kAppRegion, kAppWebhookSecret, kAppOAuthRotate, kKeyCreate, kKeyRevoke, kKeyList, kFunctionDeploy, kFunctionList, kFunctionRemove, kFilesGc
 };
 
 struct Command {

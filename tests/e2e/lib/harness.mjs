@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 
 import { withStore } from './pg.mjs';
 
-export { storeDirs, ON_POSTGRESQL, stopPostgres, startPostgres } from './pg.mjs';
+export { storeDirs, storeUrl, ON_POSTGRESQL, stopPostgres, startPostgres } from './pg.mjs';
 
 export const CRMD_BIN = process.env.CRMD_BIN || path.resolve(import.meta.dirname, '../../../build/crmd');
 export const HOST = '127.0.0.1';

@@ -54,7 +54,7 @@ export function storeUrl(dataDir) {
 
 // `args` of a crmd command with `--store` after its `--data DIR` when the suite runs on PostgreSQL.
 export function withStore(args) {
-  if (!ON_POSTGRESQL) return args;
+  if (!ON_POSTGRESQL || args.includes('--store')) return args;
   const at = args.indexOf('--data');
   if (at < 0 || at + 1 >= args.length) return args;
   return [...args.slice(0, at + 2), '--store', storeUrl(args[at + 1]), ...args.slice(at + 2)];
