@@ -18,6 +18,8 @@
 
 #include <algorithm>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -193,6 +195,12 @@ int Serve(const cli::ServeFlags& flags) {
                        : std::clamp<std::uint64_t>((open_files - std::min<std::uint64_t>(open_files, options.max_connections)) / 16, 16, 1000);
   storage::LimitPageCache(static_cast<std::int64_t>(flags.page_cache_mib) << 20);
   store.url = flags.store;
+  {
+    // Stable across restarts, distinct between the servers of one host (their addresses differ).
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    store.instance = std::string(host) + " " + flags.listen + " " + std::filesystem::absolute(flags.data).string();
+  }
   // A connection for each thread that may hold one, and as many again for the requests that
   // hold two at once (a streaming find and the lookups of its includes).
   store.connections = static_cast<std::size_t>(2 * (options.threads + options.write_threads + flags.trigger_threads) + 4);

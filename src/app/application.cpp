@@ -144,7 +144,7 @@ Applications::Applications(std::string data_dir, StoreOptions options, Settings 
     : data_dir_(std::move(data_dir)),
       options_(options),
       stores_(options_.url.empty() ? storage::SqliteStores(data_dir_, options_.durability, options_.readers)
-                                   : storage::PostgresStores(options_.url, options_.connections)),
+                                   : storage::PostgresStores(options_.url, options_.connections, options_.instance)),
       settings_(std::move(settings)),
       prepare_(std::move(prepare)) {
   if (options_.max_open == 0) throw std::invalid_argument("at least one application must be open at a time");

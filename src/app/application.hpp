@@ -160,6 +160,8 @@ struct StoreOptions {
   // one pool of at most `connections` connections.
   std::string url;
   std::size_t connections = 32;
+  // This server's name among those on the database (storage::PostgresStores).
+  std::string instance;
 };
 
 // Opens application stores on first use and keeps the most recently used open (a bounded cache:

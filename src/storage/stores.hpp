@@ -36,7 +36,9 @@ class Stores {
 std::unique_ptr<Stores> SqliteStores(std::string data_dir, Durability durability, int readers);
 
 // Schemas of the PostgreSQL database at `url` (postgres/pg_store.hpp), through one pool of at most
-// `connections` connections for every application. Throws StorageError when it cannot be reached.
-std::unique_ptr<Stores> PostgresStores(std::string url, std::size_t connections);
+// `connections` connections for every application. `instance` names this server among those on
+// the database, the same across its restarts (its trigger runner takes back what it claimed before
+// a crash at once); random when empty. Throws StorageError when it cannot be reached.
+std::unique_ptr<Stores> PostgresStores(std::string url, std::size_t connections, std::string instance = {});
 
 }  // namespace crmd::storage

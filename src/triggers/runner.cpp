@@ -25,6 +25,7 @@ constexpr std::chrono::milliseconds kMaxRetryDelay{10 * 60 * 1000};
 // Outbox entries read at once when recovering a store's activations.
 constexpr std::size_t kRecoverPage = 1000;
 
+
 using RunResult = Runner::RunResult;
 
 RunResult FromAnswer(const std::pair<int, json::value>& answer) {
@@ -149,6 +150,13 @@ std::chrono::milliseconds Runner::RetryDelay(int attempts) const {
   return std::chrono::milliseconds(std::min<std::int64_t>(kMaxRetryDelay.count(), options_.retry_delay.count() << shift));
 }
 
+std::chrono::seconds Runner::ClaimLease() const {
+  // Twice the longest wait between two attempts, at least a minute: a job that waits to retry keeps
+  // its claim, and one whose server stopped is taken over by another within the lease.
+  const auto longest = std::chrono::duration_cast<std::chrono::seconds>(RetryDelay(options_.retries)) * 2;
+  return std::max<std::chrono::seconds>(std::chrono::seconds(60), longest);
+}
+
 void Runner::Later(Job job) {
   const auto delay = RetryDelay(job.attempts);
   std::lock_guard lock(mutex_);
@@ -242,6 +250,14 @@ Runner::Outcome Runner::Run(Job& job) {
 }
 
 Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& app) {
+  // Taken again at each action and attempt, which keeps the lease while the job goes on. Another
+  // server on the same database runs it: asked again after a retry's wait, until that server is
+  // done (the entry is gone) or its lease ran out (it stopped mid-job).
+  switch (app->db().ClaimOutbox(job.entry, ClaimLease())) {
+    case storage::Database::Claim::kGone: return Outcome::kFinished;
+    case storage::Database::Claim::kHeld: return Outcome::kRetry;
+    case storage::Database::Claim::kTaken: break;
+  }
   if (job.payload.empty()) {
     auto stored = app->db().ReadOutbox(job.entry - 1, 1);
     if (stored.empty() || stored.front().id != job.entry) return Outcome::kFinished;  // ran already

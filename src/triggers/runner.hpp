@@ -132,6 +132,7 @@ class Runner final : public app::ActivationSink {
   void Again(Job job);   // back to its queue, for its next action
   void Finished(const Job& job);
   std::chrono::milliseconds RetryDelay(int attempts) const;
+  std::chrono::seconds ClaimLease() const;
 
   Host host_;
   Options options_;

@@ -701,6 +701,18 @@ class PgDatabase final : public Database {
     return out;
   }
 
+  Claim ClaimOutbox(std::int64_t id, std::chrono::seconds lease) override {
+    auto c = s_.pool.Acquire(false);
+    auto rows = c->Query(
+        fmt::format("WITH taken AS (UPDATE {0}._crmd_outbox SET claimed_by = $2, claimed_until = now() + $3 * interval '1 second' "
+                    "WHERE id = $1 AND (claimed_by IS NULL OR claimed_by = $2 OR claimed_until < now()) RETURNING id) "
+                    "SELECT (SELECT count(*) FROM taken), (SELECT count(*) FROM {0}._crmd_outbox WHERE id = $1)",
+                    s_.dialect.schema()),
+        {std::to_string(id), s_.pool.process(), std::to_string(lease.count())});
+    if (rows.Value(0, 0) != std::optional<std::string_view>("0")) return Claim::kTaken;
+    return rows.Value(0, 1) == std::optional<std::string_view>("0") ? Claim::kGone : Claim::kHeld;
+  }
+
   void ForgetLayout() override {
     s_.layout.fetch_add(1);
     std::lock_guard lock(s_.phone_mutex);

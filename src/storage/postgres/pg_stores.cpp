@@ -75,8 +75,8 @@ namespace {
 
 class PostgresSchemas final : public Stores {
  public:
-  PostgresSchemas(std::string url, std::size_t connections)
-      : pool_(std::make_shared<postgres::Pool>(std::move(url), connections)) {
+  PostgresSchemas(std::string url, std::size_t connections, std::string instance)
+      : pool_(std::make_shared<postgres::Pool>(std::move(url), connections, std::move(instance))) {
     auto c = pool_->Acquire(false);
     postgres::EnsureCrmdSchema(*c);
   }
@@ -94,7 +94,7 @@ class PostgresSchemas final : public Stores {
                               "definition text NOT NULL)",
                               quoted));
           c->Exec(fmt::format("CREATE TABLE IF NOT EXISTS {}._crmd_outbox (id bigserial PRIMARY KEY, lane int NOT NULL, "
-                              "payload text NOT NULL)",
+                              "payload text NOT NULL, claimed_by text, claimed_until timestamptz)",
                               quoted));
           c->Query("INSERT INTO crmd.stores (app_id, schema_name) VALUES ($1, $2) ON CONFLICT DO NOTHING", {app_id, schema});
           c->Exec("COMMIT");
@@ -175,8 +175,8 @@ class PostgresSchemas final : public Stores {
 
 }  // namespace
 
-std::unique_ptr<Stores> PostgresStores(std::string url, std::size_t connections) {
-  return std::make_unique<PostgresSchemas>(std::move(url), connections);
+std::unique_ptr<Stores> PostgresStores(std::string url, std::size_t connections, std::string instance) {
+  return std::make_unique<PostgresSchemas>(std::move(url), connections, std::move(instance));
 }
 
 }  // namespace crmd::storage

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "util/ids.hpp"
+
 namespace crmd::storage::postgres {
 
 namespace {
@@ -9,8 +11,10 @@ namespace {
 constexpr auto kWait = std::chrono::seconds(10);
 }  // namespace
 
-Pool::Pool(std::string conninfo, std::size_t max_connections)
-    : conninfo_(std::move(conninfo)), max_(std::max<std::size_t>(1, max_connections)) {
+Pool::Pool(std::string conninfo, std::size_t max_connections, std::string process)
+    : conninfo_(std::move(conninfo)),
+      process_(process.empty() ? ids::RandomAlnum(16) : std::move(process)),
+      max_(std::max<std::size_t>(1, max_connections)) {
   end_all_hook_ = ReadDeadline::AddEndAllHook([this] {
     std::lock_guard lock(mutex_);
     for (Connection* c : reading_) c->Cancel();

@@ -21,7 +21,8 @@ namespace crmd::storage::postgres {
 class Pool {
  public:
   // At most `max_connections` open at once; a borrower waits for one (StorageError after a while).
-  Pool(std::string conninfo, std::size_t max_connections);
+  // `process`: this server's name among those on the database (random when empty).
+  Pool(std::string conninfo, std::size_t max_connections, std::string process = {});
   ~Pool();
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
@@ -37,11 +38,14 @@ class Pool {
   Lease Acquire(bool read = true);
 
   const std::string& conninfo() const { return conninfo_; }
+  // Names this process (this pool) among the servers on the database: who claimed an outbox entry.
+  const std::string& process() const { return process_; }
 
  private:
   void Release(Connection* c);
 
   std::string conninfo_;
+  std::string process_;
   std::size_t max_;
   std::mutex mutex_;
   std::condition_variable freed_;
