@@ -1,9 +1,10 @@
 // crmd side by side with Parse Server (issue 6). Run by bench/run (`make bench`), which installs the
 // tools and copies the crmd binary to bench/.work/crmd first. Loopback only, bounded in time:
 //   1. starts PostgreSQL 15 (own cluster), Parse Server 9.10 on it, crmd (--durability full,
-//      --prefix parse so that both answer X-Parse-* on /parse) and nginx serving a static JSON file;
-//   2. loads the same deterministic data into both servers through /batch and declares the same index;
-//   3. runs each workload with wrk against both servers, alternating which goes first;
+//      --prefix parse so that both answer X-Parse-* on /parse), crmd on the same PostgreSQL server
+//      (`--store`, a database of its own; issue 22) and nginx serving a static JSON file;
+//   2. loads the same deterministic data into every server through /batch and declares the same index;
+//   3. runs each workload with wrk against every server, alternating which goes first;
 //   4. writes bench/.work/results.json and the "Side by side" section of docs/PERFORMANCE.md.
 // Stops everything it started, also on failure or signal. Environment overrides for a quick trial
 // (then docs/PERFORMANCE.md is left alone): BENCH_ROWS, BENCH_WARMUP, BENCH_DURATION.
@@ -159,16 +160,25 @@ async function startParse(pg) {
   return { ...server, pid: child.pid };
 }
 
-async function startCrmd() {
-  const data = path.join(RUN, 'crmd-data');
-  const app = JSON.parse(sh(CRMD, ['app', 'create', '--data', data, '--id', 'bench', '--no-product-base']));
+// crmd on its SQLite files, or (`pg` given) on the PostgreSQL server Parse uses, in a database of
+// its own (issue 22): the same database server, the same data.
+async function startCrmd(pg = null) {
+  const key = pg ? 'crmdpg' : 'crmd';
+  const data = path.join(RUN, `${key}-data`);
+  const store = [];
+  if (pg) {
+    sh(`${PG_BIN}/psql`, ['-h', '127.0.0.1', '-p', String(pg.port), '-U', 'postgres', '-d', 'postgres', '-qc', 'CREATE DATABASE crmd']);
+    store.push('--store', `postgresql://postgres@127.0.0.1:${pg.port}/crmd`);
+  }
+  const app = JSON.parse(sh(CRMD, ['app', 'create', '--data', data, ...store, '--id', 'bench', '--no-product-base']));
   const port = await freePort();
-  const out = fs.openSync(path.join(RUN, 'crmd.log'), 'a');
-  const child = track('crmd', spawn(CRMD, ['serve', '--data', data, '--listen', `127.0.0.1:${port}`,
+  const out = fs.openSync(path.join(RUN, `${key}.log`), 'a');
+  const child = track(key, spawn(CRMD, ['serve', '--data', data, ...store, '--listen', `127.0.0.1:${port}`,
     '--prefix', 'parse', '--durability', 'full'], { stdio: ['ignore', out, out] }));
-  const server = { name: 'crmd', key: 'crmd', base: `http://127.0.0.1:${port}`, appId: app.appId, masterKey: app.masterKey };
-  await waitHttp(`${server.base}/health`, child, 'crmd', 20_000);
-  return { ...server, pid: child.pid };
+  const server = { name: pg ? 'crmd on PostgreSQL' : 'crmd', key, base: `http://127.0.0.1:${port}`, appId: app.appId, masterKey: app.masterKey };
+  await waitHttp(`${server.base}/health`, child, server.name, 20_000);
+  // Its CPU is crmd's and the database's, as Parse's is.
+  return { ...server, pid: child.pid, ...(pg ? { postmaster: pg.pid } : {}) };
 }
 
 async function startNginx(staticBody) {
@@ -630,16 +640,18 @@ async function main() {
   const parse = await startParse(pg);
   log(`Parse Server on ${parse.base}; starting crmd`);
   const crmd = await startCrmd();
-  log(`crmd on ${crmd.base}`);
+  log(`crmd on ${crmd.base}; starting crmd on PostgreSQL`);
+  const crmdpg = await startCrmd(pg);
+  log(`crmd on PostgreSQL on ${crmdpg.base}`);
   parse.postmaster = pg.pid;
-  const sampler = new MemorySampler({ rss: { crmd: crmd.pid, parse: parse.pid }, postmaster: pg.pid });
+  const sampler = new MemorySampler({ rss: { crmd: crmd.pid, crmdpg: crmdpg.pid, parse: parse.pid }, postmaster: pg.pid });
   sampler.start();
 
   // Load, index.
   results.load = {};
   results.index = {};
   const loaded = {};
-  for (const s of [crmd, parse]) {
+  for (const s of [crmd, crmdpg, parse]) {
     log(`bulk load into ${s.name}: ${ROWS} Accounts in batches of ${BATCH}, ${LOAD_IN_FLIGHT} in flight`);
     sampler.phase = `load-${s.key}`;
     const { result, ids, leadIds } = await bulkLoad(s);
@@ -656,12 +668,13 @@ async function main() {
   psql(pg, 'ANALYZE');
   const pgIndexes = psql(pg, `SELECT indexname FROM pg_indexes WHERE tablename = 'Accounts' ORDER BY 1`).split('\n');
   check('PostgreSQL has the (City, Score) index', pgIndexes.some((n) => n.includes('city_score')), pgIndexes.join(', '));
-  for (const s of [crmd, parse]) {
+  for (const s of [crmd, crmdpg, parse]) {
     const r = await call(s, 'GET', `${PREFIX}/classes/Accounts?limit=0&count=1`);
     check(`${s.name} holds ${ROWS} Accounts`, r.json?.count === ROWS, `count ${r.json?.count}`);
   }
 
   const files = { crmd: writeRequestFiles(crmd, loaded.crmd.ids, loaded.crmd.leadIds),
+    crmdpg: writeRequestFiles(crmdpg, loaded.crmdpg.ids, loaded.crmdpg.leadIds),
     parse: writeRequestFiles(parse, loaded.parse.ids, loaded.parse.leadIds) };
   const sample = await call(crmd, 'GET', `${PREFIX}/classes/Accounts/${loaded.crmd.ids[0]}`);
   const nginx = await startNginx(sample.text);
@@ -684,7 +697,7 @@ async function main() {
         log(`  nginx: ${Math.round(results.nginxPlain.reqPerSec)} req/s`);
       }
     }
-    const order = k % 2 === 0 ? [crmd, parse] : [parse, crmd];
+    const order = k % 2 === 0 ? [crmd, crmdpg, parse] : [parse, crmdpg, crmd];
     for (const s of order) {
       const file = files[s.key][w.file];
       entry.probe[s.key] = await probe(s, w.file, file);
@@ -693,13 +706,16 @@ async function main() {
       entry[s.key] = await measure(s, file, w.conns, `${w.key}-${s.key}`, sampler);
       const e = entry[s.key];
       log(`  ${s.name}: ${Math.round(e.reqPerSec)} req/s, p50 ${e.p50ms.toFixed(2)} ms, p99 ${e.p99ms.toFixed(2)} ms, non-2xx ${e.non2xx}, socket errors ${e.socketErrors}`);
-      if (!alive(children.get(s.key === 'crmd' ? 'crmd' : 'parse-server'))) throw new Error(`${s.name} died during ${w.key}`);
+      if (!alive(children.get(s.key === 'parse' ? 'parse-server' : s.key))) throw new Error(`${s.name} died during ${w.key}`);
     }
-    if (w.key === 'count') check('count: same answer from both servers', entry.probe.crmd.count === entry.probe.parse.count,
-      `crmd ${entry.probe.crmd.count}, Parse ${entry.probe.parse.count}`);
-    if (w.key === 'query' || w.key === 'include') check(`${w.key}: same number of rows from both servers`,
-      entry.probe.crmd.rows === entry.probe.parse.rows, `crmd ${entry.probe.crmd.rows}, Parse ${entry.probe.parse.rows}`);
+    if (w.key === 'count') check('count: same answer from every server', entry.probe.crmd.count === entry.probe.parse.count &&
+      entry.probe.crmdpg.count === entry.probe.parse.count,
+      `crmd ${entry.probe.crmd.count}, crmd on PostgreSQL ${entry.probe.crmdpg.count}, Parse ${entry.probe.parse.count}`);
+    if (w.key === 'query' || w.key === 'include') check(`${w.key}: same number of rows from every server`,
+      entry.probe.crmd.rows === entry.probe.parse.rows && entry.probe.crmdpg.rows === entry.probe.parse.rows,
+      `crmd ${entry.probe.crmd.rows}, crmd on PostgreSQL ${entry.probe.crmdpg.rows}, Parse ${entry.probe.parse.rows}`);
     entry.ratio = entry.crmd.reqPerSec / entry.parse.reqPerSec;
+    entry.ratioPg = entry.crmdpg.reqPerSec / entry.parse.reqPerSec;
   }
   log('change history (issue 16): creates on a table with timeline and on one without, crmd alone');
   results.history = await historyBudget(crmd, loaded.crmd.leadIds, sampler);
@@ -711,7 +727,7 @@ async function main() {
   log(`  CPU per call: create ${results.forms.ms.create.toFixed(4)} ms, getlead ${results.forms.ms.getlead.toFixed(4)} ms, web2table ${results.forms.ms.web2table.toFixed(4)} ms`);
   sampler.stop();
   results.memory = {
-    crmdPeakKiB: procKiB(crmd.pid, 'VmHWM'), parsePeakKiB: procKiB(parse.pid, 'VmHWM'),
+    crmdPeakKiB: procKiB(crmd.pid, 'VmHWM'), parsePeakKiB: procKiB(parse.pid, 'VmHWM'), crmdpgPeakKiB: procKiB(crmdpg.pid, 'VmHWM'),
     crmdSampledPeakKiB: sampler.peak.crmd, parseSampledPeakKiB: sampler.peak.parse,
     postgresPeakPssKiB: sampler.peak.postgres, postgresProcesses: sampler.pgProcs, byPhase: sampler.phasePeak,
   };
@@ -762,14 +778,19 @@ function goals(r) {
         measured: `${(r.forms.ms[k] / create).toFixed(2)}× the bench's create, ${(r.forms.ms[k] / r.forms.ms.create).toFixed(2)}× a create of the form's body`,
         met: r.forms.ms[k] < 2 * create });
   }
+  // Issue 22: crmd on PostgreSQL against Parse Server on the same PostgreSQL server.
+  if (r.load.crmdpg) {
+    ratioGoal('crmd on PostgreSQL, bulk load', r.load.crmdpg.rowsPerSecond / r.load.parse.rowsPerSecond, 10);
+    for (const x of r.workloads) ratioGoal(`crmd on PostgreSQL, ${x.name.split(' (')[0]}`, x.ratioPg, 10);
+  }
   const m = r.memory;
   out.push({ goal: 'peak RSS under load: crmd/Parse ≤ 1/10', measured: `1/${(m.parsePeakKiB / m.crmdPeakKiB).toFixed(1)}`, met: m.crmdPeakKiB * 10 <= m.parsePeakKiB });
   const ng = w.get.crmd.reqPerSec / r.nginx[CONNS].reqPerSec;
   out.push({ goal: 'crmd get-by-id ≥ 50% of nginx static', measured: `${(ng * 100).toFixed(0)}% (${CONNS} connections)`, met: ng >= 0.5 });
   const bad = [];
-  for (const x of r.workloads) for (const s of ['crmd', 'parse']) if (x[s].non2xx || x[s].socketErrors) bad.push(`${x.key}/${s}: ${x[s].non2xx} non-2xx, ${x[s].socketErrors} socket errors`);
+  for (const x of r.workloads) for (const s of ['crmd', 'crmdpg', 'parse']) if (x[s] && (x[s].non2xx || x[s].socketErrors)) bad.push(`${x.key}/${s}: ${x[s].non2xx} non-2xx, ${x[s].socketErrors} socket errors`);
   for (const [k, xs] of Object.entries(r.history?.runs ?? {})) for (const x of xs) if (x.non2xx || x.socketErrors) bad.push(`history ${k}: ${x.non2xx} non-2xx, ${x.socketErrors} socket errors`);
-  for (const s of ['crmd', 'parse']) if (r.load[s].non2xx || r.load[s].failedItems) bad.push(`load/${s}: ${r.load[s].non2xx} non-2xx, ${r.load[s].failedItems} failed items`);
+  for (const s of ['crmd', 'crmdpg', 'parse']) if (r.load[s] && (r.load[s].non2xx || r.load[s].failedItems)) bad.push(`load/${s}: ${r.load[s].non2xx} non-2xx, ${r.load[s].failedItems} failed items`);
   for (const [c, x] of Object.entries(r.nginx)) if (x.non2xx || x.socketErrors) bad.push(`nginx/${c}: ${x.non2xx} non-2xx, ${x.socketErrors} socket errors`);
   out.push({ goal: '0 non-2xx responses everywhere', measured: bad.length ? bad.join('; ') : '0', met: bad.length === 0 });
   return out;
@@ -866,6 +887,21 @@ function renderSection(r) {
     for (const [k, name] of [['create', 'create (form body)'], ['getlead', 'getlead'], ['web2table', 'web2table']])
       L.push(`| ${name} | ${rps(f.runs[k])} | ${cpuMs(f.ms[k])} | ${(f.ms[k] / f.ms.create).toFixed(2)}× |`);
     L.push('');
+  }
+  if (r.load.crmdpg) {
+    const pgc = (x) => (x?.cpu ? cpuMs(x.cpu.msPerRequest) : '');
+    L.push('crmd on PostgreSQL (issue 22, `--store postgresql://...`) beside Parse Server on the same PostgreSQL server: the',
+      'same cluster, a database each, the same data and request sequences. CPU is the server\'s and all of PostgreSQL\'s',
+      'for both.', '');
+    L.push('| workload | crmd on PostgreSQL req/s | p50 ms | p99 ms | non-2xx | Parse req/s | ratio | crmd+PG CPU ms/req | Parse+PG CPU ms/req | Parse/crmd CPU |');
+    L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    const lg = r.load.crmdpg;
+    L.push(`| bulk load, rows/s (latency per 50-row batch) | ${n0(lg.rowsPerSecond)} | ${ms(lg.batchLatencyMs.p50)} | ${ms(lg.batchLatencyMs.p99)} | ${lg.non2xx + lg.failedItems} | ${n0(ld.parse.rowsPerSecond)} | ${ratio(lg.rowsPerSecond / ld.parse.rowsPerSecond)}× | ${cpuMs((lg.cpu.serverCpuSeconds * 1000) / lg.loaded)} | ${cpuMs((ld.parse.cpu.serverCpuSeconds * 1000) / ld.parse.loaded)} | ${ratio((ld.parse.cpu.serverCpuSeconds / ld.parse.loaded) / (lg.cpu.serverCpuSeconds / lg.loaded))}× |`);
+    for (const w of r.workloads) {
+      const c = w.crmdpg; const p = w.parse;
+      L.push(`| ${w.name} | ${n0(c.reqPerSec)} | ${ms(c.p50ms)} | ${ms(c.p99ms)} | ${c.non2xx + c.socketErrors} | ${n0(p.reqPerSec)} | ${ratio(w.ratioPg)}× | ${pgc(c)} | ${pgc(p)} | ${ratio(p.cpu.msPerRequest / c.cpu.msPerRequest)}× |`);
+    }
+    L.push('', `Peak memory of crmd on PostgreSQL: ${mib(r.memory.crmdpgPeakKiB)} (VmHWM), PostgreSQL besides.`, '');
   }
   const mem = r.memory;
   L.push(`Peak memory over the whole run (load and all workloads): crmd ${mib(mem.crmdPeakKiB)} (VmHWM); Parse Server's node`,

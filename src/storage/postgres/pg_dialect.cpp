@@ -11,23 +11,12 @@ namespace crmd::storage::postgres {
 namespace {
 
 using query::CompareOp;
+using sql::SqlOp;
 using schema::FieldType;
 using sql::Binder;
 using sql::FieldAt;
 
 constexpr std::size_t kMaxIdentifier = 63;  // NAMEDATALEN - 1
-
-const char* SqlOp(CompareOp op) {
-  switch (op) {
-    case CompareOp::kEq: return "=";
-    case CompareOp::kNe: return "<>";
-    case CompareOp::kLt: return "<";
-    case CompareOp::kLte: return "<=";
-    case CompareOp::kGt: return ">";
-    case CompareOp::kGte: return ">=";
-  }
-  return "=";
-}
 
 bool IsNumber(const Cell& c) { return std::holds_alternative<std::int64_t>(c) || std::holds_alternative<double>(c); }
 

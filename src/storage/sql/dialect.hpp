@@ -87,6 +87,19 @@ class Dialect {
                            Binder& bind) const = 0;
 };
 
+// The SQL operator of a comparison (the same in every dialect).
+inline const char* SqlOp(query::CompareOp op) {
+  switch (op) {
+    case query::CompareOp::kEq: return "=";
+    case query::CompareOp::kNe: return "<>";
+    case query::CompareOp::kLt: return "<";
+    case query::CompareOp::kLte: return "<=";
+    case query::CompareOp::kGt: return ">";
+    case query::CompareOp::kGte: return ">=";
+  }
+  return "=";
+}
+
 inline std::string Binder::operator()(Cell value) {
   params_.push_back(std::move(value));
   return dialect_.Placeholder(params_.size());

@@ -10,18 +10,6 @@ using query::CompareOp;
 using query::Expr;
 using query::ExprKind;
 
-const char* SqlOp(CompareOp op) {
-  switch (op) {
-    case CompareOp::kEq: return "=";
-    case CompareOp::kNe: return "<>";
-    case CompareOp::kLt: return "<";
-    case CompareOp::kLte: return "<=";
-    case CompareOp::kGt: return ">";
-    case CompareOp::kGte: return ">=";
-  }
-  return "=";
-}
-
 // The where's structure and meaning; the dialect spells the leaves. Strings that hold placeholders
 // are built one after another, in text order: the operands of `+` are not sequenced.
 class Compiler {

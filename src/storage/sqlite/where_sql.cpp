@@ -11,20 +11,9 @@ namespace crmd::storage::sqlite {
 namespace {
 
 using query::CompareOp;
+using sql::SqlOp;
 using sql::Binder;
 using sql::FieldAt;
-
-const char* SqlOp(CompareOp op) {
-  switch (op) {
-    case CompareOp::kEq: return "=";
-    case CompareOp::kNe: return "<>";
-    case CompareOp::kLt: return "<";
-    case CompareOp::kLte: return "<=";
-    case CompareOp::kGt: return ">";
-    case CompareOp::kGte: return ">=";
-  }
-  return "=";
-}
 
 // A JSON array of the cells, bound once and read back with json_each: one statement shape for
 // any list length, and no limit on host parameters.
