@@ -265,12 +265,16 @@ class PgWrite final : public WriteTransaction {
   // Alone: its own connection and transaction, holding the application's turn until it ends.
   PgWrite(Shared& s, std::unique_lock<std::mutex> lock, bool exclusive)
       : s_(s), lock_(std::move(lock)), lease_(s.pool.Acquire(/*read=*/false)), c_(*lease_), exclusive_(exclusive) {
-    c_.Exec("BEGIN");
-    c_.Query("SELECT pg_advisory_xact_lock($1)", {std::to_string(s_.lock_key)});
+    // One round trip (the key is a number of this process's making).
+    c_.Exec("BEGIN; SELECT pg_advisory_xact_lock(" + std::to_string(s_.lock_key) + ")");
   }
-  // A write of a write group: a savepoint of the group's transaction.
-  PgWrite(Shared& s, Connection& group_connection) : s_(s), c_(group_connection), in_group_(true) {
-    c_.Exec("SAVEPOINT item");
+  // A write of a write group: a savepoint of the group's transaction. The savepoint of the write
+  // before it, committed, is released in the same round trip (`release_pending`), or by the
+  // group's COMMIT: a write costs its statements and one more.
+  PgWrite(Shared& s, Connection& group_connection, bool& release_pending)
+      : s_(s), c_(group_connection), in_group_(true), release_pending_(&release_pending) {
+    c_.Exec(release_pending ? "RELEASE SAVEPOINT item; SAVEPOINT item" : "SAVEPOINT item");
+    release_pending = false;
   }
 
   ~PgWrite() override {
@@ -482,7 +486,8 @@ class PgWrite final : public WriteTransaction {
 
   void Commit() override {
     if (savepoints_ != 0) throw StorageError("postgresql: commit with a savepoint still open");
-    c_.Exec(in_group_ ? "RELEASE SAVEPOINT item" : "COMMIT");
+    if (in_group_) *release_pending_ = true;
+    else c_.Exec("COMMIT");
     committed_ = true;
     // Statements prepared on other connections while the change was not committed yet had the old
     // row type under the new generation.
@@ -503,6 +508,7 @@ class PgWrite final : public WriteTransaction {
   Pool::Lease lease_{nullptr, Pool::Return{nullptr}};
   Connection& c_;
   bool in_group_ = false;
+  bool* release_pending_ = nullptr;  // a group write's: its group's flag
   bool exclusive_ = false;
   bool committed_ = false;
   bool changed_layout_ = false;
@@ -756,8 +762,9 @@ class PgDatabase final : public Database {
       }
       if (!open_) {
         open_ = std::make_unique<PgWrite>(db_->s_, db_->Turn(false), false);
+        release_pending_ = false;
       }
-      return std::make_unique<PgWrite>(db_->s_, open_->connection());
+      return std::make_unique<PgWrite>(db_->s_, open_->connection(), release_pending_);
     }
     void FlushIfLost() override {
       if (open_ && open_->connection().InFailedTransaction()) Flush();
@@ -783,6 +790,7 @@ class PgDatabase final : public Database {
    private:
     PgDatabase* db_;
     std::unique_ptr<PgWrite> open_;
+    bool release_pending_ = false;  // the last write's savepoint, committed, still to release
     std::uint64_t epoch_ = 0;
     std::vector<std::uint64_t> failed_;
   };
