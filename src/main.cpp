@@ -271,6 +271,7 @@ int Serve(const cli::ServeFlags& flags) {
   trigger_runner->Recover(apps.StoredApplications());  // what a crash or a stop left to run
   log::AccessLogBatching access_log_batching;
   options.drain_expired = [] { storage::ReadDeadline::EndAll(); };
+  options.short_of_descriptors = [&apps] { apps.Relieve(); };
   http::Server server(
       options, [&router](const api::Request& r) { return router.Handle(r); },
       [&router](api::Request& r, std::function<void(api::Response)>& done) { return router.QueueWrite(r, done); },

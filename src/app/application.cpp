@@ -225,6 +225,7 @@ std::size_t Applications::Relieve() {
     idle = TakeIdle(open_.size() > kFreeWhenShort ? open_.size() - kFreeWhenShort : 0);
     if (on_short_) on_short_();
   }
+  stores_->Relieve();
   const std::size_t closed = idle.size();
   Close(std::move(idle));
   return closed;

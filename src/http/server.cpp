@@ -654,6 +654,7 @@ struct Server::Impl {
           if (now - last_warning > std::chrono::seconds(1)) {
             log::Warn("out of file descriptors: accepting paused", {{"open_connections", open_connections.load()}});
             last_warning = now;
+            if (options.short_of_descriptors) options.short_of_descriptors();
           }
           idle.EvictOldest(kIdleToEvict);
           pause.expires_after(kAcceptPause);

@@ -54,6 +54,9 @@ struct ServerOptions {
   // (the server then waits for its threads: a read the read timeout allows to run for minutes
   // would hold the exit that long).
   std::function<void()> drain_expired;
+  // Called (at most once a second) while accepting fails for want of descriptors, so that what
+  // else holds them (idle database connections) can let some go.
+  std::function<void()> short_of_descriptors;
   // Open connections at most. At the cap, a new connection closes the one idle the longest, or is
   // closed itself when none is idle. Each holds a descriptor: keep it well under the process's
   // open-file limit, which stores need too.

@@ -30,6 +30,9 @@ class Stores {
   // files belong to one process: never called.
   virtual void Watch(std::function<void(const std::string& app_id)> changed) { (void)changed; }
   virtual void StopWatching() {}
+  // The process is short of descriptors: let go of what is only kept for later (idle database
+  // connections). SQLite's stores are closed by the application cache instead.
+  virtual void Relieve() {}
 };
 
 // SQLite files `<data_dir>/apps/<appId>/data.db`, with up to `readers` idle read connections each.

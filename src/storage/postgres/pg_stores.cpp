@@ -135,6 +135,8 @@ class PostgresSchemas final : public Stores {
     if (watcher_.joinable()) watcher_.join();
   }
 
+  void Relieve() override { pool_->DropIdle(); }
+
   void Remove(const std::string& app_id) override {
     auto c = pool_->Acquire(false);
     c->Exec("BEGIN");

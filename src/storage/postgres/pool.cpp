@@ -64,6 +64,16 @@ Pool::Lease Pool::Acquire(bool read) {
   return lease;
 }
 
+void Pool::DropIdle() {
+  std::vector<std::unique_ptr<Connection>> closing;
+  {
+    std::lock_guard lock(mutex_);
+    closing.swap(idle_);
+    open_ -= closing.size();
+    freed_.notify_all();
+  }
+}
+
 void Pool::Release(Connection* c) {
   std::unique_ptr<Connection> owned(c);
   const bool reusable = c->Healthy() && !c->InTransaction();

@@ -38,6 +38,8 @@ class Pool {
   Lease Acquire(bool read = true);
 
   const std::string& conninfo() const { return conninfo_; }
+  // Closes the idle connections (the process is short of descriptors).
+  void DropIdle();
   // Names this process (this pool) among the servers on the database: who claimed an outbox entry.
   const std::string& process() const { return process_; }
 
