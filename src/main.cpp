@@ -272,6 +272,7 @@ int Serve(const cli::ServeFlags& flags) {
   log::AccessLogBatching access_log_batching;
   options.drain_expired = [] { storage::ReadDeadline::EndAll(); };
   options.short_of_descriptors = [&apps] { apps.Relieve(); };
+  options.unwrap = [&router](api::Request& r) { return router.Unwrap(r); };
   http::Server server(
       options, [&router](const api::Request& r) { return router.Handle(r); },
       [&router](api::Request& r, std::function<void(api::Response)>& done) { return router.QueueWrite(r, done); },

@@ -126,6 +126,21 @@ Router::Router(RouterOptions options, auth::Registry& registry, app::Application
   api_key_header_ = lower + "api-key";
   session_token_header_ = lower + "session-token";
   installation_id_header_ = lower + "installation-id";
+  transport_ = TransportNames{"/" + options_.prefix + "/", "/" + options_.prefix + "/files/", app_id_header_,
+                              master_key_header_, session_token_header_, installation_id_header_};
+}
+
+std::optional<Response> Router::Unwrap(Request& request) {
+  try {
+    auto answered = UnwrapClientTransport(request, transport_);
+    if (answered) AddCorsHeaders(request, *answered);
+    return answered;
+  } catch (const std::exception& e) {
+    log::Error("reading a client's call failed", {{"method", request.method_name}, {"error", e.what()}});
+    auto answer = ErrorResponse(errors::Internal());
+    AddCorsHeaders(request, answer);
+    return answer;
+  }
 }
 
 Response Router::Handle(const Request& request, const std::shared_ptr<app::Application>& opened,
@@ -206,6 +221,8 @@ std::optional<Response> Router::Early(const Request& head) {
       decided = ErrorResponse(errors::RouteNotFound(head.method_name, target->path));
     } else if (segments.size() == 4 && segments[1] == "apps") {
       return std::nullopt;  // the password page: a form, its own application
+    } else if (head.method == Method::kPost) {
+      return std::nullopt;  // its body may be a client's call (api/client_transport.hpp): method and credentials
     } else if (auto app_id = head.Header(app_id_header_); !app_id || !registry_.Find(*app_id)) {
       decided = ErrorResponse(errors::Unauthorized());
     } else {
@@ -251,7 +268,9 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
   if (!credentials) return false;  // no body is parsed for a request of no application
   if (form && credentials->app_id != target->segments[1]) return false;  // answered by the handler
-  auto body = request.method == Method::kDelete ? nullptr : ParseAhead(request.body);
+  auto body = request.method == Method::kDelete ? nullptr
+              : request.json_body                ? request.json_body  // a client's call, read by Unwrap
+                                                 : ParseAhead(request.body);
   request.json_body = body;  // also for the writer threads, should the request go there after all
   if (batch && !(body && IsOwnRecordBatch(*body, options_.prefix))) return false;
   std::shared_ptr<app::Application> app;

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/client_transport.hpp"
 #include "api/functions.hpp"
 #include "api/message.hpp"
 #include "functions/lua_function.hpp"
@@ -59,6 +60,10 @@ class Router {
   // nullopt: the body may matter. Never throws.
   std::optional<Response> Early(const Request& head);
 
+  // A request in Parse's client transport rewritten into the plain one (api/client_transport.hpp),
+  // or answered when malformed (http::ServerOptions::unwrap). Never throws.
+  std::optional<Response> Unwrap(Request& request);
+
   const std::string& header_prefix() const { return header_prefix_; }
 
   // A request below the prefix made by a function's `crm` API or a trigger's action, with their
@@ -100,6 +105,7 @@ class Router {
   mcp::FunctionRunner mcp_functions_;  // the functions as MCP's Run-Function reaches them
   // Lower-case header names under the prefix.
   std::string app_id_header_, master_key_header_, api_key_header_, session_token_header_, installation_id_header_;
+  TransportNames transport_;
   auth::Registry& registry_;
   app::Applications& apps_;
   logs::RequestLog* request_log_;

@@ -573,7 +573,9 @@ struct Server::Impl {
         auto streamed = co_await ReadUploadBody(stream, buffer, std::move(parser), body_limit, origin, facts, start);
         if (!streamed) co_return;
         co_await asio::post(asio::bind_executor(writers.get_executor(), asio::use_awaitable));
-        api::Response api_response = handler(streamed->request);
+        std::optional<api::Response> answered;
+        if (options.unwrap) answered = options.unwrap(streamed->request);
+        api::Response api_response = answered ? std::move(*answered) : handler(streamed->request);
         std::error_code ignored;
         std::filesystem::remove(streamed->request.body_file, ignored);  // a kept file was renamed away
         co_await asio::post(asio::bind_executor(stream.get_executor(), asio::use_awaitable));
@@ -608,7 +610,11 @@ struct Server::Impl {
       const bool keep_alive = request.keep_alive() && !stopping.load() && !closing;
       api::Request api_request = ToApiRequest(request.base(), std::move(request.body()), facts.remote_ip);
       api::Response api_response;
-      if (RunsOnWriters(api_request.method)) {
+      std::optional<api::Response> answered;
+      if (options.unwrap) answered = options.unwrap(api_request);  // before the method decides the thread
+      if (answered) {
+        api_response = std::move(*answered);
+      } else if (RunsOnWriters(api_request.method)) {
         std::optional<api::Response> queued;
         if (queue_write) queued = co_await AsyncQueueWrite(api_request, asio::use_awaitable);
         if (queued) {

@@ -57,6 +57,10 @@ struct ServerOptions {
   // Called (at most once a second) while accepting fails for want of descriptors, so that what
   // else holds them (idle database connections) can let some go.
   std::function<void()> short_of_descriptors;
+  // Called with each request read whole, before anything routes it: rewrites a request a client
+  // sent in another transport (api/client_transport.hpp) into the plain one, or answers it. May
+  // read and write an upload's file; runs where the handler would. Must not throw.
+  std::function<std::optional<api::Response>(api::Request&)> unwrap;
   // Open connections at most. At the cap, a new connection closes the one idle the longest, or is
   // closed itself when none is idle. Each holds a descriptor: keep it well under the process's
   // open-file limit, which stores need too.

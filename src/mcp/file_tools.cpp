@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "mcp/tool.hpp"
+#include "util/base64.hpp"
 #include "util/strings.hpp"
 
 namespace crmd::mcp {
@@ -24,13 +25,9 @@ std::variant<std::string, ToolResult> Decoded(std::string_view data) {
   // Spec §4.8: this upload takes plain base64; a Data-URI is the messaging channel's form.
   if (data.starts_with("data:"))
     return ToolResult{"Input validation error: data must be plain base64, without a Data-URI prefix (data:...;base64,)", true};
-  std::string bytes(data.size() / 4 * 3 + 3, '\0');
-  std::size_t length = 0;
-  if (sodium_base642bin(reinterpret_cast<unsigned char*>(bytes.data()), bytes.size(), data.data(), data.size(), " \r\n\t",
-                        &length, nullptr, sodium_base64_VARIANT_ORIGINAL) != 0)
-    return ToolResult{"Input validation error: data is not valid base64", true};
-  bytes.resize(length);
-  return bytes;
+  auto bytes = DecodeBase64(data);
+  if (!bytes) return ToolResult{"Input validation error: data is not valid base64", true};
+  return std::move(*bytes);
 }
 
 ToolResult UploadPublicFile(const ToolCall& call, const json::object& args) {

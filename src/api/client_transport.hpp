@@ -1,0 +1,34 @@
+// The transport of Parse's client SDKs: every call a `POST` of a JSON body (sent as `text/plain`,
+// so a browser makes no preflight) carrying the real method in `_method` and the credentials in
+// `_ApplicationId`, `_MasterKey`, `_SessionToken`, ... Such a request is rewritten here into the
+// plain one — method, credential headers, query string or body — before anything routes or
+// authorizes it: the router's one door then decides, as for a request sent with headers.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "api/message.hpp"
+
+namespace crmd::api {
+
+// The lower-case header names the body's keys stand for, and where the API lives.
+struct TransportNames {
+  std::string prefix_path;  // "/parse/": only requests below it are rewritten
+  std::string files_path;   // "/parse/files/": a JSON body there is a file sent as base64
+  std::string app_id, master_key, session_token, installation_id;
+};
+
+// A file sent as base64 in JSON is read into memory whole to be decoded: at most this much JSON
+// (a ~24 MB file); a larger one is sent as raw bytes.
+inline constexpr std::size_t kJsonFileBodyLimit = 32u << 20;
+
+// Rewrites `request` in place when it is a call in that transport; answers it when the call is
+// malformed (a `_method` that is no string, a file body that is no base64). Each credential key
+// stands for its header, and a header the request sent itself wins: the body adds no credential
+// a header would not. Unknown `_` keys stay, in the body or as a query parameter, where the body
+// and query rules refuse them as they refuse any.
+std::optional<Response> UnwrapClientTransport(Request& request, const TransportNames& names);
+
+}  // namespace crmd::api
