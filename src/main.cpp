@@ -30,6 +30,7 @@
 #include "cli/command_line.hpp"
 #include "functions/lua_function.hpp"
 #include "app/application.hpp"
+#include "auth/gates.hpp"
 #include "auth/password_gate.hpp"
 #include "auth/registry.hpp"
 #include "http/server.hpp"
@@ -317,15 +318,30 @@ int Serve(const cli::ServeFlags& flags) {
   return 0;
 }
 
+// The gates a profile and the single gates named after it give, starting from `gates`; the
+// error a person reads when a name or value is unknown.
+std::optional<std::string> ApplyGates(auth::Gates& gates, const cli::AdminArgs& args) {
+  if (args.profile == "parse") gates = auth::Gates::Parse();
+  else if (args.profile == "crmd") gates = auth::Gates{};
+  else if (!args.profile.empty()) return "--profile takes crmd or parse";
+  for (const auto& [name, value] : args.gates)
+    if (!value.empty())
+      if (auto error = auth::SetGate(gates, name, value)) return error;
+  return std::nullopt;
+}
+
 int CreateApp(const std::string& data, std::string app_id, const std::string& name, bool product_base,
-              std::string region) {
+              std::string region, const cli::AdminArgs& args) {
+  auth::Gates gates;
+  if (auto error = ApplyGates(gates, args)) return Fail(*error);
   if (app_id.empty()) app_id = ids::RandomAlnum(20);
   if (!app::IsValidAppId(app_id)) return Fail("--id must be 1-64 of [A-Za-z0-9_-]");
   if (region.empty()) region = app::kDefaultPhoneRegion;
   if (!phone::IsKnownRegion(region)) return Fail("--region must be an ISO 3166 region with phone numbers, such as IL or US");
   const std::string master = ids::NewSecret(), api_key = ids::NewSecret(), now = timeutil::NowIso();
   storage::AppRecord record{app_id, name.empty() ? app_id : name, ids::HashSecret(master), now,
-                            {{kDefaultKeyName, ids::HashSecret(api_key), now, std::nullopt}}, region, {}, {}, {}};
+                            {{kDefaultKeyName, ids::HashSecret(api_key), now, std::nullopt}}, region, {}, {}, {},
+                            gates == auth::Gates{} ? std::string() : ToJson(auth::GatesObject(gates))};
   auto registry_store = OpenRegistryOf(data);
   auto& store = *registry_store;
   if (store.Load(app_id)) return Fail("application " + app_id + " already exists");
@@ -350,7 +366,7 @@ int CreateApp(const std::string& data, std::string app_id, const std::string& na
   if (store.CreateApp(record) == storage::RegistryChange::kAlreadyExists)
     return Fail("application " + app_id + " already exists");
   Print(json::object{{"appId", app_id}, {"masterKey", master}, {"apiKey", api_key},
-                     {"apiKeyName", kDefaultKeyName}});
+                     {"apiKeyName", kDefaultKeyName}, {"gates", auth::GatesObject(gates)}});
   return 0;
 }
 
@@ -361,6 +377,20 @@ int SetRegion(const std::string& data, const std::string& app_id, const std::str
   // A running server sees it within a second and computes the application's phone keys again.
   if (store.SetRegion(app_id, region) != storage::RegistryChange::kDone) return Fail("no application " + app_id);
   Print(json::object{{"appId", app_id}, {"region", region}});
+  return 0;
+}
+
+int SetGates(const std::string& data, const std::string& app_id, const cli::AdminArgs& args) {
+  auto registry_store = OpenRegistryOf(data);
+  auto& store = *registry_store;
+  auto app = store.Load(app_id);
+  if (!app) return Fail("no application " + app_id);
+  auth::Gates gates = auth::GatesFrom(app->gates);
+  if (auto error = ApplyGates(gates, args)) return Fail(*error);
+  const json::object shown = auth::GatesObject(gates);
+  // A running server follows within a second (the registry's poll).
+  if (store.SetGates(app_id, ToJson(shown)) != storage::RegistryChange::kDone) return Fail("no application " + app_id);
+  Print(json::object{{"appId", app_id}, {"gates", shown}});
   return 0;
 }
 
@@ -393,7 +423,8 @@ json::object RegistryJson(const storage::AppRecord& app) {
   return json::object{{"name", app.name},           {"masterKeyHash", app.master_key_hash},
                       {"createdAt", app.created_at}, {"region", app.region},
                       {"webhookSecret", app.webhook_secret}, {"oauthSecret", app.oauth_secret},
-                      {"apiKeys", std::move(keys)},  {"functions", std::move(functions)}};
+                      {"apiKeys", std::move(keys)},  {"functions", std::move(functions)},
+                      {"gates", app.gates}};
 }
 
 storage::AppRecord RegistryRecord(const std::string& app_id, const json::object& o) {
@@ -406,6 +437,7 @@ storage::AppRecord RegistryRecord(const std::string& app_id, const json::object&
   app.region = text(o, "region");
   app.webhook_secret = text(o, "webhookSecret");
   app.oauth_secret = text(o, "oauthSecret");
+  if (const auto* gates = o.if_contains("gates"); gates && gates->is_string()) app.gates = std::string(gates->get_string());
   for (const auto& k : o.at("apiKeys").as_array()) {
     const auto& key = k.as_object();
     storage::ApiKeyRecord record{text(key, "name"), text(key, "keyHash"), text(key, "createdAt"), std::nullopt};
@@ -618,7 +650,8 @@ int main(int argc, char** argv) {
   try {
     switch (command.kind) {
       case cli::CommandKind::kServe: return Serve(command.serve);
-      case cli::CommandKind::kAppCreate: return CreateApp(a.data, a.app_id, a.name, !a.no_product_base, a.region);
+      case cli::CommandKind::kAppCreate: return CreateApp(a.data, a.app_id, a.name, !a.no_product_base, a.region, a);
+      case cli::CommandKind::kAppSet: return SetGates(a.data, a.app_id, a);
       case cli::CommandKind::kAppExport: return ExportApp(a.data, a.app_id, a.file);
       case cli::CommandKind::kAppImport: return ImportApp(a.data, a.file);
       case cli::CommandKind::kAppRegion: return SetRegion(a.data, a.app_id, a.region);

@@ -385,7 +385,10 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
     // the gate is where a browser gets a good one.
     if (token && file_ctx.identity.principal == auth::Principal::kAnonymous) {
       auto identity = auth::ResolveSession(*file_ctx.app, *token);
-      if (identity.ok()) file_ctx.identity = std::move(identity).value();
+      if (identity.ok()) {
+        file_ctx.identity = std::move(identity).value();
+        file_ctx.identity.gates = credentials->gates;
+      }
     }
     return HandleDownload(request, std::vector<std::string>(segments.begin() + 3, segments.end()), file_ctx);
   }
@@ -396,6 +399,7 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
     auth::Context page_ctx;  // the browser: no credential
     page_ctx.app = credentials ? apps_.Open(credentials->app_id) : nullptr;
     page_ctx.credentials = credentials;
+    if (credentials) page_ctx.identity.gates = credentials->gates;
     page_ctx.remote_ip = request.remote_ip;
     caller.app = page_ctx.app;
     if (segments[3] == "signin") return HandleSignInGate(request, *target, page_ctx);
@@ -424,6 +428,7 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
     auto identity = auth::ResolveSession(*ctx.app, *token);
     if (!identity.ok()) return ErrorResponse(identity.error());
     ctx.identity = std::move(identity).value();
+    ctx.identity.gates = credentials->gates;
   }
   caller.identity = ctx.identity;
 
@@ -460,6 +465,7 @@ Response Router::RouteMcp(const Request& request, const std::vector<std::string>
         ctx.app = std::move(app);
         ctx.credentials = credentials;
         ctx.identity = std::move(bearer->identity);
+        ctx.identity.gates = credentials->gates;
         switches = std::move(bearer->switches);
         FollowRegion(*ctx.app, *credentials);
       }

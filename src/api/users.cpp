@@ -29,8 +29,10 @@ std::string_view StringMember(const json::object& o, std::string_view key) {
 }
 
 Response SignUp(const Request& request, auth::Context& ctx) {
-  // Spec §4.7: sign-up needs the master or an API key; the CAPTCHA gate is the record API's.
-  if (!ctx.identity.IsMaster()) return ErrorResponse(errors::PermissionDenied("create", kUser));
+  // Spec §4.7: sign-up needs the master or an API key, unless the application opened it
+  // (auth::Gates); the CAPTCHA gate is the record API's.
+  if (!ctx.identity.IsMaster() && ctx.identity.gates.signup_needs_key)
+    return ErrorResponse(errors::PermissionDenied("create", kUser));
   json::value storage;
   auto body = BodyObject(request, storage);
   if (!body.ok()) return ErrorResponse(body.error());

@@ -46,6 +46,11 @@ Status Authorize(const Identity& identity, Operation op, std::string_view class_
   // from the master key, is refused like a session.
   if (class_name == "_RequestLog" && identity.principal != Principal::kMaster && identity.principal != Principal::kSystem)
     return errors::PermissionDenied(name, class_name);
+  // An application whose sign-up is open (auth::Gates) lets anyone make a user; the user rules
+  // (unique names, the password) still hold.
+  if (op == Operation::kCreate && class_name == "_User" && !identity.gates.signup_needs_key &&
+      identity.principal != Principal::kRejected)
+    return {};
   switch (identity.principal) {
     case Principal::kMaster:
     case Principal::kApiKey:
@@ -53,13 +58,15 @@ Status Authorize(const Identity& identity, Operation op, std::string_view class_
     case Principal::kRejected: return errors::PermissionDenied(name, class_name);
     case Principal::kAnonymous:
       // Spec §4.1: the CAPTCHA gate runs before any permission check, even on open classes.
-      if (IsWrite(op)) return errors::CaptchaRequired();
+      if (IsWrite(op) && identity.gates.captcha) return errors::CaptchaRequired();
       break;
     case Principal::kUser: break;
   }
   if (!cls) {
-    // Reads of a class that does not exist find nothing; clients never create classes.
+    // Reads of a class that does not exist find nothing; clients never create classes, unless the
+    // application lets a client's first write make one (auth::Gates).
     if (!IsWrite(op)) return {};
+    if (op == Operation::kCreate && !identity.gates.closed_new_classes) return {};
     return errors::PermissionDenied(name, class_name);
   }
   const auto* rule_value = cls->class_level_permissions.if_contains(name);

@@ -15,6 +15,7 @@ std::vector<std::string> Identity::Principals() const {
 Identity ResolveKeys(const AppCredentials& app, std::optional<std::string_view> master_key,
                      std::optional<std::string_view> api_key) {
   Identity id;
+  id.gates = app.gates;
   if (!master_key && !api_key) return id;
   id.principal = Principal::kRejected;
   if (master_key) {

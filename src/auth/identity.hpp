@@ -26,6 +26,9 @@ struct Identity {
   std::string user_id;             // kUser
   std::vector<std::string> roles;  // kUser: role names, inherited ones included
   std::string session_id;          // kUser: the _Session row of the token
+  // The application's gates (auth/gates.hpp), which Authorize applies: set with the credential
+  // (ResolveKeys, and by the router for a session or a bearer token).
+  Gates gates;
 
   bool IsMaster() const {
     return principal == Principal::kMaster || principal == Principal::kApiKey || principal == Principal::kSystem;

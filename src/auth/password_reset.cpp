@@ -113,7 +113,7 @@ Status RequestPasswordReset(Context& ctx, std::string_view email) {
 }
 
 Result<ResetOutcome> ResetPassword(Context& ctx, std::string_view token, std::string_view new_password) {
-  if (!MeetsPasswordPolicy(new_password)) return ResetOutcome::kWeakPassword;
+  if (ctx.identity.gates.password_policy && !MeetsPasswordPolicy(new_password)) return ResetOutcome::kWeakPassword;
   if (token.empty()) return ResetOutcome::kInvalidToken;
   app::Application& app = *ctx.app;
   auto snapshot = app.schema();

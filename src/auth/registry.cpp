@@ -33,6 +33,7 @@ void Registry::Reload() {
     creds->region = app.region;
     creds->webhook_secret = std::move(app.webhook_secret);
     creds->oauth_secret = std::move(app.oauth_secret);
+    creds->gates = GatesFrom(app.gates);
     for (auto& fn : app.functions)
       creds->functions.emplace(std::move(fn.name), std::make_shared<const std::string>(std::move(fn.code)));
     for (auto& key : app.api_keys)

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "auth/gates.hpp"
+
 namespace crmd::auth {
 
 struct ApiKey {
@@ -35,6 +37,7 @@ struct AppCredentials {
   std::string webhook_secret;
   // Keys crmd's OAuth server for the application's MCP sign-in (auth/oauth.hpp).
   std::string oauth_secret;
+  Gates gates;  // `crmd app set`: which of the spec's product gates hold
 };
 
 class Registry {

@@ -97,6 +97,21 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   std::string& region = command.admin.region;
   app_create->add_option("--region", region,
                          "Region of phone numbers without a country code, ISO 3166 (default: IL)");
+  auto* app_set = app_cmd->add_subcommand(
+      "set", "Change an application's gates (docs/PROFILES.md); prints them all; a running server follows within a second");
+  app_set->add_option("--data", data, "Data directory")->required();
+  app_set->add_option("--store", command.admin.store, kStoreHelp);
+  app_set->add_option("--app", app_id, "Application id")->required();
+  for (auto* sub : {app_create, app_set}) {
+    sub->add_option("--profile", command.admin.profile,
+                    "crmd (the spec's gates, the default) or parse (Parse Server's defaults); the options below then change single gates");
+    sub->add_option("--captcha", command.admin.gates["captcha"], "on: anonymous record writes answer 119 (spec 4.1); off: permissions decide");
+    sub->add_option("--signup", command.admin.gates["signup"], "key: sign-up needs the master or an API key (spec 4.7); open: anyone");
+    sub->add_option("--password-policy", command.admin.gates["password-policy"], "on: the spec's password rule (4.7); off: any non-empty password");
+    sub->add_option("--new-classes", command.admin.gates["new-classes"],
+                    "closed: only keys make classes, closed until opened; open: a client's first write makes one, open to all");
+    sub->add_option("--dotted-keys", command.admin.gates["dotted-keys"], "on: {\"object.key\": v} in an update reaches inside an Object field");
+  }
   auto* app_region = app_cmd->add_subcommand("region", "Change the region of an application's phone numbers");
   app_region->add_option("--data", data, "Data directory")->required();
   app_region->add_option("--store", command.admin.store, kStoreHelp);
@@ -170,6 +185,7 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   if (serve_cmd->parsed()) command.kind = CommandKind::kServe;
   else if (app_create->parsed()) command.kind = CommandKind::kAppCreate;
   else if (app_region->parsed()) command.kind = CommandKind::kAppRegion;
+  else if (app_set->parsed()) command.kind = CommandKind::kAppSet;
   else if (app_webhook_secret->parsed()) command.kind = CommandKind::kAppWebhookSecret;
   else if (app_oauth_rotate->parsed()) command.kind = CommandKind::kAppOAuthRotate;
   else if (app_export->parsed()) command.kind = CommandKind::kAppExport;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <variant>
 
@@ -60,10 +61,14 @@ struct AdminArgs {
   std::string file;    // function deploy: the Lua source; app export: where to; app import: from where
   bool rotate = false;  // app webhook-secret: replace the secret before printing it
   std::string older_than = "7d";  // files gc: the age an orphan must have, <n>d|h|m|s
+  // app create, app set: `crmd` or `parse` (auth/gates.hpp), then each gate named (`captcha`,
+  // `signup`, ...) to its value; empty: unchanged.
+  std::string profile;
+  std::map<std::string, std::string> gates;
 };
 
 enum class CommandKind {
-  kServe, kAppCreate, kAppExport, kAppImport, kAppRegion, kAppWebhookSecret, kAppOAuthRotate, kKeyCreate, kKeyRevoke, kKeyList, kFunctionDeploy, kFunctionList, kFunctionRemove, kFilesGc
+  kServe, kAppCreate, kAppExport, kAppImport, kAppRegion, kAppWebhookSecret, kAppOAuthRotate, kAppSet, kKeyCreate, kKeyRevoke, kKeyList, kFunctionDeploy, kFunctionList, kFunctionRemove, kFilesGc
 };
 
 struct Command {

@@ -86,7 +86,7 @@ json::object ClosedPermissions() {
                       {"addField", json::object{}}, {"protectedFields", json::object{}}};
 }
 
-ClassSchema ClassSchema::NewImplicit(std::string name) {
+ClassSchema ClassSchema::NewImplicit(std::string name, bool open) {
   ClassSchema cls;
   cls.name = std::move(name);
   cls.fields.emplace_back("createdBy", FieldDef{FieldType::kPointer, "_User"});
@@ -100,6 +100,8 @@ ClassSchema ClassSchema::NewImplicit(std::string name) {
     cls.class_level_permissions = ClosedPermissions();
     const json::object signed_in{{"requiresAuthentication", true}};
     for (const char* op : {"find", "count", "get"}) cls.class_level_permissions[op] = signed_in;
+  } else if (open) {
+    cls.class_level_permissions = DefaultOpenPermissions();
   } else {
     // Spec §2.5 for the raw schema endpoint, and the same for a class a key's first write makes
     // (only keys make classes): closed to everyone but the master and API keys until opened.

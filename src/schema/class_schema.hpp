@@ -49,7 +49,9 @@ struct ClassSchema {
   static Result<ClassSchema> FromJson(const boost::json::object& definition);
 
   // A class created by its first write: createdBy/updatedBy declared, Parse's open default CLP.
-  static ClassSchema NewImplicit(std::string name);
+  // `open`: a class of an application whose new classes are open (auth::Gates), which gets
+  // Parse's default permissions, everyone everything; system classes and `Config` stay closed.
+  static ClassSchema NewImplicit(std::string name, bool open = false);
 };
 
 // Parse's default class-level permissions for a class created by a write: open to everyone.

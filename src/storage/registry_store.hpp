@@ -43,6 +43,9 @@ struct AppRecord {
   // tickets) and marks its tokens with: rotating it ends every client registration and token.
   // Empty on CreateApp: the store draws one.
   std::string oauth_secret;
+  // The application's product gates (auth/gates.hpp), as the JSON object text `crmd app set`
+  // wrote; empty: the spec's defaults.
+  std::string gates;
 };
 
 // 64 lowercase hex characters of 32 random bytes (libsodium): a new webhook secret.
@@ -62,6 +65,7 @@ class RegistryStore {
   virtual RegistryChange SetRegion(const std::string& app_id, const std::string& region) = 0;
   virtual RegistryChange SetWebhookSecret(const std::string& app_id, const std::string& secret) = 0;
   virtual RegistryChange SetOAuthSecret(const std::string& app_id, const std::string& secret) = 0;
+  virtual RegistryChange SetGates(const std::string& app_id, const std::string& gates) = 0;
   // Deploying a name again replaces its code. kNoSuchKey: no function of that name to remove.
   virtual RegistryChange DeployFunction(const std::string& app_id, const FunctionRecord& function) = 0;
   virtual RegistryChange RemoveFunction(const std::string& app_id, const std::string& name) = 0;

@@ -16,6 +16,7 @@
 #include "util/errors.hpp"
 #include "util/ids.hpp"
 #include "util/time.hpp"
+#include "write/dotted_keys.hpp"
 #include "write/field_changes.hpp"
 #include "write/file_values.hpp"
 #include "write/operators.hpp"
@@ -80,12 +81,13 @@ Result<UserWrite> PrepareIfUser(auth::Context& ctx, std::string_view class_name,
 }
 
 // The fields whose current value an update needs: those its operators start from (an Increment
-// adds to the stored number, an Add appends to the stored array), and the pointers its history
-// row names (`timeline.index`). A plain value replaces the stored one unread.
-std::vector<std::string_view> FieldsToRead(const json::object& body, const schema::ClassSchema& cls) {
+// adds to the stored number, an Add appends to the stored array), the fields its dotted keys
+// reach into, and the pointers its history row names (`timeline.index`). A plain value replaces the stored one unread.
+std::vector<std::string_view> FieldsToRead(const json::object& body, const schema::ClassSchema& cls, bool dotted) {
   std::vector<std::string_view> keys;
   for (const auto& kv : body)
-    if (IsOperator(kv.value())) keys.push_back(kv.key());
+    if (IsOperator(kv.value()) && !(dotted && kv.key().find('.') != std::string_view::npos)) keys.push_back(kv.key());
+  if (dotted) AddDottedFields(body, keys);
   if (cls.timeline)
     if (const auto* index = cls.timeline->if_contains("index"); index && index->is_object())
       for (const auto& kv : index->get_object()) keys.push_back(kv.key());
@@ -134,7 +136,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
           return errors::ClassNameCaseCollision(class_name, name);
     }
     std::optional<schema::ClassSchema> implicit;  // the class this create makes
-    if (!existing) implicit = schema::ClassSchema::NewImplicit(std::string(class_name));
+    if (!existing) implicit = schema::ClassSchema::NewImplicit(std::string(class_name), !ctx.identity.gates.closed_new_classes);
     const schema::ClassSchema& base = existing ? *existing : *implicit;
     std::optional<schema::ClassSchema> grown;  // base with the fields the body adds
     CRMD_ASSIGN(auto changes, CollectChanges(body, base, grown, ctx.identity, WriteKind::kCreate, {}, {},
@@ -192,12 +194,14 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
 }
 
 Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_name, std::string_view object_id,
-                                  const json::object& body) {
+                                  const json::object& sent) {
   // Spec §4.7: another user's session gets 206 before any permission check.
   if (auto refused = RefuseBeforeBody(ctx.identity, auth::Operation::kUpdate, class_name, *SchemaOf(ctx))) return *refused;
-  if (class_name == kUserClass) CRMD_TRY(CheckUserWriter(ctx.identity, body, std::string(object_id)));
+  if (class_name == kUserClass) CRMD_TRY(CheckUserWriter(ctx.identity, sent, std::string(object_id)));
   CRMD_TRY(Precheck(ctx, auth::Operation::kUpdate, class_name));
-  CRMD_ASSIGN(auto user, PrepareIfUser(ctx, class_name, body, WriteKind::kUpdate));
+  CRMD_ASSIGN(auto user, PrepareIfUser(ctx, class_name, sent, WriteKind::kUpdate));
+  // Keys reaching inside an Object field, where the application allows them (auth::Gates).
+  const bool dotted = ctx.identity.gates.dotted_keys && HasDottedKeys(sent);
   return app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<json::object> {
     storage::WriteTransaction& txn = unit.txn();
     const auto snapshot = unit.schema();  // a copy: ChangeSchema() replaces the unit's
@@ -207,11 +211,17 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     // the whole row; the rules of a system class may read more of it. Whatever comes to read more
     // of the row here (a trigger) needs Get.
     auto current = class_name.starts_with('_') ? txn.Get(*existing, object_id)
-                                               : txn.GetFields(*existing, object_id, FieldsToRead(body, *existing));
+                                               : txn.GetFields(*existing, object_id, FieldsToRead(sent, *existing, dotted));
     if (!current) return errors::ObjectNotFound();
     // Without write permission on the record, it answers as if it did not exist (Parse).
     if (!ctx.identity.IsMaster() && !auth::AclGrants(current->acl, ctx.identity.Principals(), true))
       return errors::ObjectNotFound();
+    std::optional<json::object> folded;  // the body with its dotted keys folded into their fields
+    if (dotted) {
+      CRMD_ASSIGN(auto whole, FoldDottedKeys(sent, *existing, CurrentValues(*existing, *current)));
+      folded = std::move(whole);
+    }
+    const json::object& body = folded ? *folded : sent;
 
     std::optional<schema::ClassSchema> grown;  // the class with the fields the body adds
     CRMD_ASSIGN(auto changes, CollectChanges(body, *existing, grown, ctx.identity, WriteKind::kUpdate, object_id,

@@ -237,9 +237,10 @@ Result<json::object> CreateSchema(auth::Context& ctx, std::string_view class_nam
       return ApiError{400, errors::kInvalidClassName, fmt::format("Class {} already exists.", class_name)};
     for (const auto& [name, other] : snapshot->classes())
       if (schema::EqualsIgnoringCase(name, class_name)) return errors::ClassNameCaseCollision(class_name, name);
-    // Spec §2.5: a class created through the schema endpoint starts closed to everyone but keys.
-    schema::ClassSchema cls = schema::ClassSchema::NewImplicit(std::string(class_name));
-    cls.class_level_permissions = schema::ClosedPermissions();
+    // Spec §2.5: a class created through the schema endpoint starts closed to everyone but keys,
+    // unless the application's new classes are open (auth::Gates) and the body sets no permissions.
+    schema::ClassSchema cls =
+        schema::ClassSchema::NewImplicit(std::string(class_name), !ctx.identity.gates.closed_new_classes);
     CRMD_TRY(ApplyBody(body, class_name, cls));
     CRMD_TRY(ApplyTriggers(body, cls, *snapshot, ctx));
     json::object out = cls.ToJson();

@@ -37,7 +37,8 @@ Result<UserWrite> PrepareUserWrite(const json::object& body, WriteKind kind, con
       if (kind == WriteKind::kCreate) return errors::PasswordMissing();
       return errors::PasswordPolicy();
     }
-    if (!auth::MeetsPasswordPolicy(password->get_string())) return errors::PasswordPolicy();
+    if (identity.gates.password_policy && !auth::MeetsPasswordPolicy(password->get_string()))
+      return errors::PasswordPolicy();
     CRMD_ASSIGN(auto permit, auth::PasswordGate::Instance().Enter(
                                  identity.IsMaster() ? std::nullopt : std::optional<std::string_view>(remote_ip)));
     out.password_hash = auth::HashPassword(password->get_string());

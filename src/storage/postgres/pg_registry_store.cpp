@@ -20,11 +20,11 @@ class PostgresRegistry final : public RegistryStore {
   RegistryChange CreateApp(const AppRecord& app) override {
     return Change([&] {
       if (Exists(app.app_id)) return RegistryChange::kAlreadyExists;
-      c_.Query("INSERT INTO crmd.apps (app_id, name, master_key_hash, created_at, region, webhook_secret, oauth_secret) "
-               "VALUES ($1, $2, $3, $4, $5, $6, $7)",
+      c_.Query("INSERT INTO crmd.apps (app_id, name, master_key_hash, created_at, region, webhook_secret, oauth_secret, gates) "
+               "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                {app.app_id, app.name, app.master_key_hash, app.created_at, app.region,
                 app.webhook_secret.empty() ? NewWebhookSecret() : app.webhook_secret,
-                app.oauth_secret.empty() ? NewWebhookSecret() : app.oauth_secret});
+                app.oauth_secret.empty() ? NewWebhookSecret() : app.oauth_secret, app.gates});
       for (const auto& key : app.api_keys) InsertKey(app.app_id, key);
       return RegistryChange::kDone;
     });
@@ -63,6 +63,10 @@ class PostgresRegistry final : public RegistryStore {
     return SetColumn("oauth_secret", app_id, secret);
   }
 
+  RegistryChange SetGates(const std::string& app_id, const std::string& gates) override {
+    return SetColumn("gates", app_id, gates);
+  }
+
   RegistryChange DeployFunction(const std::string& app_id, const FunctionRecord& function) override {
     return Change([&] {
       if (!Exists(app_id)) return RegistryChange::kNoSuchApp;
@@ -87,7 +91,7 @@ class PostgresRegistry final : public RegistryStore {
     std::vector<AppRecord> apps;
     try {
       auto rows = c_.Query(
-          "SELECT app_id, name, master_key_hash, created_at, region, webhook_secret, oauth_secret FROM crmd.apps "
+          "SELECT app_id, name, master_key_hash, created_at, region, webhook_secret, oauth_secret, gates FROM crmd.apps "
           "ORDER BY app_id");
       for (int r = 0; r < rows.size(); ++r) {
         AppRecord app;
@@ -98,6 +102,7 @@ class PostgresRegistry final : public RegistryStore {
         app.region = Text(rows, r, 4);
         app.webhook_secret = Text(rows, r, 5);
         app.oauth_secret = Text(rows, r, 6);
+        app.gates = Text(rows, r, 7);
         apps.push_back(std::move(app));
       }
       auto find = [&](const std::string& id) -> AppRecord* {

@@ -39,13 +39,14 @@ constexpr const char* kTables = R"sql(
 CREATE TABLE IF NOT EXISTS crmd.stores (app_id text PRIMARY KEY, schema_name text NOT NULL);
 CREATE TABLE IF NOT EXISTS crmd.apps (app_id text PRIMARY KEY, name text NOT NULL, master_key_hash text NOT NULL,
   created_at text NOT NULL, region text NOT NULL DEFAULT 'IL', webhook_secret text NOT NULL,
-  oauth_secret text NOT NULL);
+  oauth_secret text NOT NULL, gates text NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS crmd.api_keys (app_id text NOT NULL, name text NOT NULL, key_hash text NOT NULL,
   created_at text NOT NULL, revoked_at text, PRIMARY KEY (app_id, name));
 CREATE TABLE IF NOT EXISTS crmd.functions (app_id text NOT NULL, name text NOT NULL, code text NOT NULL,
   deployed_at text NOT NULL, PRIMARY KEY (app_id, name));
 CREATE TABLE IF NOT EXISTS crmd.registry_version (one boolean PRIMARY KEY DEFAULT TRUE CHECK (one), version bigint NOT NULL);
 INSERT INTO crmd.registry_version (version) VALUES (0) ON CONFLICT DO NOTHING;
+ALTER TABLE crmd.apps ADD COLUMN IF NOT EXISTS gates text NOT NULL DEFAULT '';
 )sql";
 
 }  // namespace
@@ -54,7 +55,9 @@ std::string SchemaOf(const std::string& app_id) { return ShortName("app_" + app_
 
 void EnsureCrmdSchema(Connection& c) {
   if (c.Query("SELECT 1 FROM pg_namespace WHERE nspname = 'crmd'").size() > 0 &&
-      c.Query("SELECT to_regclass('crmd.registry_version') IS NOT NULL").Value(0, 0) == std::optional<std::string_view>("t"))
+      c.Query("SELECT to_regclass('crmd.registry_version') IS NOT NULL AND EXISTS (SELECT 1 FROM pg_attribute "
+              "WHERE attrelid = to_regclass('crmd.apps') AND attname = 'gates')")
+              .Value(0, 0) == std::optional<std::string_view>("t"))
     return;
   c.Exec("BEGIN");
   try {

@@ -21,6 +21,7 @@ class SqliteRegistry final : public RegistryStore {
   RegistryChange SetRegion(const std::string& app_id, const std::string& region) override;
   RegistryChange SetWebhookSecret(const std::string& app_id, const std::string& secret) override;
   RegistryChange SetOAuthSecret(const std::string& app_id, const std::string& secret) override;
+  RegistryChange SetGates(const std::string& app_id, const std::string& gates) override;
   RegistryChange DeployFunction(const std::string& app_id, const FunctionRecord& function) override;
   RegistryChange RemoveFunction(const std::string& app_id, const std::string& name) override;
   std::vector<AppRecord> LoadAll() override;
@@ -137,7 +138,7 @@ SqliteRegistry::SqliteRegistry(const std::string& path) : impl_(std::make_unique
   impl_->c.Exec(
       "CREATE TABLE IF NOT EXISTS apps (app_id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, "
       "master_key_hash TEXT NOT NULL, created_at TEXT NOT NULL, region TEXT NOT NULL DEFAULT 'IL', "
-      "webhook_secret TEXT NOT NULL DEFAULT '', oauth_secret TEXT NOT NULL DEFAULT '')");
+      "webhook_secret TEXT NOT NULL DEFAULT '', oauth_secret TEXT NOT NULL DEFAULT '', gates TEXT NOT NULL DEFAULT '')");
   // A registry of an earlier release: its applications get the default region.
   bool has_region = false;
   {
@@ -145,6 +146,8 @@ SqliteRegistry::SqliteRegistry(const std::string& path) : impl_(std::make_unique
     has_region = st.Step();
   }
   if (!has_region) impl_->c.Exec("ALTER TABLE apps ADD COLUMN region TEXT NOT NULL DEFAULT 'IL'");
+  // One of an earlier release: its applications keep the spec's gates.
+  if (!HasColumn(impl_->c, "gates")) impl_->c.Exec("ALTER TABLE apps ADD COLUMN gates TEXT NOT NULL DEFAULT ''");
   impl_->c.Exec(
       "CREATE TABLE IF NOT EXISTS functions (app_id TEXT NOT NULL, name TEXT NOT NULL, code TEXT NOT NULL, "
       "deployed_at TEXT NOT NULL, PRIMARY KEY (app_id, name))");
@@ -160,8 +163,8 @@ RegistryChange SqliteRegistry::CreateApp(const AppRecord& app) {
   return InTransaction(c, [&] {
     if (AppExists(c, app.app_id)) return RegistryChange::kAlreadyExists;
     auto st = c.Prepare(
-        "INSERT INTO apps (app_id, name, master_key_hash, created_at, region, webhook_secret, oauth_secret) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)");
+        "INSERT INTO apps (app_id, name, master_key_hash, created_at, region, webhook_secret, oauth_secret, gates) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     st.Bind(1, app.app_id);
     st.Bind(2, app.name);
     st.Bind(3, app.master_key_hash);
@@ -169,6 +172,7 @@ RegistryChange SqliteRegistry::CreateApp(const AppRecord& app) {
     st.Bind(5, app.region);
     st.Bind(6, app.webhook_secret.empty() ? NewWebhookSecret() : app.webhook_secret);
     st.Bind(7, app.oauth_secret.empty() ? NewWebhookSecret() : app.oauth_secret);
+    st.Bind(8, app.gates);
     st.Step();
     for (const auto& key : app.api_keys) InsertKey(c, app.app_id, key);
     return RegistryChange::kDone;
@@ -222,6 +226,18 @@ RegistryChange SqliteRegistry::SetOAuthSecret(const std::string& app_id, const s
   return SetSecret(impl_->c, "oauth_secret", app_id, secret);
 }
 
+RegistryChange SqliteRegistry::SetGates(const std::string& app_id, const std::string& gates) {
+  auto& c = impl_->c;
+  return InTransaction(c, [&] {
+    if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
+    auto st = c.Prepare("UPDATE apps SET gates = ? WHERE app_id = ?");
+    st.Bind(1, gates);
+    st.Bind(2, app_id);
+    st.Step();
+    return RegistryChange::kDone;
+  });
+}
+
 RegistryChange SqliteRegistry::DeployFunction(const std::string& app_id, const FunctionRecord& function) {
   auto& c = impl_->c;
   return InTransaction(c, [&] {
@@ -256,7 +272,8 @@ std::vector<AppRecord> SqliteRegistry::LoadAll() {
   std::vector<AppRecord> apps;
   {
     auto st = impl_->c.Prepare(
-        "SELECT app_id, name, master_key_hash, created_at, region, webhook_secret, oauth_secret FROM apps ORDER BY app_id");
+        "SELECT app_id, name, master_key_hash, created_at, region, webhook_secret, oauth_secret, gates FROM apps "
+        "ORDER BY app_id");
     while (st.Step()) {
       AppRecord app;
       app.app_id = st.ColumnText(0);
@@ -266,6 +283,7 @@ std::vector<AppRecord> SqliteRegistry::LoadAll() {
       app.region = st.ColumnText(4);
       app.webhook_secret = st.ColumnText(5);
       app.oauth_secret = st.ColumnText(6);
+      app.gates = st.ColumnText(7);
       apps.push_back(std::move(app));
     }
   }
