@@ -41,10 +41,11 @@ bool LooksLikeJsonObject(std::string_view text) {
 }
 
 // A GET's parameters as the query string carries them: strings as they are, anything else
-// (`where`, `limit`, `count`) as its JSON.
+// (`where`, `limit`, `count`) as its JSON, null as absent.
 std::string QueryString(const json::object& params) {
   std::string query;
   for (const auto& [key, value] : params) {
+    if (value.is_null()) continue;  // an option the SDK left unset (`hint`, `readPreference`)
     query += query.empty() ? "" : "&";
     query += PercentEncode(key);
     query += '=';

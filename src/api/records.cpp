@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "app/application.hpp"
 #include "query/read.hpp"
 #include "schema/names.hpp"
 #include "util/errors.hpp"
@@ -60,13 +61,30 @@ Result<json::value> ParseWhereParam(const std::string& text) {
 
 constexpr std::string_view kListParams[] = {"where", "limit", "skip", "order", "include", "keys", "count"};
 
-Result<query::ListRequest> ParseListParams(const Target& target) {
+// Parse's `excludeKeys` (under `--prefix parse`): a projection of every field but those named.
+void Exclude(query::ListRequest& list, std::string_view excluded, const schema::ClassSchema* cls) {
+  const auto names = Split(excluded, ',');
+  auto kept = [&](std::string_view field) { return std::find(names.begin(), names.end(), field) == names.end(); };
+  if (list.keys) {
+    std::erase_if(*list.keys, [&](const std::string& key) { return !kept(key); });
+    return;
+  }
+  if (!cls) return;
+  list.keys.emplace();
+  for (const auto& [field, def] : cls->fields)
+    if (kept(field)) list.keys->push_back(field);
+}
+
+Result<query::ListRequest> ParseListParams(const Target& target, const auth::Context& ctx, const std::string& class_name) {
+  const bool parse_routes = ctx.app->settings().prefix == "parse";
   // Names first: an unencoded `&` splits `where` into a bad name and broken JSON, and the spec
   // answers the name (400 102) rather than the JSON (500).
   for (const auto& [name, value] : target.params)
-    if (std::find(std::begin(kListParams), std::end(kListParams), name) == std::end(kListParams))
+    if (std::find(std::begin(kListParams), std::end(kListParams), name) == std::end(kListParams) &&
+        !(parse_routes && name == "excludeKeys"))
       return errors::InvalidQueryParameter(name);
   query::ListRequest list;
+  std::string excluded;
   for (const auto& [name, value] : target.params) {
     if (name == "where") {
       CRMD_ASSIGN(list.where, ParseWhereParam(value));
@@ -83,10 +101,13 @@ Result<query::ListRequest> ParseListParams(const Target& target) {
     } else if (name == "count") {
       if (value != "0" && value != "1") return errors::InvalidQueryParameter(name);
       list.count = value == "1";
+    } else if (name == "excludeKeys") {
+      excluded = value;
     } else {
       return errors::InvalidQueryParameter(name);
     }
   }
+  if (!excluded.empty()) Exclude(list, excluded, ctx.app->schema()->Find(class_name));
   return list;
 }
 
@@ -106,7 +127,7 @@ Response HandleRecords(const Request& request, const Target& target, auth::Conte
   if (segments.size() == 2) {
     switch (request.method) {
       case Method::kGet: {
-        auto list = ParseListParams(target);
+        auto list = ParseListParams(target, ctx, class_name);
         if (!list.ok()) return ErrorResponse(list.error());
         Response response;
         auto status = query::ListRecords(ctx, class_name, list.value(), response.body);

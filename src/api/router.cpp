@@ -11,6 +11,7 @@
 #include "api/mcp_files.hpp"
 #include "api/oauth.hpp"
 #include "auth/oauth.hpp"
+#include "api/parse_routes.hpp"
 #include "api/password_page.hpp"
 #include "api/records.hpp"
 #include "api/schemas.hpp"
@@ -532,7 +533,20 @@ Response Router::RouteFamily(const Request& request, Target target, auth::Contex
   if (family == "files" && target.segments.size() == 2) return HandleFiles(request, target, ctx);
   if (family == "users" || family == "login" || family == "logout" || family == "requestPasswordReset")
     return HandleUsers(request, target, ctx, token);
-  if (family == "classes-aggregate" && target.segments.size() == 2 && request.method == Method::kGet) {
+  // Routes Parse's SDKs call, under `--prefix parse` only (api/parse_routes.hpp); `/core` keeps
+  // answering them 404 as the spec says (§4.6: there is no `/core/aggregate/`).
+  if (options_.prefix == "parse") {
+    const auto send = [this, &ctx](std::string_view method, const std::string& path, const boost::json::value* body) {
+      return Dispatch(ctx, method, path, body);
+    };
+    if (family == "config" && target.segments.size() == 1 &&
+        (request.method == Method::kGet || request.method == Method::kPut))
+      return HandleParseConfig(request, ctx, send);
+    if (family == "purge" && target.segments.size() == 2 && request.method == Method::kDelete)
+      return HandleParsePurge(target.segments[1], ctx, send);
+  }
+  const bool aggregate_route = family == "classes-aggregate" || (family == "aggregate" && options_.prefix == "parse");
+  if (aggregate_route && target.segments.size() == 2 && request.method == Method::kGet) {
     Response response;
     auto status = query::Aggregate(ctx, target.segments[1], target.params, response.body);
     if (!status.ok()) return ErrorResponse(status.error());

@@ -94,6 +94,12 @@ Result<Stages> ParseStages(const std::vector<std::pair<std::string, std::string>
       }
     } else if (name == "distinct") {
       s.distinct = value;
+    } else if (name == "where") {
+      // The filter of Parse SDK's `distinct`, beside the stages: it holds with any $match.
+      CRMD_ASSIGN(auto where, ParamJson(value));
+      if (!where.is_object()) return Bad("where must be an object");
+      if (where.get_object().empty()) continue;
+      s.match = s.match ? json::value(json::object{{"$and", json::array{*s.match, where}}}) : where;
     } else if (name == "match" || name == "group" || name == "sort" || name == "project") {
       CRMD_ASSIGN(auto arg, ParamJson(value));
       CRMD_TRY(AddStage(s, "$" + name, arg, last, Rank("$" + name)));
