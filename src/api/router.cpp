@@ -421,6 +421,7 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
   if (ctx.app == opened) ctx.queued = queued;
   FollowRegion(*ctx.app, *credentials);
   if (auto referer = request.Header("referer")) ctx.referer = std::string(*referer);
+  if (auto installation = request.Header(installation_id_header_)) ctx.installation_id = std::string(*installation);
   // A session token counts when no key is sent (a key decides alone). Tokens live in the
   // application's own store, so another application's token is simply unknown: 209.
   caller.app = ctx.app;

@@ -4,6 +4,7 @@
 
 #include "app/application.hpp"
 #include "schema/names.hpp"
+#include "schema/system_classes.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
 #include "write/schema_writer.hpp"
@@ -11,6 +12,27 @@
 namespace crmd::api {
 
 namespace json = boost::json;
+
+namespace {
+
+// A class as the schema API shows it. A session's token is stored hashed in a column of crmd's
+// own; Parse clients know the field as `sessionToken`, which no read ever returns.
+json::object Shown(const schema::ClassSchema& cls) {
+  json::object out = cls.ToJson();
+  if (cls.name != "_Session") return out;
+  auto& fields = out["fields"].as_object();
+  fields.erase(schema::kSessionTokenHash);
+  fields["sessionToken"] = json::object{{"type", "String"}};
+  auto& indexes = out["indexes"].as_object();
+  for (auto it = indexes.begin(); it != indexes.end();) {
+    const auto* keys = it->value().if_object();
+    if (keys && keys->contains(schema::kSessionTokenHash)) it = indexes.erase(it);
+    else ++it;
+  }
+  return out;
+}
+
+}  // namespace
 
 Response HandleSchemas(const Request& request, const Target& target, auth::Context& ctx) {
   // Spec §4.5: the application id alone, and any session, get 403 whatever the method.
@@ -22,7 +44,7 @@ Response HandleSchemas(const Request& request, const Target& target, auth::Conte
     if (request.method != Method::kGet)
       return ErrorResponse(errors::RouteNotFound(request.method_name, target.path));
     json::array results;
-    for (const auto& [name, cls] : snapshot->classes()) results.push_back(cls->ToJson());
+    for (const auto& [name, cls] : snapshot->classes()) results.push_back(Shown(*cls));
     return JsonResponse(200, json::object{{"results", std::move(results)}});
   }
 
@@ -35,7 +57,7 @@ Response HandleSchemas(const Request& request, const Target& target, auth::Conte
       if (!cls)
         return ErrorResponse(
             ApiError{400, errors::kInvalidClassName, fmt::format("Class {} does not exist.", class_name)});
-      return JsonResponse(200, cls->ToJson());
+      return JsonResponse(200, Shown(*cls));
     }
     case Method::kPost:
     case Method::kPut: {

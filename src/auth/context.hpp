@@ -22,6 +22,8 @@ struct Context {
   std::shared_ptr<app::Application> app;
   Identity identity;
   std::string remote_ip;
+  // The client's installation (its installation-id header): kept with the sessions it opens.
+  std::string installation_id;
   // The request's Referer header: a session user's writes name it in their _Timeline rows.
   std::string referer;
   // The write unit the next write joins (a batch's items join the batch's), or null: the next

@@ -123,8 +123,11 @@ Result<json::object> LogIn(Context& ctx, std::string_view username, std::string_
     txn.Update(cls, columns, update);
     auto stored = txn.Get(cls, fresh->row.object_id);
     json::object out = query::EncodeRow(cls, *stored);
+    // Spec §4.7 lists these in every login answer: null when the user has none.
+    for (const char* field : {"email", "name", "createdBy", "updatedBy"})
+      if (!out.contains(field)) out[field] = nullptr;
     out[schema::kFailedLogins] = failures;
-    if (open_session) out["sessionToken"] = CreateSession(app, txn, fresh->row.object_id, "login");
+    if (open_session) out["sessionToken"] = CreateSession(app, txn, fresh->row.object_id, "login", ctx.installation_id);
     return Attempt{std::move(out), {}};
   });
   if (!attempt.ok()) return std::move(attempt).error();

@@ -43,7 +43,7 @@ query::Query SessionsWhere(const std::string& column, storage::Cell value) {
 }  // namespace
 
 std::string CreateSession(app::Application& app, storage::WriteTransaction& txn, const std::string& user_id,
-                          std::string_view action) {
+                          std::string_view action, std::string_view installation_id) {
   auto snapshot = app.schema();
   const auto& cls = SessionClass(*snapshot);
   const std::string token = NewToken();
@@ -52,9 +52,13 @@ std::string CreateSession(app::Application& app, storage::WriteTransaction& txn,
   storage::Row row;
   row.created_at = row.updated_at = timeutil::FormatIso(now);
   row.acl = ToJson(json::object{{user_id, json::object{{"read", true}, {"write", true}}}});
-  const std::vector<std::string> columns{"user", "expiresAt", "createdWith", schema::kSessionTokenHash};
+  std::vector<std::string> columns{"user", "expiresAt", "createdWith", schema::kSessionTokenHash};
   row.cells = {user_id, timeutil::FormatIso(expires),
                ToJson(json::object{{"action", action}, {"authProvider", "password"}}), ids::HashSecret(token)};
+  if (!installation_id.empty()) {
+    columns.emplace_back("installationId");
+    row.cells.emplace_back(std::string(installation_id));
+  }
   storage::InsertWithNewId(txn, cls, columns, row, [](storage::Row&) {});
   return token;
 }

@@ -17,9 +17,9 @@ class Application;
 namespace crmd::auth {
 
 // Writes a session for `user_id` inside `txn`; returns its token. `created_with` is Parse's
-// `{"action":"login"|"signup"}`.
+// `{"action":"login"|"signup"}`; `installation_id`, when given, the client's.
 std::string CreateSession(app::Application& app, storage::WriteTransaction& txn,
-                          const std::string& user_id, std::string_view action);
+                          const std::string& user_id, std::string_view action, std::string_view installation_id = {});
 
 // The identity a token stands for (the user and their roles), or 209 for an unknown, cancelled
 // or expired token.

@@ -176,7 +176,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
     SettleAtCommit(unit, *ctx.app, std::move(attached));
     for (const auto& rel : changes.relations)
       txn.ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
-    if (session_token) *session_token = auth::CreateSession(*ctx.app, txn, row.object_id, "signup");
+    if (session_token) *session_token = auth::CreateSession(*ctx.app, txn, row.object_id, "signup", ctx.installation_id);
     if (cls.timeline && !ctx.skip_timeline) {
       logs::Change change{logs::TimelineEvent::kCreate, &cls, row.object_id, &body,
                           [&](std::string_view f) { return WrittenValue(changes, row.cells, f); },

@@ -203,11 +203,11 @@ test('§5.2 a key revoked with the CLI is refused (119) by the running server wi
   assert.equal(other.status, 200, other.text);
 });
 
-test('§5.2 CLI: app create prints exactly {appId, masterKey, apiKey, apiKeyName}; key list names keys, never secrets', async () => {
+test('§5.2 CLI: app create prints exactly {appId, masterKey, apiKey, apiKeyName, gates}; key list names keys, never secrets', async () => {
   const dir = makeDataDir();
   const app = createApp(dir);
   secrets.push(app.masterKey, app.apiKey);
-  assert.deepEqual(Object.keys(app).sort(), ['apiKey', 'apiKeyName', 'appId', 'masterKey']);
+  assert.deepEqual(Object.keys(app).sort(), ['apiKey', 'apiKeyName', 'appId', 'gates', 'masterKey']);
   for (const k of ['appId', 'masterKey', 'apiKey', 'apiKeyName']) {
     assert.equal(typeof app[k], 'string', k);
     assert.ok(app[k].length > 0, k);
