@@ -110,16 +110,21 @@ void GiveSecrets(sqlite::Connection& c, const std::string& column) {
   });
 }
 
-RegistryChange SetSecret(sqlite::Connection& c, const std::string& column, const std::string& app_id, const std::string& secret) {
-  if (secret.empty()) throw std::invalid_argument("an application's secret may not be empty");
+// Sets one column of an application's row (a fixed name, never input).
+RegistryChange SetColumn(sqlite::Connection& c, const std::string& column, const std::string& app_id, const std::string& value) {
   return InTransaction(c, [&] {
     if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
     auto st = c.Prepare("UPDATE apps SET " + column + " = ? WHERE app_id = ?");
-    st.Bind(1, secret);
+    st.Bind(1, value);
     st.Bind(2, app_id);
     st.Step();
     return RegistryChange::kDone;
   });
+}
+
+RegistryChange SetSecret(sqlite::Connection& c, const std::string& column, const std::string& app_id, const std::string& secret) {
+  if (secret.empty()) throw std::invalid_argument("an application's secret may not be empty");
+  return SetColumn(c, column, app_id, secret);
 }
 
 }  // namespace
@@ -207,15 +212,7 @@ RegistryChange SqliteRegistry::RevokeApiKey(const std::string& app_id, const std
 }
 
 RegistryChange SqliteRegistry::SetRegion(const std::string& app_id, const std::string& region) {
-  auto& c = impl_->c;
-  return InTransaction(c, [&] {
-    if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
-    auto st = c.Prepare("UPDATE apps SET region = ? WHERE app_id = ?");
-    st.Bind(1, region);
-    st.Bind(2, app_id);
-    st.Step();
-    return RegistryChange::kDone;
-  });
+  return SetColumn(impl_->c, "region", app_id, region);
 }
 
 RegistryChange SqliteRegistry::SetWebhookSecret(const std::string& app_id, const std::string& secret) {
@@ -227,15 +224,7 @@ RegistryChange SqliteRegistry::SetOAuthSecret(const std::string& app_id, const s
 }
 
 RegistryChange SqliteRegistry::SetGates(const std::string& app_id, const std::string& gates) {
-  auto& c = impl_->c;
-  return InTransaction(c, [&] {
-    if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
-    auto st = c.Prepare("UPDATE apps SET gates = ? WHERE app_id = ?");
-    st.Bind(1, gates);
-    st.Bind(2, app_id);
-    st.Step();
-    return RegistryChange::kDone;
-  });
+  return SetColumn(impl_->c, "gates", app_id, gates);
 }
 
 RegistryChange SqliteRegistry::DeployFunction(const std::string& app_id, const FunctionRecord& function) {
