@@ -105,4 +105,12 @@ Response HandleParsePurge(const std::string& class_name, auth::Context& ctx, con
   return JsonResponse(200, json::object{});
 }
 
+Response HandleParseSessionMe(auth::Context& ctx, std::optional<std::string_view> token, const SendToApi& send) {
+  if (ctx.identity.principal != auth::Principal::kUser || !token) return ErrorResponse(errors::InvalidSessionToken());
+  auto session = send("GET", "/classes/_Session/" + PercentEncode(ctx.identity.session_id), nullptr);
+  if (session.first != 200 || !session.second.is_object()) return Passed(session);
+  session.second.get_object()["sessionToken"] = *token;
+  return Passed(session);
+}
+
 }  // namespace crmd::api

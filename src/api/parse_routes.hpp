@@ -1,11 +1,12 @@
 // Routes Parse's SDKs call that the spec's `/core` does not have, answered under `--prefix parse`
-// only (docs/COMPATIBILITY.md): `config` (Parse.Config) and `purge/{Class}` (Parse.Schema's
-// purge). Each re-enters the record API through `send`, with the caller's own credentials: the
+// only (docs/COMPATIBILITY.md): `config` (Parse.Config), `purge/{Class}` (Parse.Schema's purge)
+// and `sessions/me` (Parse.Session.current). Each re-enters the record API through `send`, with the caller's own credentials: the
 // `Config` class's permissions decide who reads and writes the configuration, and a purge deletes
 // record by record, with the pointer rule, history and triggers of any delete.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,5 +36,9 @@ inline constexpr int kMaxPurge = 10'000;
 
 // `DELETE /parse/purge/{Class}` (master or API key): deletes every record of the class; `{}`.
 Response HandleParsePurge(const std::string& class_name, auth::Context& ctx, const SendToApi& send);
+
+// `GET /parse/sessions/me` (Parse.Session.current()): the caller's own `_Session` row, read as the
+// caller, with the token the caller sent (the stored one is a hash); 209 without a session.
+Response HandleParseSessionMe(auth::Context& ctx, std::optional<std::string_view> token, const SendToApi& send);
 
 }  // namespace crmd::api

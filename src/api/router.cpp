@@ -545,6 +545,8 @@ Response Router::RouteFamily(const Request& request, Target target, auth::Contex
       return HandleParseConfig(request, ctx, send);
     if (family == "purge" && target.segments.size() == 2 && request.method == Method::kDelete)
       return HandleParsePurge(target.segments[1], ctx, send);
+    if (family == "sessions" && target.segments.size() == 2 && target.segments[1] == "me" && request.method == Method::kGet)
+      return HandleParseSessionMe(ctx, token, send);
   }
   const bool aggregate_route = family == "classes-aggregate" || (family == "aggregate" && options_.prefix == "parse");
   if (aggregate_route && target.segments.size() == 2 && request.method == Method::kGet) {

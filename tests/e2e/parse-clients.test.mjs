@@ -201,7 +201,7 @@ test('issue 23 profile: app create --profile parse, and the CLI refuses unknown 
   assert.equal(weak.body.code, 142, 'the one gate left on holds');
 });
 
-test('issue 23 routes: /parse has config, aggregate, purge and excludeKeys; /core keeps the spec', async () => {
+test('issue 23 routes: /parse has config, aggregate, purge, sessions/me and excludeKeys; /core keeps the spec', async () => {
   const M = { 'X-Parse-Application-Id': parseApp.appId, 'X-Parse-Master-Key': parseApp.masterKey };
   for (const [n, s] of [[1, 'x'], [2, 'y'], [3, 'x']])
     assert.equal((await request(parseServer, 'POST', '/parse/classes/Agg', { headers: M, body: { n, s } })).status, 201);
@@ -230,6 +230,17 @@ test('issue 23 routes: /parse has config, aggregate, purge and excludeKeys; /cor
   assert.deepEqual((await request(server, 'GET', '/core/classes/Items?excludeKeys=s', { headers: core })).body,
     { code: 102, error: 'Invalid parameter for query: excludeKeys' });
   assert.equal((await request(server, 'GET', '/core/config', { headers: core })).status, 404);
+
+  // Parse.Session.current(): the caller's own session, with the token it sent.
+  await request(parseServer, 'POST', '/parse/users', { headers: M, body: { username: 'sam', password: 'Passw0rd1' } });
+  const login = await request(parseServer, 'POST', '/parse/login', { headers: { 'X-Parse-Application-Id': parseApp.appId }, body: { username: 'sam', password: 'Passw0rd1' } });
+  const me = await request(parseServer, 'GET', '/parse/sessions/me', { headers: { 'X-Parse-Application-Id': parseApp.appId, 'X-Parse-Session-Token': login.body.sessionToken } });
+  assert.equal(me.status, 200, me.text);
+  assert.equal(me.body.sessionToken, login.body.sessionToken);
+  assert.equal(me.body.user.objectId, login.body.objectId);
+  const noSession = await request(parseServer, 'GET', '/parse/sessions/me', { headers: M });
+  assert.deepEqual(noSession.body, { code: 209, error: 'invalid session token' });
+  assert.equal((await request(server, 'GET', '/core/sessions/me', { headers: core })).status, 404);
 
   const purge = await request(parseServer, 'DELETE', '/parse/purge/Agg', { headers: M });
   assert.equal(purge.status, 200, purge.text);
