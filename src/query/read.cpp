@@ -265,8 +265,13 @@ Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRe
 
   Query query;
   if (!ctx.identity.IsMaster()) query.readable_by = ctx.identity.Principals();
-  if (cls && request.where) {
-    CRMD_ASSIGN(query.where, ParseWhere(*request.where, *cls, *snapshot, ctx.identity));
+  if (request.where) {
+    // A class that does not exist has no rows, but its where is still checked: a malformed one is
+    // the same error whatever the class (Parse validates a query before it looks at the schema).
+    schema::ClassSchema missing;
+    missing.name = std::string(class_name);
+    CRMD_ASSIGN(auto where, ParseWhere(*request.where, cls ? *cls : missing, *snapshot, ctx.identity));
+    if (cls) query.where = std::move(where);
   }
   out += "{\"results\":[";
   if (cls && request.limit != 0) {

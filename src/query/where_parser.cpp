@@ -1,8 +1,11 @@
 #include "query/where_parser.hpp"
 
+#include <set>
+
 #include <re2/re2.h>
 
 #include "auth/authorize.hpp"
+#include "query/regex_options.hpp"
 #include "schema/codec.hpp"
 #include "schema/names.hpp"
 #include "util/errors.hpp"
@@ -213,18 +216,14 @@ class Parser {
       return BadQuery("bad $regex: a query may hold at most " + std::to_string(kMaxRegexes) + " patterns");
     if (pattern.get_string().size() > kMaxRegexLength)
       return BadQuery("bad $regex: a pattern may be at most " + std::to_string(kMaxRegexLength) + " characters");
-    std::string flags;
+    std::string_view flags;
     if (const auto* o = constraint.if_contains("$options")) {
       if (!o->is_string()) return BadQuery("bad $options: must be a string");
-      for (char c : o->get_string()) {
-        if (c != 'i' && c != 'm' && c != 's') return BadQuery("bad $options: " + std::string(o->get_string()));
-        if (flags.find(c) == std::string::npos) flags.push_back(c);
-      }
+      flags = o->get_string();
     }
+    CRMD_ASSIGN(std::string full, ApplyRegexOptions(pattern.get_string(), flags));
     if (t.def && !t.is_path && !schema::IsStringLike(t.def->type) && t.def->type != FieldType::kArray)
       return BadQuery("bad $regex: " + t.ref.column + " is not a String");
-    std::string full = flags.empty() ? std::string(pattern.get_string())
-                                     : "(?" + flags + ")" + std::string(pattern.get_string());
     RE2::Options options;
     options.set_log_errors(false);
     options.set_max_mem(kRegexMemory);

@@ -391,6 +391,22 @@ test('§4.3 $regex, with $options "i"', async () => {
   await expectNames('QOps', { Name: { $regex: 'lph' } }, ['Alpha']);
 });
 
+test('issue 23 §4.3 $options takes Parse\'s flags i, m, s and x; any other answers 102, on any class', async () => {
+  await expectNames('QOps', { Name: { $regex: 'l p h # the first', $options: 'x' } }, ['Alpha']);
+  await expectNames('QOps', { Name: { $regex: 'AL PHA', $options: 'xi' } }, ['Alpha']);
+  await expectNames('QOps', { Name: { $regex: '^[ ]', $options: 'x' } }, []);  // a space in a class stays
+  await expectNames('QOps', { Name: { $regex: 'a\\ ', $options: 'x' } }, []);  // so does an escaped one
+  await expectNames('QOps', { Name: { $regex: '^d.l', $options: 'ims' } }, ['delta']);
+  for (const cls of ['QOps', 'QNeverCreated']) {
+    for (const options of ['some invalid thing', 'u', 'ig']) {
+      const r = await find(cls, { Name: { $regex: 'FootBall', $options: options } });
+      expectError(r, 400, { code: 102, error: `Bad $options value for query: ${options}` }, `${cls} ${options}`);
+    }
+  }
+  // The rest of a where on a class that does not exist is checked as well.
+  expectError(await find('QNeverCreated', { Name: { $bogus: 1 } }), 400, badConstraint('$bogus'));
+});
+
 test('§4.3 $regex runs on RE2: (a+)+$ against 30,000 a\'s and ! answers 200', async () => {
   await createRecord(server, app, 'QRegex', { Name: `${'a'.repeat(30_000)}!` });
   await createRecord(server, app, 'QRegex', { Name: 'aaa' });
