@@ -1,7 +1,7 @@
 // Relations (Parse's AddRelation / RemoveRelation) and the `$relatedTo` operator of §4.3 (issue 3).
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, stopAll, request, masterHeaders, createRecord } from './lib/harness.mjs';
+import { setup, stopAll, request, appHeaders, masterHeaders, createRecord } from './lib/harness.mjs';
 
 let server;
 let app;
@@ -76,4 +76,60 @@ test('§3.4 deleting the owner removes its relation rows', async () => {
   assert.equal(del.status, 200, del.text);
   const r = await request(server, 'GET', `/core/classes/Members?${relatedTo('Teams', team, 'members')}`, { headers: M });
   assert.deepEqual(r.body, { results: [] });
+});
+
+// Issue 23: the Parse SDK's `query.equalTo('users', user)` (a user's roles) sends a Pointer as the
+// value of a Relation field; Parse Server answers the owners whose relation holds it.
+const where = (w) => `where=${encodeURIComponent(JSON.stringify(w))}`;
+const names = async (cls, w, headers = M) => {
+  const r = await request(server, 'GET', `/core/classes/${cls}?${where(w)}&order=Name`, { headers });
+  assert.equal(r.status, 200, r.text);
+  return r.body.results.map((o) => o.Name);
+};
+
+test('issue 23 §4.3 a Pointer on a Relation field matches the owners whose relation holds it ($eq, $in, $all, $ne, $nin)', async () => {
+  const [x, y, z] = [await createRecord(server, app, 'Players', { Name: 'x' }),
+    await createRecord(server, app, 'Players', { Name: 'y' }),
+    await createRecord(server, app, 'Players', { Name: 'z' })];
+  const add = (...ids) => ({ __op: 'AddRelation', objects: ids.map((id) => pointer('Players', id)) });
+  await createRecord(server, app, 'Squads', { Name: 'xy', players: add(x, y) });
+  await createRecord(server, app, 'Squads', { Name: 'y', players: add(y) });
+  await createRecord(server, app, 'Squads', { Name: 'none' });
+
+  assert.deepEqual(await names('Squads', { players: pointer('Players', x) }), ['xy']);
+  assert.deepEqual(await names('Squads', { players: pointer('Players', y) }), ['xy', 'y']);
+  assert.deepEqual(await names('Squads', { players: pointer('Players', z) }), []);
+  assert.deepEqual(await names('Squads', { players: { $eq: pointer('Players', x) } }), ['xy']);
+  assert.deepEqual(await names('Squads', { players: { $in: [pointer('Players', x), pointer('Players', z)] } }), ['xy']);
+  assert.deepEqual(await names('Squads', { players: { $in: [pointer('Players', y)] } }), ['xy', 'y']);
+  assert.deepEqual(await names('Squads', { players: { $all: [pointer('Players', x), pointer('Players', y)] } }), ['xy']);
+  assert.deepEqual(await names('Squads', { players: { $all: [pointer('Players', y), pointer('Players', y)] } }), ['xy', 'y']);
+  assert.deepEqual(await names('Squads', { players: { $all: [pointer('Players', x), pointer('Players', z)] } }), []);
+  assert.deepEqual(await names('Squads', { players: { $ne: pointer('Players', x) } }), ['none', 'y']);
+  assert.deepEqual(await names('Squads', { players: { $nin: [pointer('Players', x), pointer('Players', y)] } }), ['none']);
+  // A Pointer to another class can never be held; combined with other constraints as usual.
+  assert.deepEqual(await names('Squads', { players: pointer('Squads', x) }), []);
+  assert.deepEqual(await names('Squads', { players: pointer('Players', y), Name: { $ne: 'y' } }), ['xy']);
+  assert.deepEqual(await names('Squads', { $or: [{ players: pointer('Players', x) }, { Name: 'none' }] }), ['none', 'xy']);
+  const count = await request(server, 'GET', `/core/classes/Squads?${where({ players: pointer('Players', y) })}&count=1&limit=0`, { headers: M });
+  assert.deepEqual(count.body, { results: [], count: 2 });
+});
+
+test('issue 23 §2.4 relation equality sees only the owners the caller may read', async () => {
+  const username = `rel${Date.now()}@example.test`;
+  const signup = await request(server, 'POST', '/core/users', { headers: M, body: { username, password: 'Passw0rdX', email: username } });
+  assert.equal(signup.status, 201, signup.text);
+  const user = signup.body.objectId;
+  const open = { '*': true };
+  const clp = await request(server, 'POST', '/core/schemas/Crews', {
+    headers: M, body: { classLevelPermissions: { find: open, get: open, count: open } },
+  });
+  assert.equal(clp.status, 200, clp.text);
+  const add = { __op: 'AddRelation', objects: [pointer('_User', user)] };
+  await createRecord(server, app, 'Crews', { Name: 'public', crew: add });
+  await createRecord(server, app, 'Crews', { Name: 'mine', crew: add, ACL: { [user]: { read: true } } });
+  await createRecord(server, app, 'Crews', { Name: 'hidden', crew: add, ACL: { someoneElse: { read: true } } });
+  const S = { ...appHeaders(app), 'X-Core-Session-Token': signup.body.sessionToken };
+  assert.deepEqual(await names('Crews', { crew: pointer('_User', user) }, S), ['mine', 'public']);
+  assert.deepEqual(await names('Crews', { crew: pointer('_User', user) }), ['hidden', 'mine', 'public']);
 });
