@@ -133,3 +133,46 @@ test('issue 23 §2.4 relation equality sees only the owners the caller may read'
   assert.deepEqual(await names('Crews', { crew: pointer('_User', user) }, S), ['mine', 'public']);
   assert.deepEqual(await names('Crews', { crew: pointer('_User', user) }), ['hidden', 'mine', 'public']);
 });
+
+test('issue 23 a Batch of AddRelation and RemoveRelation on one field applies them in order', async () => {
+  const [p, q, r] = [await createRecord(server, app, 'Guests', { Name: 'p' }),
+    await createRecord(server, app, 'Guests', { Name: 'q' }),
+    await createRecord(server, app, 'Guests', { Name: 'r' })];
+  const party = await createRecord(server, app, 'Parties', {
+    Name: 'eve', guests: { __op: 'AddRelation', objects: [pointer('Guests', p), pointer('Guests', q)] },
+  });
+  const batch = await request(server, 'PUT', `/core/classes/Parties/${party}`, {
+    headers: M,
+    body: { guests: { __op: 'Batch', ops: [
+      { __op: 'AddRelation', objects: [pointer('Guests', r)] },
+      { __op: 'RemoveRelation', objects: [pointer('Guests', p)] },
+    ] } },
+  });
+  assert.equal(batch.status, 200, batch.text);
+  const held = await request(server, 'GET', `/core/classes/Guests?${relatedTo('Parties', party, 'guests')}&order=Name`, { headers: M });
+  assert.deepEqual(held.body.results.map((o) => o.Name), ['q', 'r']);
+
+  // On create too, the field made by the first operation.
+  const made = await createRecord(server, app, 'Parties', { Name: 'new', guests: { __op: 'Batch', ops: [
+    { __op: 'AddRelation', objects: [pointer('Guests', p), pointer('Guests', q)] },
+    { __op: 'RemoveRelation', objects: [pointer('Guests', q)] },
+  ] } });
+  const held2 = await request(server, 'GET', `/core/classes/Guests?${relatedTo('Parties', made, 'guests')}`, { headers: M });
+  assert.deepEqual(held2.body.results.map((o) => o.Name), ['p']);
+
+  // Anything but relation operations in a Batch, or relations of two classes, is refused whole.
+  for (const ops of [
+    [{ __op: 'Increment', amount: 1 }],
+    [{ __op: 'AddRelation', objects: [pointer('Guests', p)] }, { __op: 'RemoveRelation', objects: [pointer('Parties', party)] }],
+    [],
+    'x',
+  ]) {
+    const bad = await request(server, 'PUT', `/core/classes/Parties/${party}`, {
+      headers: M, body: { Name: 'changed', guests: { __op: 'Batch', ops } },
+    });
+    assert.equal(bad.status, 400, bad.text);
+    assert.equal(bad.body.code, 107, bad.text);
+  }
+  const still = await request(server, 'GET', `/core/classes/Parties/${party}`, { headers: M });
+  assert.equal(still.body.Name, 'eve');
+});
