@@ -8,6 +8,7 @@
 #include "util/errors.hpp"
 #include "util/ids.hpp"
 #include "write/operators.hpp"
+#include "write/required_fields.hpp"
 
 namespace crmd::write {
 
@@ -60,6 +61,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
                                     WriteKind kind, std::string_view object_id, const CurrentValues& current,
                                     const Status& may_add_fields) {
   if (body.size() > kMaxBodyKeys) return errors::TooManyKeys(kMaxBodyKeys);
+  if (!base.field_options.empty()) CRMD_TRY(CheckRequired(body, base, kind));
   FieldChanges out;
   out.columns.reserve(body.size() + 2);  // + the writer fields SetWriter may add
   out.cells.reserve(body.size() + 2);
