@@ -40,6 +40,16 @@ PathTree BuildTree(const std::vector<std::string>& paths) {
   return root;
 }
 
+// The include tree of a read of `cls`: `*` stands for every Pointer and Array field of the class,
+// one level (Parse's includeAll), beside any path also named.
+PathTree BuildIncludeTree(const std::vector<std::string>& paths, const schema::ClassSchema& cls) {
+  PathTree root = BuildTree(paths);
+  if (root.children.erase(std::string(kIncludeAll)) == 0) return root;
+  for (const auto& [name, def] : cls.fields)
+    if (def.type == schema::FieldType::kPointer || def.type == schema::FieldType::kArray) root.children[name];
+  return root;
+}
+
 // Kept whatever the projection says: the record fields, and on an included object the tags
 // that make it one (a user field named `className` is projected like any other at the top).
 bool AlwaysKept(std::string_view key, bool included) {
@@ -62,6 +72,11 @@ void Project(json::object& obj, const PathTree& keys, bool included = false) {
       Project(it->value().get_object(), spec->second, true);
     ++it;
   }
+}
+
+std::string_view PointerClass(const json::value& v) {
+  const auto* c = v.is_object() ? v.get_object().if_contains("className") : nullptr;
+  return c && c->is_string() ? std::string_view(c->get_string()) : std::string_view();
 }
 
 std::string_view PointerId(const json::value& v) {
@@ -99,10 +114,57 @@ std::vector<storage::Row> ReadableIncluded(const auth::Context& ctx, const schem
   return out;
 }
 
+// The expanded form of a record: `{"__type":"Object","className":...}` and its fields.
+json::object IncludedObject(const schema::ClassSchema& target, const storage::Row& row) {
+  auto encoded = EncodeRow(target, row);
+  json::object expanded{{"__type", "Object"}, {"className", target.name}};
+  for (auto& kv : encoded) expanded[kv.key()] = std::move(kv.value());
+  return expanded;
+}
+
+void Expand(const auth::Context& ctx, const schema::Snapshot& snapshot, const schema::ClassSchema& cls,
+            const std::vector<json::object*>& objects, const PathTree& tree);
+
+// The Pointers held in the Array `field` of `objects` replaced by their records, one batched lookup
+// per class they name (an Array may point at several); deeper paths go on from those records.
+void ExpandArrays(const auth::Context& ctx, const schema::Snapshot& snapshot, const std::string& field,
+                  const std::vector<json::object*>& objects, const PathTree& subtree) {
+  std::map<std::string, std::unordered_set<std::string>, std::less<>> wanted;  // class -> ids
+  for (auto* obj : objects) {
+    auto* v = obj->if_contains(field);
+    if (!v || !v->is_array()) continue;
+    for (const auto& item : v->get_array())
+      if (!PointerId(item).empty()) wanted[std::string(PointerClass(item))].emplace(PointerId(item));
+  }
+  for (const auto& [class_name, ids] : wanted) {
+    const auto* target = snapshot.Find(class_name);
+    if (!target) continue;
+    std::unordered_map<std::string, json::object> found;
+    for (const auto& row : ReadableIncluded(ctx, *target, ids)) found.emplace(row.object_id, IncludedObject(*target, row));
+    std::vector<json::object*> next;
+    for (auto* obj : objects) {
+      auto* v = obj->if_contains(field);
+      if (!v || !v->is_array()) continue;
+      for (auto& item : v->get_array()) {
+        if (PointerClass(item) != class_name) continue;
+        auto it = found.find(std::string(PointerId(item)));
+        if (it == found.end()) continue;  // hidden or dangling: left a Pointer, as a single one is
+        item = it->second;
+        next.push_back(&item.get_object());
+      }
+    }
+    if (!subtree.children.empty()) Expand(ctx, snapshot, *target, next, subtree);
+  }
+}
+
 void Expand(const auth::Context& ctx, const schema::Snapshot& snapshot,
             const schema::ClassSchema& cls, const std::vector<json::object*>& objects,
             const PathTree& tree) {
   for (const auto& [field, subtree] : tree.children) {
+    if (const auto* def = cls.FindField(field); def && def->type == schema::FieldType::kArray) {
+      ExpandArrays(ctx, snapshot, field, objects, subtree);
+      continue;
+    }
     const auto* target = IncludedClass(snapshot, cls, field);
     if (!target) continue;
     std::unordered_set<std::string> unique;
@@ -110,12 +172,8 @@ void Expand(const auth::Context& ctx, const schema::Snapshot& snapshot,
       if (auto* v = obj->if_contains(field); v && !PointerId(*v).empty())
         unique.emplace(PointerId(*v));
     std::unordered_map<std::string, json::object> found;
-    for (const auto& row : ReadableIncluded(ctx, *target, unique)) {
-      auto encoded = EncodeRow(*target, row);
-      json::object expanded{{"__type", "Object"}, {"className", target->name}};
-      for (auto& kv : encoded) expanded[kv.key()] = std::move(kv.value());
-      found.emplace(row.object_id, std::move(expanded));
-    }
+    for (const auto& row : ReadableIncluded(ctx, *target, unique))
+      found.emplace(row.object_id, IncludedObject(*target, row));
     std::vector<json::object*> next;
     for (auto* obj : objects) {
       auto* v = obj->if_contains(field);
@@ -134,6 +192,7 @@ void Expand(const auth::Context& ctx, const schema::Snapshot& snapshot,
 bool IsFlatInclude(const schema::Snapshot& snapshot, const schema::ClassSchema& cls, const PathTree& include) {
   for (const auto& [field, subtree] : include.children) {
     if (!subtree.children.empty()) return false;
+    if (const auto* def = cls.FindField(field); def && def->type == schema::FieldType::kArray) return false;
     const auto* target = IncludedClass(snapshot, cls, field);
     if (target && (target->FindField("className") || target->FindField("__type"))) return false;
   }
@@ -180,10 +239,14 @@ std::vector<std::pair<std::string, bool>> SortableOrder(const schema::ClassSchem
 }
 
 Result<std::vector<std::string>> ParsePaths(std::string_view text, std::size_t max_depth,
-                                            const ApiError& error_for_bad) {
+                                            const ApiError& error_for_bad, bool allow_all) {
   std::vector<std::string> out;
   for (auto path : Split(text, ',')) {
     if (path.empty()) continue;
+    if (allow_all && path == kIncludeAll) {
+      out.emplace_back(path);
+      continue;
+    }
     auto parts = Split(path, '.');
     if (parts.size() > max_depth) return error_for_bad;
     for (auto part : parts)
@@ -198,7 +261,7 @@ Result<std::vector<std::string>> ParsePaths(std::string_view text, std::size_t m
 }  // namespace
 
 Result<std::vector<std::string>> ParseIncludeList(std::string_view text) {
-  return ParsePaths(text, kMaxIncludeDepth, errors::InvalidQueryParameter("include"));
+  return ParsePaths(text, kMaxIncludeDepth, errors::InvalidQueryParameter("include"), true);
 }
 
 Result<std::vector<std::string>> ParseKeysList(std::string_view text) {
@@ -207,7 +270,7 @@ Result<std::vector<std::string>> ParseKeysList(std::string_view text) {
       if (!path.empty() && !schema::IsValidFieldName(part) && part != "objectId" &&
           part != "createdAt" && part != "updatedAt")
         return errors::InvalidFieldName(part);
-  return ParsePaths(text, kMaxIncludeDepth + 1, errors::InvalidQueryParameter("keys"));
+  return ParsePaths(text, kMaxIncludeDepth + 1, errors::InvalidQueryParameter("keys"), false);
 }
 
 namespace {
@@ -238,7 +301,7 @@ Result<json::object> GetRecord(auth::Context& ctx, std::string_view class_name,
                                const std::optional<std::vector<std::string>>& keys) {
   CRMD_ASSIGN(auto found, FetchReadable(ctx, class_name, object_id));
   json::object out = EncodeRow(*found.cls, found.row);
-  if (!include.empty()) Expand(ctx, *found.snapshot, *found.cls, {&out}, BuildTree(include));
+  if (!include.empty()) Expand(ctx, *found.snapshot, *found.cls, {&out}, BuildIncludeTree(include, *found.cls));
   if (keys) Project(out, BuildTree(*keys));
   return out;
 }
@@ -265,15 +328,20 @@ Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRe
 
   Query query;
   if (!ctx.identity.IsMaster()) query.readable_by = ctx.identity.Principals();
-  if (cls && request.where) {
-    CRMD_ASSIGN(query.where, ParseWhere(*request.where, *cls, *snapshot, ctx.identity));
+  if (request.where) {
+    // A class that does not exist has no rows, but its where is still checked: a malformed one is
+    // the same error whatever the class (Parse validates a query before it looks at the schema).
+    schema::ClassSchema missing;
+    missing.name = std::string(class_name);
+    CRMD_ASSIGN(auto where, ParseWhere(*request.where, cls ? *cls : missing, *snapshot, ctx.identity));
+    if (cls) query.where = std::move(where);
   }
   out += "{\"results\":[";
   if (cls && request.limit != 0) {
     query.order = SortableOrder(*cls, request.order);
     query.limit = request.limit;
     query.skip = request.skip;
-    const PathTree include = BuildTree(request.include);
+    const PathTree include = BuildIncludeTree(request.include, *cls);
     const std::optional<PathTree> keys =
         request.keys ? std::optional<PathTree>(BuildTree(*request.keys)) : std::nullopt;
     std::vector<json::object> chunk;

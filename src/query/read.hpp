@@ -19,6 +19,8 @@ namespace crmd::query {
 // Include paths nest at most this deep (`a.b.c.d.e.f.g.h`): each level is one lookup, and a
 // client must not make one request cost unbounded work.
 inline constexpr std::size_t kMaxIncludeDepth = 8;
+// `include=*`: every Pointer and Array field of the class read, one level (Parse).
+inline constexpr std::string_view kIncludeAll = "*";
 
 struct ListRequest {
   std::optional<boost::json::value> where;          // parsed, not yet validated
@@ -48,7 +50,7 @@ Status WriteRecord(auth::Context& ctx, std::string_view class_name, std::string_
 Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRequest& request,
                    std::string& out);
 
-// Splits `a,b.c` into paths, checking depth and names (102 on a bad one).
+// Splits `a,b.c` into paths, checking depth and names (102 on a bad one); `*` is kept as a path.
 Result<std::vector<std::string>> ParseIncludeList(std::string_view text);
 // Splits a `keys` list into dotted paths (105 on a bad name).
 Result<std::vector<std::string>> ParseKeysList(std::string_view text);

@@ -13,6 +13,8 @@
 //         | InQuery(Field, SubQuery, negated)          Field IN (SELECT objectId FROM sub ...)
 //         | Select(Field, SubQuery, negated)           Field IN (SELECT key FROM sub ...)
 //         | RelatedTo(owner class, owner id, relation key)
+//         | HoldsAny(Relation field, id+, negated)    the row's relation holds one of the ids
+//         | HoldsAll(Relation field, id+)             ... holds every one of them
 // Array fields compare element-wise (Mongo semantics): `tags = "a"` means "contains a".
 #pragma once
 
@@ -41,6 +43,8 @@ enum class ExprKind {
   kInQuery,
   kSelect,
   kRelatedTo,
+  kHoldsAny,
+  kHoldsAll,
 };
 
 enum class CompareOp { kEq, kNe, kLt, kLte, kGt, kGte };
@@ -69,11 +73,11 @@ struct SubQuery {
 struct Expr {
   ExprKind kind = ExprKind::kConst;
   std::vector<Expr> children;        // And, Or, Nor
-  bool flag = true;                  // Const value, Exists value, In/InQuery/Select negation
+  bool flag = true;                  // Const value, Exists value, In/InQuery/Select/HoldsAny negation
   FieldRef field;
   CompareOp op = CompareOp::kEq;
   storage::Cell value;               // Compare (monostate: null)
-  std::vector<storage::Cell> values; // In, All, ContainedBy (never monostate)
+  std::vector<storage::Cell> values; // In, All, ContainedBy (never monostate); Holds: distinct ids
   bool has_null = false;             // In: the list held null
   std::string text;                  // Regex pattern; RelatedTo key
   std::vector<std::string> terms;    // Text: the words, any of which matches (never empty)

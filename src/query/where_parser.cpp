@@ -1,8 +1,11 @@
 #include "query/where_parser.hpp"
 
+#include <set>
+
 #include <re2/re2.h>
 
 #include "auth/authorize.hpp"
+#include "query/regex_options.hpp"
 #include "schema/codec.hpp"
 #include "schema/names.hpp"
 #include "util/errors.hpp"
@@ -43,6 +46,10 @@ struct Target {
   FieldRef ref;
   std::optional<schema::FieldDef> def;  // nullopt: undeclared, or a path inside an Object
   bool is_path = false;
+  // A Relation field (no column: its join table): equality, $in, $nin, $all and $ne with Pointers
+  // test what the relation holds; other constraints read it as absent.
+  std::string relation;
+  std::string relation_target;
 };
 
 class Parser {
@@ -101,6 +108,9 @@ class Parser {
         t.ref.column = std::string(head);
         t.ref.array = def->type == FieldType::kArray;
         t.ref.tracks_nulls = true;
+      } else if (def && parts.size() == 1) {
+        t.relation = std::string(head);
+        t.relation_target = def->target_class;
       }
     }
     if (parts.size() > 1) {
@@ -213,18 +223,14 @@ class Parser {
       return BadQuery("bad $regex: a query may hold at most " + std::to_string(kMaxRegexes) + " patterns");
     if (pattern.get_string().size() > kMaxRegexLength)
       return BadQuery("bad $regex: a pattern may be at most " + std::to_string(kMaxRegexLength) + " characters");
-    std::string flags;
+    std::string_view flags;
     if (const auto* o = constraint.if_contains("$options")) {
       if (!o->is_string()) return BadQuery("bad $options: must be a string");
-      for (char c : o->get_string()) {
-        if (c != 'i' && c != 'm' && c != 's') return BadQuery("bad $options: " + std::string(o->get_string()));
-        if (flags.find(c) == std::string::npos) flags.push_back(c);
-      }
+      flags = o->get_string();
     }
+    CRMD_ASSIGN(std::string full, ApplyRegexOptions(pattern.get_string(), flags));
     if (t.def && !t.is_path && !schema::IsStringLike(t.def->type) && t.def->type != FieldType::kArray)
       return BadQuery("bad $regex: " + t.ref.column + " is not a String");
-    std::string full = flags.empty() ? std::string(pattern.get_string())
-                                     : "(?" + flags + ")" + std::string(pattern.get_string());
     RE2::Options options;
     options.set_log_errors(false);
     options.set_max_mem(kRegexMemory);
@@ -354,10 +360,48 @@ class Parser {
     return e;
   }
 
+  static bool IsRelationOperator(std::string_view op) {
+    return op == "$eq" || op == "$ne" || op == "$in" || op == "$nin" || op == "$all";
+  }
+
+  // The Pointers of a constraint on a Relation field (Parse: the owners whose relation holds them).
+  // A value that is no Pointer to the relation's class can never be held, so it is left out.
+  Result<Expr> RelationConstraint(const Target& t, std::string_view op, const json::value& arg) {
+    std::vector<const json::value*> pointers;
+    if (op == "$eq" || op == "$ne") {
+      pointers.push_back(&arg);
+    } else {
+      if (!arg.is_array()) return BadQuery("bad " + std::string(op) + ": value must be an array");
+      if (arg.get_array().size() > kMaxInValues) return BadQuery("Invalid parameter for query: where");
+      for (const auto& item : arg.get_array()) pointers.push_back(&item);
+    }
+    const bool negated = op == "$ne" || op == "$nin";
+    return Holds(t, op == "$all" ? ExprKind::kHoldsAll : ExprKind::kHoldsAny, pointers, negated);
+  }
+
+  static Expr Holds(const Target& t, ExprKind kind, const std::vector<const json::value*>& pointers, bool negated) {
+    std::set<std::string_view> ids;
+    bool foreign = false;  // some value can never be held
+    for (const auto* p : pointers) {
+      const std::string_view id = Member(*p, "objectId");
+      if (TypeTag(*p) == "Pointer" && Member(*p, "className") == t.relation_target && !id.empty()) ids.insert(id);
+      else foreign = true;
+    }
+    // $all of something never held matches nothing; an empty $in nothing, an empty $nin all.
+    if (ids.empty() || (kind == ExprKind::kHoldsAll && foreign)) return Expr::Const(negated);
+    Expr e;
+    e.kind = kind;
+    e.flag = negated;
+    e.field.column = t.relation;
+    for (auto id : ids) e.values.emplace_back(std::string(id));
+    return e;
+  }
+
   Result<Expr> Field(const Target& t, const json::value& value, const schema::ClassSchema& cls,
                      std::size_t depth) {
     if (!IsConstraintObject(value)) {
       if (++nodes_ > kMaxWhereNodes) return BadQuery("Invalid parameter for query: where");
+      if (!t.relation.empty() && TypeTag(value) == "Pointer") return Holds(t, ExprKind::kHoldsAny, {&value}, false);
       return Compare(t, CompareOp::kEq, value);
     }
     Expr all;
@@ -367,7 +411,10 @@ class Parser {
       if (++nodes_ > kMaxWhereNodes) return BadQuery("Invalid parameter for query: where");
       std::string_view op = kv.key();
       const json::value& arg = kv.value();
-      if (op == "$eq") all.children.push_back(Compare(t, CompareOp::kEq, arg));
+      if (!t.relation.empty() && IsRelationOperator(op)) {
+        CRMD_ASSIGN(auto e, RelationConstraint(t, op, arg));
+        all.children.push_back(std::move(e));
+      } else if (op == "$eq") all.children.push_back(Compare(t, CompareOp::kEq, arg));
       else if (op == "$ne") all.children.push_back(Compare(t, CompareOp::kNe, arg));
       else if (op == "$lt") all.children.push_back(Compare(t, CompareOp::kLt, arg));
       else if (op == "$lte") all.children.push_back(Compare(t, CompareOp::kLte, arg));

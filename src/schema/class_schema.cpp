@@ -33,6 +33,7 @@ json::object ClassSchema::ToJson() const {
     json::object f{{"type", TypeName(def.type)}};
     if (def.type == FieldType::kPointer || def.type == FieldType::kRelation)
       f["targetClass"] = def.target_class;
+    if (auto it = field_options.find(name); it != field_options.end()) WriteFieldOptions(it->second, f);
     field_map[name] = std::move(f);
   }
   json::object out{{"className", name},
@@ -58,6 +59,8 @@ Result<ClassSchema> ClassSchema::FromJson(const json::object& definition) {
       FieldDef def{*type, {}};
       if (const auto* t = spec.if_contains("targetClass"); t && t->is_string())
         def.target_class = std::string(t->get_string());
+      CRMD_ASSIGN(auto options, ParseFieldOptions(spec, def, cls.name, kv.key()));
+      if (!options.empty()) cls.field_options.emplace(std::string(kv.key()), std::move(options));
       cls.fields.emplace_back(std::string(kv.key()), std::move(def));
     }
   }

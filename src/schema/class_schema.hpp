@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "schema/field_options.hpp"
 #include "schema/field_type.hpp"
 #include "util/result.hpp"
 
@@ -30,6 +31,9 @@ struct ClassSchema {
   std::string name;
   // Declared fields in creation order, without objectId/createdAt/updatedAt/ACL (always present).
   std::vector<std::pair<std::string, FieldDef>> fields;
+  // The options of the declared fields that have some (schema endpoint only); kept beside `fields`
+  // because a field's type is what every other layer compares.
+  std::map<std::string, FieldOptions, std::less<>> field_options;
   boost::json::object class_level_permissions;
   boost::json::object indexes;
   // The automation definitions (spec §6.1) as stored and returned, `_id`s filled; what runs is

@@ -8,6 +8,7 @@
 #include "util/errors.hpp"
 #include "util/ids.hpp"
 #include "write/operators.hpp"
+#include "write/required_fields.hpp"
 
 namespace crmd::write {
 
@@ -60,6 +61,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
                                     WriteKind kind, std::string_view object_id, const CurrentValues& current,
                                     const Status& may_add_fields) {
   if (body.size() > kMaxBodyKeys) return errors::TooManyKeys(kMaxBodyKeys);
+  if (!base.field_options.empty()) CRMD_TRY(CheckRequired(body, base, kind));
   FieldChanges out;
   out.columns.reserve(body.size() + 2);  // + the writer fields SetWriter may add
   out.cells.reserve(body.size() + 2);
@@ -115,20 +117,32 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
     // The value to store: the body's own, or an operator's result (kept in `applied`).
     const json::value* effective = &value;
     json::value applied;
+    // A relation operation: rows of the join table to add or remove, the field made if new.
+    auto change_relation = [&](Operator& op) -> Status {
+      if (op.relation_ids.empty()) return {};
+      const schema::ClassSchema& now = grown ? *grown : base;
+      const schema::FieldDef wanted{schema::FieldType::kRelation, op.relation_class};
+      if (const auto* declared = now.FindField(key)) {
+        if (!(*declared == wanted))
+          return errors::SchemaMismatch(now.name, key, declared->Describe(), wanted.Describe());
+      } else {
+        if (!schema::IsValidUserClassName(op.relation_class) && !schema::IsSystemClassName(op.relation_class))
+          return errors::InvalidClassName(op.relation_class);
+        CRMD_TRY(CheckNewFieldName(now, key));
+        CRMD_TRY(add_field(key, wanted));
+      }
+      out.relations.push_back({key, op.kind == OperatorKind::kAddRelation, std::move(op.relation_ids)});
+      return {};
+    };
+    if (IsOperator(value) && IsBatch(value.get_object())) {
+      CRMD_ASSIGN(auto ops, ParseRelationBatch(value.get_object()));
+      for (auto& op : ops) CRMD_TRY(change_relation(op));
+      continue;
+    }
     if (IsOperator(value)) {
       CRMD_ASSIGN(auto op, ParseOperator(value.get_object()));
       if (IsRelationOperator(op)) {
-        if (op.relation_ids.empty()) continue;
-        const schema::FieldDef wanted{schema::FieldType::kRelation, op.relation_class};
-        if (!def) {
-          if (!schema::IsValidUserClassName(op.relation_class) && !schema::IsSystemClassName(op.relation_class))
-            return errors::InvalidClassName(op.relation_class);
-          CRMD_TRY(CheckNewFieldName(cls, key));
-          CRMD_TRY(add_field(key, wanted));
-        } else if (!(*def == wanted)) {
-          return errors::SchemaMismatch(cls.name, key, def->Describe(), wanted.Describe());
-        }
-        out.relations.push_back({key, op.kind == OperatorKind::kAddRelation, std::move(op.relation_ids)});
+        CRMD_TRY(change_relation(op));
         continue;
       }
       if (!def) {

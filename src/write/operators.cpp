@@ -15,6 +15,8 @@ namespace json = boost::json;
 namespace {
 // Ids accepted in a relation (master-supplied objectIds may exceed 10 characters).
 constexpr std::size_t kMaxRelatedIdLength = 64;
+// Operations one Batch may hold: the SDK sends two at most (one AddRelation, one RemoveRelation).
+constexpr std::size_t kMaxBatchedOperations = 16;
 // Items an Array field may hold after an operator: every later operator reads, rewrites and stores
 // the whole array.
 constexpr std::size_t kMaxArrayItems = 100'000;
@@ -117,6 +119,34 @@ Result<Operator> ParseOperator(const json::object& value) {
     return out;
   }
   return errors::UnsupportedOperator(name);
+}
+
+bool IsBatch(const json::object& value) {
+  const auto* op = value.if_contains("__op");
+  return op && op->is_string() && op->get_string() == "Batch";
+}
+
+Result<std::vector<Operator>> ParseRelationBatch(const json::object& value) {
+  const auto* ops = value.if_contains("ops");
+  if (!ops || !ops->is_array() || ops->get_array().empty())
+    return errors::InvalidOperatorArgument("Batch must provide a non-empty array of operations in ops");
+  if (ops->get_array().size() > kMaxBatchedOperations)
+    return errors::InvalidOperatorArgument("a Batch may hold at most " + std::to_string(kMaxBatchedOperations) +
+                                           " operations");
+  std::vector<Operator> out;
+  for (const auto& item : ops->get_array()) {
+    if (!item.is_object()) return errors::InvalidOperatorArgument("Batch operations must be objects");
+    const auto* name = item.get_object().if_contains("__op");
+    const bool relation = name && name->is_string() &&
+                          (name->get_string() == "AddRelation" || name->get_string() == "RemoveRelation");
+    if (!relation) return errors::InvalidOperatorArgument("a Batch may hold only AddRelation and RemoveRelation");
+    CRMD_ASSIGN(auto op, ParseOperator(item.get_object()));
+    for (const auto& earlier : out)
+      if (!op.relation_class.empty() && !earlier.relation_class.empty() && earlier.relation_class != op.relation_class)
+        return errors::InvalidOperatorArgument("All objects in a relation must be of the same class");
+    out.push_back(std::move(op));
+  }
+  return out;
 }
 
 std::optional<schema::FieldDef> TypeCreatedBy(const Operator& op) {

@@ -34,6 +34,14 @@ bool IsOperator(const boost::json::value& value);
 // Parses and validates an operator object (Parse's 107 messages for bad arguments).
 Result<Operator> ParseOperator(const boost::json::object& value);
 
+// Whether `value` is a Batch: `{"__op":"Batch","ops":[...]}`, the Parse SDK's form of an AddRelation
+// and a RemoveRelation on one field in one save.
+bool IsBatch(const boost::json::object& value);
+
+// The operations of a Batch, in order. Only AddRelation and RemoveRelation may be batched (all the
+// SDK batches), naming one class; anything else is 107.
+Result<std::vector<Operator>> ParseRelationBatch(const boost::json::object& value);
+
 // The field type an operator gives a field that does not exist yet; nullopt for Delete.
 std::optional<schema::FieldDef> TypeCreatedBy(const Operator& op);
 

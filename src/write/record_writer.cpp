@@ -20,6 +20,7 @@
 #include "write/field_changes.hpp"
 #include "write/file_values.hpp"
 #include "write/operators.hpp"
+#include "write/required_fields.hpp"
 #include "write/user_rules.hpp"
 
 namespace crmd::write {
@@ -138,16 +139,19 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
     std::optional<schema::ClassSchema> implicit;  // the class this create makes
     if (!existing) implicit = schema::ClassSchema::NewImplicit(std::string(class_name), !ctx.identity.gates.closed_new_classes);
     const schema::ClassSchema& base = existing ? *existing : *implicit;
+    // The body with the class's default values filled in: what every later step sees as written.
+    const std::optional<json::object> defaulted = WithDefaults(body, base);
+    const json::object& fields = defaulted ? *defaulted : body;
     std::optional<schema::ClassSchema> grown;  // base with the fields the body adds
-    CRMD_ASSIGN(auto changes, CollectChanges(body, base, grown, ctx.identity, WriteKind::kCreate, {}, {},
+    CRMD_ASSIGN(auto changes, CollectChanges(fields, base, grown, ctx.identity, WriteKind::kCreate, {}, {},
                                              MayAddFields(ctx, existing)));
     const schema::ClassSchema& cls = grown ? *grown : base;
     const bool schema_change = !existing || changes.schema_changed;
     if (schema_change && !unit.MayChangeSchema()) return app::WriteUnit::Restarting();
     bool unused_end_sessions = false;
     if (class_name == kUserClass)
-      CRMD_TRY(ApplyUserRules(txn, cls, body, WriteKind::kCreate, {}, user, changes, unused_end_sessions));
-    if (class_name == "_Role") CRMD_TRY(ApplyRoleRules(txn, cls, body, WriteKind::kCreate, {}));
+      CRMD_TRY(ApplyUserRules(txn, cls, fields, WriteKind::kCreate, {}, user, changes, unused_end_sessions));
+    if (class_name == "_Role") CRMD_TRY(ApplyRoleRules(txn, cls, fields, WriteKind::kCreate, {}));
     SetWriter(ctx, cls, true, changes);
 
     if (changes.object_id && existing && txn.Exists(*existing, *changes.object_id))
@@ -178,14 +182,19 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
       txn.ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
     if (session_token) *session_token = auth::CreateSession(*ctx.app, txn, row.object_id, "signup", ctx.installation_id);
     if (cls.timeline && !ctx.skip_timeline) {
-      logs::Change change{logs::TimelineEvent::kCreate, &cls, row.object_id, &body,
+      logs::Change change{logs::TimelineEvent::kCreate, &cls, row.object_id, &fields,
                           [&](std::string_view f) { return WrittenValue(changes, row.cells, f); },
                           row.acl, row.created_at, /*fresh_id=*/!changes.object_id};
       CRMD_TRY(logs::RecordChange(unit, ctx, change));
     }
     if (!ctx.skip_triggers)
-      CRMD_TRY(triggers::Fire(unit, ctx, {triggers::WriteEvent::kCreate, &cls, row.object_id, &body, nullptr}));
+      CRMD_TRY(triggers::Fire(unit, ctx, {triggers::WriteEvent::kCreate, &cls, row.object_id, &fields, nullptr}));
     json::object out{{"objectId", row.object_id}, {"createdAt", row.created_at}};
+    // Parse answers the values a create's defaults gave, so a client's object holds them at once.
+    if (defaulted)
+      for (const auto& [field, options] : base.field_options)
+        if (const auto* value = defaulted->if_contains(field); value && options.default_value && *value == *options.default_value)
+          out[field] = *value;
     // Last: `cls` may be the class moved here. The unit's schema, not the snapshot: the history
     // may have changed it too.
     if (schema_change) unit.ChangeSchema(unit.schema()->With(grown ? std::move(*grown) : std::move(*implicit)));

@@ -90,8 +90,8 @@ Status MergePermissions(const json::value& body, json::object& clp, const schema
 ApiError SchemaError(int code, std::string message) { return ApiError{400, code, std::move(message)}; }
 constexpr int kInvalidSchemaOperation = 255;
 
-// Adds and deletes fields per Parse's `fields` body: `{"F": {"type": "...", "targetClass": "..."}}`
-// adds, `{"F": {"__op": "Delete"}}` deletes.
+// Adds and deletes fields per Parse's `fields` body: `{"F": {"type": "...", "targetClass": "...",
+// "required": true, "defaultValue": ...}}` adds, `{"F": {"__op": "Delete"}}` deletes.
 Status ApplyFields(const json::value& body, schema::ClassSchema& cls) {
   if (!body.is_object()) return SchemaError(errors::kInvalidJson, "fields must be an object");
   for (const auto& kv : body.get_object()) {
@@ -104,6 +104,7 @@ Status ApplyFields(const json::value& body, schema::ClassSchema& cls) {
       if (!cls.FindField(name) || schema::IsBuiltinField(name) || name.starts_with('_'))
         return SchemaError(kInvalidSchemaOperation, fmt::format("Field {} does not exist, cannot update.", name));
       std::erase_if(cls.fields, [&](const auto& f) { return f.first == name; });
+      cls.field_options.erase(name);
       // Indexes that used the field go with it.
       for (auto it = cls.indexes.begin(); it != cls.indexes.end();) {
         if (it->value().is_object() && it->value().get_object().contains(name)) it = cls.indexes.erase(it);
@@ -131,6 +132,8 @@ Status ApplyFields(const json::value& body, schema::ClassSchema& cls) {
       if (!schema::IsValidUserClassName(def.target_class) && !schema::IsSystemClassName(def.target_class))
         return errors::InvalidClassName(def.target_class);
     }
+    CRMD_ASSIGN(auto options, schema::ParseFieldOptions(spec.get_object(), def, cls.name, name));
+    if (!options.empty()) cls.field_options.emplace(name, std::move(options));
     cls.fields.emplace_back(name, std::move(def));
     if (cls.fields.size() > schema::kMaxFieldsPerClass) return errors::TooManyFields();
   }

@@ -198,6 +198,64 @@ test('§4.2 include: multi-level AccountId.StatusId expands both levels', async 
   assert.deepEqual(r.body.results[0].OwnerId, ptr('QAccounts', accounts.Acme));
 });
 
+// Issue 23: Parse expands the Pointers of an Array field named by include, and `include=*` names
+// every Pointer and Array field of the class (one level).
+test('issue 23 §4.2 include of an Array of Pointers expands each, under the target\'s ACL and CLP; include=*', async () => {
+  const tag = async (Name, extra = {}) => ptr('ITags', await createRecord(server, app, 'ITags', { Name, ...extra }));
+  const red = await tag('red');
+  const blue = await tag('blue');
+  const secret = await tag('secret', { ACL: {} });
+  const account = ptr('QAccounts', accounts.Acme);
+  const note = await createRecord(server, app, 'INotes', {
+    Name: 'n1', Tags: [red, blue, secret, ptr('ITags', 'missingid0'), 'plain', 7, account], Main: red, Account: account,
+  });
+  const acme = (await request(server, 'GET', `/core/classes/QAccounts/${accounts.Acme}`, { headers: M })).body;
+  const full = async (p) => ({ __type: 'Object', className: p.className,
+    ...(await request(server, 'GET', `/core/classes/${p.className}/${p.objectId}`, { headers: M })).body });
+  const [redObj, blueObj, secretObj] = [await full(red), await full(blue), await full(secret)];
+  const accountObj = { __type: 'Object', className: 'QAccounts', ...acme };
+
+  const one = await find('INotes', { Name: 'n1' }, 'include=Tags');
+  assert.equal(one.status, 200, one.text);
+  assert.deepEqual(one.body.results[0].Tags, [redObj, blueObj, secretObj, ptr('ITags', 'missingid0'), 'plain', 7, accountObj]);
+  assert.deepEqual(one.body.results[0].Main, red);  // not asked for
+  const byId = await request(server, 'GET', `/core/classes/INotes/${note}?include=Tags`, { headers: M });
+  assert.deepEqual(byId.body.Tags, one.body.results[0].Tags);
+  // One level deeper through the array: the accounts' StatusId.
+  const deep = await find('INotes', { Name: 'n1' }, 'include=Tags.StatusId');
+  assert.equal(deep.body.results[0].Tags[6].StatusId.__type, 'Object');
+
+  const all = await find('INotes', { Name: 'n1' }, 'include=*');
+  assert.equal(all.status, 200, all.text);
+  const n = all.body.results[0];
+  assert.deepEqual(n.Tags, one.body.results[0].Tags);
+  assert.deepEqual(n.Main, redObj);
+  assert.deepEqual(n.Account, accountObj);
+  assert.deepEqual(n.Account.StatusId, acme.StatusId);  // one level only
+  const allById = await request(server, 'GET', `/core/classes/INotes/${note}?include=*`, { headers: M });
+  assert.deepEqual(allById.body, n);
+  expectError(await find('INotes', { Name: 'n1' }, 'include=Tags.*'), 400, invalidParam('include'));
+
+  // A session sees only what it may read: the hidden tag stays a Pointer; a closed class, all of them.
+  const username = `inc${Date.now()}@example.test`;
+  const user = await request(server, 'POST', '/core/users', { headers: M, body: { username, password: 'Passw0rdX', email: username } });
+  assert.equal(user.status, 201, user.text);
+  const open = { '*': true };
+  for (const cls of ['INotes', 'ITags']) {
+    const r = await request(server, 'PUT', `/core/schemas/${cls}`, { headers: M, body: { classLevelPermissions: { find: open, get: open } } });
+    assert.equal(r.status, 200, r.text);
+  }
+  const S = { 'X-Core-Application-Id': app.appId, 'X-Core-Session-Token': user.body.sessionToken };
+  const seen = await find('INotes', { Name: 'n1' }, 'include=Tags', S);
+  assert.equal(seen.status, 200, seen.text);
+  assert.deepEqual(seen.body.results[0].Tags.slice(0, 4), [redObj, blueObj, secret, ptr('ITags', 'missingid0')]);
+  const closed = await request(server, 'PUT', '/core/schemas/ITags', { headers: M, body: { classLevelPermissions: { get: {} } } });
+  assert.equal(closed.status, 200, closed.text);
+  const none = await find('INotes', { Name: 'n1' }, 'include=*', S);
+  assert.deepEqual(none.body.results[0].Tags.slice(0, 3), [red, blue, secret]);
+  assert.deepEqual(none.body.results[0].Main, red);
+});
+
 test('§4.2 keys: a dotted key AccountId.Name with include=AccountId limits the included object\'s fields', async () => {
   const acme = (await request(server, 'GET', `/core/classes/QAccounts/${accounts.Acme}`, { headers: M })).body;
   const r = await find('QTasks', { Name: 't2' }, 'keys=AccountId.Name&include=AccountId');
@@ -389,6 +447,22 @@ test('§4.3 $regex, with $options "i"', async () => {
   await expectNames('QOps', { City: { $regex: '^o' , $options: 'i' } }, ['Alpha', 'Gamma']);
   await expectNames('QOps', { Name: { $regex: 'a.p' } }, []);
   await expectNames('QOps', { Name: { $regex: 'lph' } }, ['Alpha']);
+});
+
+test('issue 23 §4.3 $options takes Parse\'s flags i, m, s and x; any other answers 102, on any class', async () => {
+  await expectNames('QOps', { Name: { $regex: 'l p h # the first', $options: 'x' } }, ['Alpha']);
+  await expectNames('QOps', { Name: { $regex: 'AL PHA', $options: 'xi' } }, ['Alpha']);
+  await expectNames('QOps', { Name: { $regex: '^[ ]', $options: 'x' } }, []);  // a space in a class stays
+  await expectNames('QOps', { Name: { $regex: 'a\\ ', $options: 'x' } }, []);  // so does an escaped one
+  await expectNames('QOps', { Name: { $regex: '^d.l', $options: 'ims' } }, ['delta']);
+  for (const cls of ['QOps', 'QNeverCreated']) {
+    for (const options of ['some invalid thing', 'u', 'ig']) {
+      const r = await find(cls, { Name: { $regex: 'FootBall', $options: options } });
+      expectError(r, 400, { code: 102, error: `Bad $options value for query: ${options}` }, `${cls} ${options}`);
+    }
+  }
+  // The rest of a where on a class that does not exist is checked as well.
+  expectError(await find('QNeverCreated', { Name: { $bogus: 1 } }), 400, badConstraint('$bogus'));
 });
 
 test('§4.3 $regex runs on RE2: (a+)+$ against 30,000 a\'s and ! answers 200', async () => {

@@ -109,6 +109,93 @@ test('SECURITY hostile schema input: each a clear 4xx and the schema unchanged',
   assert.deepEqual((await schema('GET', 'Hostile')).body, before);
 });
 
+// Issue 23: Parse Server's field options. `defaultValue` fills a create that leaves the field out
+// (and is answered, as Parse answers it); `required` refuses an empty value (Parse: 142).
+test('issue 23 §4.5 schema required and defaultValue are stored, returned, and honoured by writes', async () => {
+  const ptr = { __type: 'Pointer', className: '_User', objectId: 'abcdefghij' };
+  const made = await schema('POST', 'Opts', { fields: {
+    Stage: { type: 'String', required: true, defaultValue: 'new' },
+    Title: { type: 'String', required: true },
+    Score: { type: 'Number', defaultValue: 10 },
+    Owner: { type: 'Pointer', targetClass: '_User', defaultValue: ptr },
+    Plain: { type: 'String', required: false },
+  } });
+  assert.equal(made.status, 200, made.text);
+  const expected = {
+    Stage: { type: 'String', required: true, defaultValue: 'new' },
+    Title: { type: 'String', required: true },
+    Score: { type: 'Number', defaultValue: 10 },
+    Owner: { type: 'Pointer', targetClass: '_User', defaultValue: ptr },
+    Plain: { type: 'String' },
+  };
+  for (const [name, spec] of Object.entries(expected)) assert.deepEqual(made.body.fields[name], spec, name);
+  const read = await schema('GET', 'Opts');
+  for (const [name, spec] of Object.entries(expected)) assert.deepEqual(read.body.fields[name], spec, name);
+
+  const create = (body) => request(server, 'POST', '/core/classes/Opts', { headers: M, body });
+  const ok = await create({ Title: 't' });
+  assert.equal(ok.status, 201, ok.text);
+  assert.equal(ok.body.Stage, 'new');
+  assert.equal(ok.body.Score, 10);
+  const got = await request(server, 'GET', `/core/classes/Opts/${ok.body.objectId}`, { headers: M });
+  assert.equal(got.body.Stage, 'new');
+  assert.equal(got.body.Score, 10);
+  assert.deepEqual(got.body.Owner, ptr);
+  // A value sent wins over the default; a Delete on create takes the default.
+  const own = await create({ Title: 't', Stage: 'won', Score: { __op: 'Delete' } });
+  assert.equal(own.status, 201, own.text);
+  const ownRead = await request(server, 'GET', `/core/classes/Opts/${own.body.objectId}`, { headers: M });
+  assert.equal(ownRead.body.Stage, 'won');
+  assert.equal(ownRead.body.Score, 10);
+
+  const required = { code: 142, error: 'Title is required' };
+  for (const body of [{}, { Title: null }, { Title: '' }, { Title: { __op: 'Delete' } }]) {
+    const r = await create(body);
+    assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
+    assert.deepEqual(r.body, required);
+  }
+  // A required field with a default: null and "" are refused, not defaulted (Parse).
+  const nullStage = await create({ Title: 't', Stage: null });
+  assert.deepEqual([nullStage.status, nullStage.body], [400, { code: 142, error: 'Stage is required' }]);
+
+  const update = (body) => request(server, 'PUT', `/core/classes/Opts/${ok.body.objectId}`, { headers: M, body });
+  assert.equal((await update({ Score: 3 })).status, 200);  // an update that leaves the field alone
+  for (const body of [{ Title: null }, { Title: '' }, { Title: { __op: 'Delete' } }]) {
+    const r = await update(body);
+    assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
+    assert.deepEqual(r.body, required);
+  }
+  assert.equal((await request(server, 'GET', `/core/classes/Opts/${ok.body.objectId}`, { headers: M })).body.Title, 't');
+
+  // Options come with a field added by PUT, and go with a field deleted.
+  const added = await schema('PUT', 'Opts', { fields: { Flag: { type: 'Boolean', defaultValue: false }, Plain: { __op: 'Delete' } } });
+  assert.equal(added.status, 200, added.text);
+  assert.deepEqual(added.body.fields.Flag, { type: 'Boolean', defaultValue: false });
+  const flagged = await create({ Title: 'f' });
+  assert.equal(flagged.body.Flag, false);
+});
+
+test('issue 23 §4.5 a defaultValue of another type, or options on a Relation, answer 111 and change nothing', async () => {
+  const cases = [
+    [{ N: { type: 'Number', defaultValue: 'ten' } }, 'schema mismatch for BadOpts.N default value; expected Number but got String'],
+    [{ S: { type: 'String', defaultValue: 5 } }, 'schema mismatch for BadOpts.S default value; expected String but got Number'],
+    [{ P: { type: 'Pointer', targetClass: '_User', defaultValue: { __type: 'Pointer', className: '_Role', objectId: 'abcdefghij' } } },
+      'schema mismatch for BadOpts.P default value; expected Pointer<_User> but got Pointer<_Role>'],
+    [{ R: { type: 'Relation', targetClass: '_User', defaultValue: { __type: 'Relation', className: '_User' } } },
+      "The 'default value' option is not applicable for Relation<_User>"],
+    [{ R: { type: 'Relation', targetClass: '_User', required: true } }, "The 'required' option is not applicable for Relation<_User>"],
+  ];
+  for (const [fields, error] of cases) {
+    const r = await schema('POST', 'BadOpts', { fields });
+    assert.equal(r.status, 400, r.text);
+    assert.deepEqual(r.body, { code: 111, error });
+  }
+  assert.equal((await schema('GET', 'BadOpts')).status, 400);
+  const bad = await schema('POST', 'BadOpts', { fields: { D: { type: 'Date', defaultValue: { __type: 'Date', iso: 'not a date' } } } });
+  assert.equal(bad.status, 400, bad.text);
+  assert.equal(bad.body.code, 111);
+});
+
 test('§4.6 classes-aggregate groups with count and sum for a key or a permitted session; anonymous → 119; /core/aggregate → 404', async () => {
   for (const [city, amount] of [['Haifa', 10], ['Haifa', 5], ['Eilat', 7]]) await createRecord(server, app, 'Deals', { City: city, Amount: amount });
   const pipeline = encodeURIComponent(JSON.stringify([

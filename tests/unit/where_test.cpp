@@ -34,6 +34,7 @@ class WhereTest : public ::testing::TestWithParam<std::string> {
     cls_.fields.emplace_back("Tags", FieldDef{FieldType::kArray, {}});
     cls_.fields.emplace_back("Meta", FieldDef{FieldType::kObject, {}});
     cls_.fields.emplace_back("NOT", FieldDef{FieldType::kString, {}});
+    cls_.fields.emplace_back("Owners", FieldDef{FieldType::kRelation, "_User"});
     cls_.indexes["not_text"] = json::object{{"NOT", "text"}};
     cls_.indexes["city_score"] = json::object{{"City", 1}, {"Score", 1}};
     auto txn = db_->BeginWrite();
@@ -98,6 +99,37 @@ TEST_P(WhereTest, OperatorsFilterAsTheSpecSays) {
   EXPECT_EQ(Run(R"({"Tags":"a"})"), 5u);
   EXPECT_EQ(Run(R"({"Nope":{"$exists":false}})"), 5u);
   EXPECT_EQ(Run(R"({"Score":{"$gt":"5"}})"), 0u);  // a string never compares with a Number field
+}
+
+// Issue 23: a Pointer on a Relation field reads the join table ($eq/$in/$nin/$ne: holds one of;
+// $all: holds every one), on both stores, with a long list still one bound value.
+TEST_P(WhereTest, RelationEqualityMatchesTheOwnersHoldingThePointers) {
+  Insert(3, "Dana", "Haifa", 5);
+  std::vector<std::string> rows;
+  Query all;
+  all.limit = -1;
+  all.order = {{"objectId", false}};
+  db_->Find(cls_, all, [&](const storage::Row& r) { return rows.push_back(r.object_id), true; });
+  ASSERT_EQ(rows.size(), 3u);
+  auto txn = db_->BeginWrite();
+  txn->ChangeRelation(cls_, "Owners", rows[0], {"u1", "u2"}, true);
+  txn->ChangeRelation(cls_, "Owners", rows[1], {"u2"}, true);
+  txn->Commit();
+  const std::string u1 = R"({"__type":"Pointer","className":"_User","objectId":"u1"})";
+  const std::string u2 = R"({"__type":"Pointer","className":"_User","objectId":"u2"})";
+  const std::string role = R"({"__type":"Pointer","className":"_Role","objectId":"u1"})";
+  EXPECT_EQ(Run(R"({"Owners":)" + u1 + "}"), 1u);
+  EXPECT_EQ(Run(R"({"Owners":)" + u2 + "}"), 2u);
+  EXPECT_EQ(Run(R"({"Owners":)" + role + "}"), 0u);
+  EXPECT_EQ(Run(R"({"Owners":{"$in":[)" + u1 + "," + u2 + "]}}"), 2u);
+  EXPECT_EQ(Run(R"({"Owners":{"$all":[)" + u1 + "," + u2 + "]}}"), 1u);
+  EXPECT_EQ(Run(R"({"Owners":{"$all":[)" + u2 + "," + u2 + "]}}"), 2u);
+  EXPECT_EQ(Run(R"({"Owners":{"$ne":)" + u1 + "}}"), 2u);
+  EXPECT_EQ(Run(R"({"Owners":{"$nin":[)" + u1 + "," + u2 + "]}}"), 1u);
+  std::string many = R"({"Owners":{"$in":[)";
+  for (int i = 0; i + 1 < 100000; ++i) many += R"({"__type":"Pointer","className":"_User","objectId":"x)" + std::to_string(i) + R"("},)";
+  many += u1 + "]}}";
+  EXPECT_EQ(Run(many), 1u);
 }
 
 TEST_P(WhereTest, AnOperatorOnTheWrongTypeIsAClientError) {

@@ -65,6 +65,8 @@ class Compiler {
       case ExprKind::kInQuery:
       case ExprKind::kSelect: return SubQuery(e, field, q);
       case ExprKind::kRelatedTo: return RelatedTo(e, alias, q);
+      case ExprKind::kHoldsAny:
+      case ExprKind::kHoldsAll: return Holds(e, cls, alias);
     }
     return d_.Bool(false);
   }
@@ -96,6 +98,27 @@ class Compiler {
       sql += d_.ReadableBy(owner, *q.readable_by, bind_) + ")";
     }
     return sql + ")";
+  }
+
+  // What the row's Relation holds, from its join table. The rows are already the ones the caller
+  // may read; a related record's own ACL hides nothing here, as in Parse (the client named it).
+  std::string Holds(const Expr& e, const schema::ClassSchema& cls, int alias) {
+    query::FieldRef related;
+    related.column = "relatedId";
+    const FieldAt related_at{related, 0, schema::FieldType::kString};
+    const std::string table = d_.JoinTable(e.field.column, cls.name);
+    if (e.kind == ExprKind::kHoldsAny) {
+      std::string sql = fmt::format("t{}.{} IN (SELECT {} FROM {} WHERE ", alias, d_.Quote("objectId"),
+                                    d_.Quote("owningId"), table);
+      sql += d_.InList(d_.Quote("relatedId"), related_at, e.values, bind_) + ")";
+      return e.flag ? Not(sql) : sql;
+    }
+    // The join table's key is (owningId, relatedId): counting the matches counts distinct ids.
+    std::string sql = fmt::format("(SELECT COUNT(*) FROM {} WHERE {} = t{}.{} AND ", table, d_.Quote("owningId"), alias,
+                                  d_.Quote("objectId"));
+    sql += d_.InList(d_.Quote("relatedId"), related_at, e.values, bind_);
+    const std::string count = bind_(Cell(static_cast<std::int64_t>(e.values.size())));
+    return sql + ") = " + count;
   }
 
   std::string Compare(const Expr& e, const FieldAt& field) {

@@ -40,7 +40,9 @@ bool CostsPerStatement(const Expr& e) {
     case ExprKind::kInQuery:
     case ExprKind::kSelect:
     case ExprKind::kText:
-    case ExprKind::kRelatedTo: return true;
+    case ExprKind::kRelatedTo:
+    case ExprKind::kHoldsAny:
+    case ExprKind::kHoldsAll: return true;
     case ExprKind::kIn:
     case ExprKind::kAll:
     case ExprKind::kContainedBy: return e.values.size() > kMaxListValues;
