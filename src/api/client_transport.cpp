@@ -86,6 +86,11 @@ std::optional<Response> UnwrapClientTransport(Request& request, const TransportN
   }
   const std::string& text = request.body_file.empty() ? request.body : file_json;
   if (!request.json_body && !LooksLikeJsonObject(text)) return std::nullopt;
+  // Most POSTs are plain writes: a scan, not a parse, tells them apart (their body is parsed once,
+  // later, into the arena of the write queue). The SDK writes the keys as they are, unescaped.
+  if (!request.json_body && text.find("\"_method\"") == std::string::npos &&
+      text.find("\"_ApplicationId\"") == std::string::npos)
+    return std::nullopt;
 
   json::value parsed;
   if (request.json_body) {
