@@ -116,11 +116,13 @@ std::optional<Response> UnwrapClientTransport(Request& request, const TransportN
       {"_SessionToken", &names.session_token},
       {"_InstallationId", &names.installation_id},
   };
+  const bool api_key = request.Header(names.api_key).has_value();
   for (const auto& [key, header] : credentials) {
     const auto* value = body.if_contains(key);
     if (!value) continue;
     if (!value->is_string()) return ErrorResponse(errors::BadRequest(std::string(key) + " must be a string."));
-    if (!request.Header(*header)) request.headers.emplace_back(*header, std::string(value->get_string()));
+    const bool stands_in = !(api_key && header == &names.master_key);
+    if (stands_in && !request.Header(*header)) request.headers.emplace_back(*header, std::string(value->get_string()));
     body.erase(key);
   }
   for (auto it = body.begin(); it != body.end();) {

@@ -18,6 +18,10 @@ struct TransportNames {
   std::string prefix_path;  // "/parse/": only requests below it are rewritten
   std::string files_path;   // "/parse/files/": a JSON body there is a file sent as base64
   std::string app_id, master_key, session_token, installation_id;
+  // A request with an API key (configured in the SDK as a request header) needs no master key:
+  // the key has the master identity (spec §5.2), and the SDK's `_MasterKey`, which it sends for
+  // every call it makes with `useMasterKey` (schemas, aggregates, config), is dropped.
+  std::string api_key;
 };
 
 // A file sent as base64 in JSON is read into memory whole to be decoded: at most this much JSON

@@ -51,6 +51,15 @@ Response WriteConfig(const Request& request, auth::Context& ctx, const SendToApi
   if (!body.ok()) return ErrorResponse(body.error());
   const auto* params = body.value()->if_contains("params");
   if (!params || !params->is_object()) return ErrorResponse(errors::BadRequest("config updates need an object of params"));
+  // Parse's `masterKeyOnly`: a param the keys alone may read. Its row gets an ACL that grants no
+  // one, so no session reads it through this route or the record API; `false` opens it again.
+  const json::object* master_only = nullptr;
+  if (const auto* flags = body.value()->if_contains("masterKeyOnly"); flags && !flags->is_null()) {
+    master_only = flags->if_object();
+    if (!master_only) return ErrorResponse(errors::BadRequest("masterKeyOnly must be an object of booleans"));
+    for (const auto& [name, flag] : *master_only)
+      if (!flag.is_bool()) return ErrorResponse(errors::BadRequest("masterKeyOnly must be an object of booleans"));
+  }
   for (const auto& [name, value] : params->get_object()) {
     auto found = send("GET", std::string(kConfigClass) + "?limit=1&keys=objectId&" +
                                  WhereParam(json::object{{"Name", name}}), nullptr);
@@ -64,7 +73,9 @@ Response WriteConfig(const Request& request, auth::Context& ctx, const SendToApi
       if (id.empty()) continue;
       written = send("DELETE", std::string(kConfigClass) + "/" + id, nullptr);
     } else {
-      const json::value row = json::object{{"Name", name}, {"Value", json::object{{name, value}}}};
+      json::value row = json::object{{"Name", name}, {"Value", json::object{{name, value}}}};
+      if (const auto* flag = master_only ? master_only->if_contains(name) : nullptr)
+        row.get_object()["ACL"] = flag->get_bool() ? json::object{} : json::object{{"*", json::object{{"read", true}}}};
       written = id.empty() ? send("POST", std::string(kConfigClass), &row) : send("PUT", std::string(kConfigClass) + "/" + id, &row);
     }
     if (written.first >= 300) return Passed(written);

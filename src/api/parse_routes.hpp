@@ -26,8 +26,9 @@ using SendToApi =
 
 // `GET /parse/config` answers `{"params":{...}}`: each `Config` row `{Name, Value}` is the param
 // `Name`, whose value is `Value[Name]` for a flag row of the spec's shape (§4.9) and `Value`
-// otherwise. `PUT /parse/config {"params":{...}}` (master or API key) writes each param as such a
-// row, and `{"__op":"Delete"}` removes it; it answers `{"result":true}`.
+// otherwise. `PUT /parse/config {"params":{...}, "masterKeyOnly":{...}}` (master or API key) writes
+// each param as such a row, readable by the keys alone when `masterKeyOnly` says so, and
+// `{"__op":"Delete"}` removes it; it answers `{"result":true}`.
 Response HandleParseConfig(const Request& request, auth::Context& ctx, const SendToApi& send);
 
 // Records a purge deletes in one call at most: a larger class is refused before anything is

@@ -128,7 +128,7 @@ Router::Router(RouterOptions options, auth::Registry& registry, app::Application
   session_token_header_ = lower + "session-token";
   installation_id_header_ = lower + "installation-id";
   transport_ = TransportNames{"/" + options_.prefix + "/", "/" + options_.prefix + "/files/", app_id_header_,
-                              master_key_header_, session_token_header_, installation_id_header_};
+                              master_key_header_, session_token_header_, installation_id_header_, api_key_header_};
 }
 
 std::optional<Response> Router::Unwrap(Request& request) {

@@ -73,6 +73,14 @@ test('issue 23 transport: the same door as headers (a wrong key, no key, another
   });
   assert.equal(both.status, 400, both.text);
   assert.equal(both.body.code, 119);
+  // An API key configured as a header has the master identity (§5.2): the `_MasterKey` the SDK
+  // sends for its master-key calls is not a second key then.
+  const apiKeyed = await request(server, 'POST', '/core/schemas/Items', {
+    headers: { 'X-Core-API-Key': app.apiKey, 'Content-Type': 'text/plain' },
+    body: JSON.stringify({ _method: 'GET', _ApplicationId: app.appId, _MasterKey: 'any placeholder' }),
+  });
+  assert.equal(apiKeyed.status, 200, apiKeyed.text);
+  assert.equal(apiKeyed.body.className, 'Items');
   // A session token in the body is a session, with its user's rights; after logout, 209 (§5.5).
   await request(server, 'POST', '/core/users', { headers: masterHeaders(app), body: { username: 'tina', password: 'Passw0rd1' } });
   const login = await sdkCall(server, 'core', 'POST', 'login', { _ApplicationId: app.appId, username: 'tina', password: 'Passw0rd1' });
@@ -213,6 +221,20 @@ test('issue 23 routes: /parse has config, aggregate, purge, sessions/me and excl
   assert.deepEqual(rows.body.results[0].Value, { color: 'red' }, 'a param is a Config row of the spec shape (§4.9)');
   await request(parseServer, 'PUT', '/parse/config', { headers: M, body: { params: { limit: { __op: 'Delete' } } } });
   assert.deepEqual((await request(parseServer, 'GET', '/parse/config', { headers: M })).body, { params: { color: 'red' } });
+  // masterKeyOnly: the keys read the param, a session does not (neither here nor as a Config row).
+  await request(parseServer, 'PUT', '/parse/config', { headers: M, body: { params: { secret: 's3' }, masterKeyOnly: { secret: true } } });
+  assert.equal((await request(parseServer, 'GET', '/parse/config', { headers: M })).body.params.secret, 's3');
+  await request(parseServer, 'POST', '/parse/users', { headers: M, body: { username: 'reader', password: 'Passw0rd1' } });
+  const reader = await request(parseServer, 'POST', '/parse/login', { headers: { 'X-Parse-Application-Id': parseApp.appId }, body: { username: 'reader', password: 'Passw0rd1' } });
+  const R = { 'X-Parse-Application-Id': parseApp.appId, 'X-Parse-Session-Token': reader.body.sessionToken };
+  assert.deepEqual((await request(parseServer, 'GET', '/parse/config', { headers: R })).body, { params: { color: 'red' } });
+  const rowsSeen = await request(parseServer, 'GET', '/parse/classes/Config', { headers: R });
+  assert.deepEqual(rowsSeen.body.results.map((r) => r.Name), ['color']);
+  await request(parseServer, 'PUT', '/parse/config', { headers: M, body: { params: { secret: 's3' }, masterKeyOnly: { secret: false } } });
+  assert.equal((await request(parseServer, 'GET', '/parse/config', { headers: R })).body.params.secret, 's3');
+  await request(parseServer, 'PUT', '/parse/config', { headers: M, body: { params: { secret: { __op: 'Delete' } } } });
+  const badFlags = await request(parseServer, 'PUT', '/parse/config', { headers: M, body: { params: { a: 1 }, masterKeyOnly: { a: 'yes' } } });
+  assert.equal(badFlags.status, 400, badFlags.text);
   const anonymousPut = await request(parseServer, 'PUT', '/parse/config', { headers: { 'X-Parse-Application-Id': parseApp.appId }, body: { params: { color: 'blue' } } });
   assert.equal(anonymousPut.status, 403);
 
