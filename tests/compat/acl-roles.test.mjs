@@ -1,17 +1,13 @@
 // Parse.ACL and Parse.Role through the stock SDK (§2.1, §2.4, §2.5): per-user and public ACLs, role
 // ACLs, role hierarchies (a role in another role's `roles` inherits its rights), CLPs granted to a
 // role with Parse.Schema, and a user's roles found by relation equality. Both gate settings.
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { Parse, startCompat, stopAll, useApp, MASTER, rejectsWith, signUpWithKey, openClass, uniq, PROFILES } from './lib/compat.mjs';
+import { Parse, useApp, MASTER, rejectsWith, signUpWithKey, openClass, uniq, PROFILES, compatSuite } from './lib/compat.mjs';
 
-let ctx;
-const apps = {};
-before(async () => {
-  ctx = await startCompat();
-  for (const p of PROFILES) apps[p] = await ctx.newApp(p);
-});
-after(stopAll);
+// The file's server and its two applications (one per profile), made before the first test.
+const ctx = compatSuite();
+const { apps } = ctx;
 
 // Users made with the master key, each with a session of its own (no SDK current user left behind).
 async function users(app, ...names) {

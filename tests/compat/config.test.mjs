@@ -1,17 +1,13 @@
 // Parse.Config and Parse.Cloud.run through the stock SDK: Config.get/save under --prefix parse are
 // the `Config` class's flag rows (§4.9); anonymous reads are refused (§4.9, Parse allows them);
 // masterKeyOnly params; Parse.Cloud.run answers 141 function not found (§4.9). Both gate settings.
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { Parse, startCompat, stopAll, useApp, MASTER, rejectsWith, signUpWithKey, uniq, PROFILES } from './lib/compat.mjs';
+import { Parse, useApp, MASTER, rejectsWith, signUpWithKey, uniq, PROFILES, compatSuite } from './lib/compat.mjs';
 
-let ctx;
-const apps = {};
-before(async () => {
-  ctx = await startCompat();
-  for (const p of PROFILES) apps[p] = await ctx.newApp(p);
-});
-after(stopAll);
+// The file's server and its two applications (one per profile), made before the first test.
+const ctx = compatSuite();
+const { apps } = ctx;
 
 for (const profile of PROFILES) {
   describe(`${profile} gates`, () => {

@@ -1,17 +1,13 @@
 // Parse.File through the stock SDK (§4.8, docs/FILES.md): save from base64 and from bytes with the
 // application id alone, url(), download rights of the upload address, type judged by content
 // (403), attach to File (public static copy) and PrivateFile fields, getData, destroy. Both gate settings.
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { Parse, startCompat, stopAll, useApp, MASTER, rejectsWith, uniq, request, PROFILES } from './lib/compat.mjs';
+import { Parse, useApp, MASTER, rejectsWith, uniq, request, PROFILES, compatSuite } from './lib/compat.mjs';
 
-let ctx;
-const apps = {};
-before(async () => {
-  ctx = await startCompat();
-  for (const p of PROFILES) apps[p] = await ctx.newApp(p);
-});
-after(stopAll);
+// The file's server and its two applications (one per profile), made before the first test.
+const ctx = compatSuite();
+const { apps } = ctx;
 
 const b64 = (s) => Buffer.from(s).toString('base64');
 const NAME = /^[0-9a-f]{32}_/;

@@ -1,17 +1,13 @@
 // Parse.Object through the stock SDK: create, fetch, save, destroy, every update operator (set,
 // unset, increment, add, addUnique, remove), dirty/revert, saveAll/destroyAll (the SDK's /batch),
 // Pointer, Date, Object and Array values. Every test runs with the spec's gates and with the Parse profile.
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { Parse, startCompat, stopAll, useApp, MASTER, rejectsWith, PROFILES } from './lib/compat.mjs';
+import { Parse, useApp, MASTER, rejectsWith, PROFILES, compatSuite } from './lib/compat.mjs';
 
-let ctx;
-const apps = {};
-before(async () => {
-  ctx = await startCompat();
-  for (const p of PROFILES) apps[p] = await ctx.newApp(p);
-});
-after(stopAll);
+// The file's server and its two applications (one per profile), made before the first test.
+const ctx = compatSuite();
+const { apps } = ctx;
 
 // Reads the object back in a fresh instance, so nothing comes from the SDK's local state.
 async function reload(className, id) {

@@ -1,17 +1,13 @@
 // Parse.Relation through the stock SDK (§2.2, §4.3): add, remove, add and remove in one save (the
 // SDK's Batch op), relation.query() ($relatedTo), owners found by a Pointer on the Relation field
 // (equalTo, containedIn, containsAll, notEqualTo), include of an Array of Pointers. Both gate settings.
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { Parse, startCompat, stopAll, useApp, rejectsWith, uniq, PROFILES } from './lib/compat.mjs';
+import { Parse, useApp, rejectsWith, uniq, PROFILES, compatSuite } from './lib/compat.mjs';
 
-let ctx;
-const apps = {};
-before(async () => {
-  ctx = await startCompat();
-  for (const p of PROFILES) apps[p] = await ctx.newApp(p);
-});
-after(stopAll);
+// The file's server and its two applications (one per profile), made before the first test.
+const ctx = compatSuite();
+const { apps } = ctx;
 
 async function members(relation) {
   return (await relation.query().ascending('Name').find()).map((m) => m.get('Name'));

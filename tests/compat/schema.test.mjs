@@ -3,15 +3,11 @@
 // --prefix parse), delete. The SDK always sends the master key for these. Both gate settings.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Parse, startCompat, stopAll, useApp, MASTER, rejectsWith, uniq, PROFILES } from './lib/compat.mjs';
+import { Parse, useApp, MASTER, rejectsWith, uniq, PROFILES, compatSuite } from './lib/compat.mjs';
 
-let ctx;
-const apps = {};
-before(async () => {
-  ctx = await startCompat();
-  for (const p of PROFILES) apps[p] = await ctx.newApp(p);
-});
-after(stopAll);
+// The file's server and its two applications (one per profile), made before the first test.
+const ctx = compatSuite();
+const { apps } = ctx;
 
 const COMMON = ['objectId', 'createdAt', 'updatedAt', 'ACL', 'createdBy', 'updatedBy'];
 

@@ -3,15 +3,11 @@
 // 206, Parse.Session.current; both gate settings. The Parse profile's open sign-up: profile.test.mjs.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Parse, startCompat, stopAll, useApp, MASTER, rejectsWith, signUpWithKey, PROFILES } from './lib/compat.mjs';
+import { Parse, useApp, MASTER, rejectsWith, signUpWithKey, PROFILES, compatSuite } from './lib/compat.mjs';
 
-let ctx;
-const apps = {};
-before(async () => {
-  ctx = await startCompat();
-  for (const p of PROFILES) apps[p] = await ctx.newApp(p);
-});
-after(stopAll);
+// The file's server and its two applications (one per profile), made before the first test.
+const ctx = compatSuite();
+const { apps } = ctx;
 
 const SESSION_TOKEN = /^r:[0-9a-f]{32}$/;
 

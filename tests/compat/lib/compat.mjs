@@ -4,6 +4,7 @@
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import Parse from 'parse/node';
+import { before, after } from 'node:test';
 import { makeDataDir, cliJson, startServer, stopAll, request } from '../../e2e/lib/harness.mjs';
 
 export { Parse, stopAll, request, cliJson };
@@ -30,6 +31,19 @@ export async function startCompat() {
     return app;
   };
   return { server, dataDir, newApp };
+}
+
+// Registers the file's hooks: before the first test, one server and an application per profile
+// (`apps.crmd`, `apps.parse`); after the last, every server stops. The returned object is filled
+// in by the hook: `server`, `dataDir`, `newApp`, `apps`.
+export function compatSuite() {
+  const suite = { apps: {} };
+  before(async () => {
+    Object.assign(suite, await startCompat());
+    for (const p of PROFILES) suite.apps[p] = await suite.newApp(p);
+  });
+  after(stopAll);
+  return suite;
 }
 
 function createCompatApp(dataDir, profile) {
