@@ -208,6 +208,13 @@ void Router::LogWhenSent(const Request& request, const Caller& caller, Response&
   };
 }
 
+bool Router::IsRawUploadWithoutApplication(const Request& head, const std::vector<std::string>& segments) const {
+  if (segments.size() != 3 || segments[1] != "files" || head.Header(app_id_header_)) return false;
+  // Parse's JSON upload carries its application in the body, and is at most kJsonFileBodyLimit.
+  const auto length = head.Header("content-length");
+  return !length || std::strtoull(std::string(*length).c_str(), nullptr, 10) > kJsonFileBodyLimit;
+}
+
 std::optional<Response> Router::Early(const Request& head) {
   try {
     auto target = ParseTarget(head.target);
@@ -222,7 +229,7 @@ std::optional<Response> Router::Early(const Request& head) {
       decided = ErrorResponse(errors::RouteNotFound(head.method_name, target->path));
     } else if (segments.size() == 4 && segments[1] == "apps") {
       return std::nullopt;  // the password page: a form, its own application
-    } else if (head.method == Method::kPost) {
+    } else if (head.method == Method::kPost && !IsRawUploadWithoutApplication(head, segments)) {
       return std::nullopt;  // its body may be a client's call (api/client_transport.hpp): method and credentials
     } else if (auto app_id = head.Header(app_id_header_); !app_id || !registry_.Find(*app_id)) {
       decided = ErrorResponse(errors::Unauthorized());

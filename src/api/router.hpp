@@ -89,6 +89,9 @@ class Router {
   // `/mcp` and `/mcp/<appId>` (api/mcp.hpp): the caller from the key headers, tools re-entering
   // Dispatch.
   Response RouteMcp(const Request& request, const std::vector<std::string>& segments, Caller& caller);
+  // An upload with no application-id header that cannot be Parse's JSON upload either (no length,
+  // or a larger one): refused by its head, before its body is streamed to disk.
+  bool IsRawUploadWithoutApplication(const Request& head, const std::vector<std::string>& segments) const;
   // Makes `response` hand the request's row to the request log once it is sent.
   void LogWhenSent(const Request& request, const Caller& caller, Response& response);
   // A request below the prefix for a caller already known (its own, or its batch's: the items of a

@@ -5,6 +5,7 @@
 // spec §4.7.
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import {
   setup, stopAll, request, masterHeaders, appHeaders, createRecord, makeDataDir, createApp, startServer,
   cli, cliJson, pollUntil,
@@ -134,6 +135,32 @@ test('issue 23 transport: /parse answers the SDK too, a file sent as base64 JSON
     headers: { 'Content-Type': 'text/plain' }, body: JSON.stringify({ base64: '***', _ApplicationId: parseApp.appId }),
   });
   assert.equal(broken.status, 400, broken.text);
+});
+
+// The head of a request whose body is never sent, and whatever the server answers before it closes.
+function headOnly(srv, head) {
+  return new Promise((resolve) => {
+    const sock = net.createConnection({ host: '127.0.0.1', port: srv.port });
+    let text = '';
+    sock.on('data', (d) => { text += d; });
+    sock.on('error', () => {});
+    sock.on('close', () => resolve(text));
+    sock.write(`${head}\r\nHost: 127.0.0.1\r\n\r\n`);
+  });
+}
+
+test('issue 23 transport: an upload without an application id that cannot be a JSON file is refused by its head', async () => {
+  // A raw upload names its application in a header; the SDK's JSON one is at most 32 MiB. Anything
+  // else is refused before its body would be streamed to disk (here the body never comes: without
+  // the early answer the server would wait for it and close unanswered).
+  const dir = makeDataDir();
+  createApp(dir);
+  const srv = await startServer(dir, { prefix: 'parse', extraArgs: ['--request-timeout', '3'] });
+  const big = await headOnly(srv, 'POST /parse/files/big.bin HTTP/1.1\r\nContent-Type: application/octet-stream\r\nContent-Length: 50000000');
+  assert.match(big, /^HTTP\/1\.1 403/);
+  assert.match(big, /"error":"unauthorized"/);
+  const chunked = await headOnly(srv, 'POST /parse/files/big.bin HTTP/1.1\r\nTransfer-Encoding: chunked');
+  assert.match(chunked, /^HTTP\/1\.1 403/);
 });
 
 test('issue 23 profile: the spec gates by default, each its own switch, the Parse profile opens them', async () => {
