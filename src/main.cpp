@@ -30,6 +30,7 @@
 #include "cli/command_line.hpp"
 #include "functions/lua_function.hpp"
 #include "app/application.hpp"
+#include "app/function_pool.hpp"
 #include "auth/gates.hpp"
 #include "auth/password_gate.hpp"
 #include "auth/registry.hpp"
@@ -259,10 +260,25 @@ int Serve(const cli::ServeFlags& flags) {
     return Fail("--function-memory-mib and --function-instructions must be positive");
   router_options.function_limits.memory_bytes = static_cast<std::size_t>(flags.function_memory_mib) << 20;
   router_options.function_limits.instructions = flags.function_instructions;
+  if (flags.function_timeout_ms <= 0 || flags.function_threads < 0 || flags.function_threads_per_app < 1 ||
+      flags.form_calls_per_minute < 0)
+    return Fail("--function-timeout-ms and --function-threads-per-app must be positive, --function-threads and "
+                "--form-calls-per-minute 0 or more");
+  router_options.function_limits.time = std::chrono::milliseconds(flags.function_timeout_ms);
+  router_options.function_calls_per_minute = flags.form_calls_per_minute;
+  app::FunctionPool::Options pool_options;
+  pool_options.threads = flags.function_threads > 0 ? flags.function_threads : 2 * cores;
+  pool_options.per_app = flags.function_threads_per_app;
+  // Stopped once the server stopped, while the router and the server are still there: its calls
+  // run the router and answer through the server (StopWritesFirst).
+  app::FunctionPool function_pool(pool_options);
+  router_options.function_pool = &function_pool;
   api::Router router(router_options, registry, apps, &request_log);
   if (flags.trigger_retries < 0 || flags.trigger_retry_delay_ms < 0 || flags.trigger_threads < 1)
     return Fail("--trigger-retries and --trigger-retry-delay must be 0 or more, --trigger-threads 1 or more");
-  trigger_runner.emplace(TriggerHost(registry, apps, router), TriggerOptions(flags));
+  auto trigger_host = TriggerHost(registry, apps, router);
+  trigger_host.function_slot = [&function_pool](const std::string& app_id) { return function_pool.TryEnter(app_id); };
+  trigger_runner.emplace(std::move(trigger_host), TriggerOptions(flags));
   apps.SetActivationSink(&*trigger_runner);
   // Its threads use the router and the stores: stopped before either goes, however this ends.
   struct StopTriggers {
@@ -298,11 +314,13 @@ int Serve(const cli::ServeFlags& flags) {
     // Before the server and the router go, however Run() ends: a queued write still running
     // uses the router and answers through the server's contexts.
     struct StopWritesFirst {
+      app::FunctionPool& function_pool;
       triggers::Runner& trigger_runner;
       logs::RequestLog& request_log;
       app::Applications& apps;
       ~StopWritesFirst() {
         try {
+          function_pool.Stop();  // a call still running finishes; the waiting ones are dropped
           trigger_runner.Stop();  // what it has not run stays in the outboxes, for the next start
           request_log.Stop();  // the rows of the last requests, into the queues while they run
           apps.StopWrites();
@@ -310,7 +328,7 @@ int Serve(const cli::ServeFlags& flags) {
           log::Error("stopping the write queues failed", {{"error", e.what()}});
         }
       }
-    } stop_writes_first{*trigger_runner, request_log, apps};
+    } stop_writes_first{function_pool, *trigger_runner, request_log, apps};
     server.Run();
   }
   registry.StopWatching();

@@ -107,7 +107,8 @@ std::shared_ptr<const json::value> ParseAhead(const std::string& body) {
 
 Router::Router(RouterOptions options, auth::Registry& registry, app::Applications& apps,
                logs::RequestLog* request_log)
-    : options_(std::move(options)), registry_(registry), apps_(apps), request_log_(request_log) {
+    : options_(std::move(options)), registry_(registry), apps_(apps), request_log_(request_log),
+      function_rate_(options_.function_calls_per_minute) {
   header_prefix_ = "X-" + Capitalised(options_.prefix) + "-";
   mcp_files_ = McpFileDoor(options_.prefix);
   mcp_functions_ = [this](auth::Context& ctx, std::string_view name, const boost::json::object& body) {
@@ -117,6 +118,12 @@ Router::Router(RouterOptions options, auth::Registry& registry, app::Application
     call.target = "/functions/" + ctx.app->id() + "/" + std::string(name);
     call.json_body = std::make_shared<const boost::json::value>(body);
     call.remote_ip = ctx.remote_ip;
+    // The tool's call runs here, within its application's share of function threads.
+    std::optional<app::FunctionPool::Slot> slot;
+    if (options_.function_pool && !functions::IsForm(name)) {
+      slot = options_.function_pool->TryEnter(ctx.app->id());
+      if (!slot) return std::pair<int, boost::json::value>{429, boost::json::object{{"error", "Too many requests"}}};
+    }
     Response answer = HandleFunction(call, CallOf(ctx.credentials.get(), name), ctx);
     auto json = ParseJson(answer.body);
     return std::pair<int, boost::json::value>{answer.status, json.ok() ? std::move(json).value() : boost::json::value()};
@@ -222,9 +229,11 @@ std::optional<Response> Router::Early(const Request& head) {
     const auto& segments = target->segments;
     Caller caller;
     std::optional<Response> decided;
-    if ((segments.size() == 3 && segments[0] == "functions") ||
-        (!segments.empty() && (segments[0] == "mcp" || segments[0] == "oauth"))) {
-      return std::nullopt;  // a form, an MCP message or an OAuth request: its handler decides
+    if (segments.size() == 3 && segments[0] == "functions" && head.method == Method::kPost) {
+      return EarlyFunction(head, segments);
+    } else if ((segments.size() == 3 && segments[0] == "functions") ||
+               (!segments.empty() && (segments[0] == "mcp" || segments[0] == "oauth"))) {
+      return std::nullopt;  // an MCP message or an OAuth request: its handler decides
     } else if (segments.empty() || segments[0] != options_.prefix) {
       decided = ErrorResponse(errors::RouteNotFound(head.method_name, target->path));
     } else if (segments.size() == 4 && segments[1] == "apps") {
@@ -263,6 +272,46 @@ std::optional<Response> Router::Early(const Request& head) {
   }
 }
 
+std::optional<Response> Router::EarlyFunction(const Request& head, const std::vector<std::string>& segments) {
+  auto app_id = head.Header(app_id_header_);
+  auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
+  std::optional<Response> decided;
+  if (!credentials || credentials->app_id != segments[1]) {
+    decided = ErrorResponse(errors::Unauthorized());
+  } else {
+    const auto identity = auth::ResolveKeys(*credentials, head.Header(master_key_header_), head.Header(api_key_header_));
+    if (!identity.IsMaster() && !function_rate_.Take(head.remote_ip)) decided = ErrorResponse(errors::TooManyRequests());
+  }
+  // Refusals of a flood are not request-log rows: the log would grow with the flood.
+  if (decided) AddCorsHeaders(head, *decided);
+  return decided;
+}
+
+bool Router::QueueFunction(Request& request, const std::shared_ptr<const auth::AppCredentials>& credentials,
+                           std::function<void(Response)>& done) {
+  std::shared_ptr<app::Application> app;
+  try {
+    app = apps_.Open(credentials->app_id);
+  } catch (const std::exception&) {
+    return false;  // the writer threads run it, and answer the error
+  }
+  struct Pending {
+    Request request;
+    std::function<void(Response)> done;
+  };
+  auto pending = std::make_shared<Pending>(Pending{std::move(request), std::move(done)});
+  const bool queued = options_.function_pool->Submit(app->id(), [this, pending, app] {
+    Response response = Handle(pending->request, app);
+    pending->done(std::move(response));
+  });
+  if (!queued) {
+    Response busy = ErrorResponse(errors::TooManyRequests());
+    AddCorsHeaders(pending->request, busy);
+    pending->done(std::move(busy));
+  }
+  return true;
+}
+
 bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   auto target = ParseTarget(request.target);
   if (!target) return false;
@@ -271,11 +320,17 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   // A form call is a short write of its application, as a record write is.
   const bool form = request.method == Method::kPost && target->segments.size() == 3 &&
                     target->segments[0] == "functions" && functions::IsForm(target->segments[2]);
-  if (!batch && !form && !IsOwnRecordWrite(request.method, target->segments, options_.prefix)) return false;
+  const bool function = !form && options_.function_pool && request.method == Method::kPost &&
+                        target->segments.size() == 3 && target->segments[0] == "functions";
+  if (!batch && !form && !function && !IsOwnRecordWrite(request.method, target->segments, options_.prefix)) return false;
   auto app_id = request.Header(app_id_header_);
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
   if (!credentials) return false;  // no body is parsed for a request of no application
-  if (form && credentials->app_id != target->segments[1]) return false;  // answered by the handler
+  if ((form || function) && credentials->app_id != target->segments[1]) return false;  // answered by the handler
+  if (function) {
+    if (!credentials->functions.contains(target->segments[2])) return false;  // 400: no such function
+    return QueueFunction(request, credentials, done);
+  }
   auto body = request.method == Method::kDelete ? nullptr
               : request.json_body                ? request.json_body  // a client's call, read by Unwrap
                                                  : ParseAhead(request.body);

@@ -16,10 +16,12 @@
 #include "functions/lua_function.hpp"
 #include "api/target.hpp"
 #include "app/application.hpp"
+#include "app/function_pool.hpp"
 #include "auth/context.hpp"
 #include "auth/registry.hpp"
 #include "logs/request_log.hpp"
 #include "mcp/tool.hpp"
+#include "util/address_rate.hpp"
 
 namespace crmd::api {
 
@@ -33,6 +35,12 @@ struct RouterOptions {
   std::chrono::milliseconds read_timeout{15'000};
   // What one call of an operator's Lua function may use.
   functions::LuaLimits function_limits;
+  // Where direct calls of operator functions run, an application's share at most (issue 31 #4);
+  // null: on the writer thread that took the request (tests).
+  app::FunctionPool* function_pool = nullptr;
+  // Calls under `/functions/` one address may make a minute without a key (issue 31 #18); 0: no
+  // limit. 60: a person filling forms never comes near it; a script flooding one does at once.
+  int function_calls_per_minute = 60;
 };
 
 class Router {
@@ -92,6 +100,13 @@ class Router {
   // An upload with no application-id header that cannot be Parse's JSON upload either (no length,
   // or a larger one): refused by its head, before its body is streamed to disk.
   bool IsRawUploadWithoutApplication(const Request& head, const std::vector<std::string>& segments) const;
+  // `POST /functions/<appId>/<fn>` decided from its head: the header must name the path's
+  // application (403), and a caller without a key spends its address's budget (429). Nothing is
+  // read of a refused call's body.
+  std::optional<Response> EarlyFunction(const Request& head, const std::vector<std::string>& segments);
+  // A call of a deployed function, queued to the function pool (true: it answers through `done`).
+  bool QueueFunction(Request& request, const std::shared_ptr<const auth::AppCredentials>& credentials,
+                     std::function<void(Response)>& done);
   // Makes `response` hand the request's row to the request log once it is sent.
   void LogWhenSent(const Request& request, const Caller& caller, Response& response);
   // A request below the prefix for a caller already known (its own, or its batch's: the items of a
@@ -112,6 +127,7 @@ class Router {
   auth::Registry& registry_;
   app::Applications& apps_;
   logs::RequestLog* request_log_;
+  AddressRate function_rate_;  // per address, for calls without a key
 };
 
 }  // namespace crmd::api

@@ -64,6 +64,14 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                         "MiB of Lua heap one call of an operator's function may use (default: 64)");
   serve_cmd->add_option("--function-instructions", serve.function_instructions,
                         "Lua instructions one call of an operator's function may run (default: 10,000,000)");
+  serve_cmd->add_option("--function-timeout-ms", serve.function_timeout_ms,
+                        "Milliseconds one call of an operator's function may run, whatever it does (default: 1,000)");
+  serve_cmd->add_option("--function-threads", serve.function_threads,
+                        "Threads running direct calls of operator functions (default: 2 per core)");
+  serve_cmd->add_option("--function-threads-per-app", serve.function_threads_per_app,
+                        "Calls of one application's functions running at once: direct, trigger and MCP (default: 2)");
+  serve_cmd->add_option("--form-calls-per-minute", serve.form_calls_per_minute,
+                        "Calls under /functions/ one address may make a minute without a key; beyond, 429 (default: 60; 0: no limit)");
   serve_cmd->add_option("--max-file-size", serve.max_file_size_mib,
                         "MiB an uploaded file may have at most; beyond, 413 (default: 0, no cap)");
   serve_cmd->add_flag("--allow-private-webhooks", serve.allow_private_webhooks,

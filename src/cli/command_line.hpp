@@ -40,6 +40,10 @@ struct ServeFlags {
   int read_slice_ms = 20;      // milliseconds a read runs on a network thread before it moves off it
   int function_memory_mib = 64;                // an operator function's Lua heap per call
   std::int64_t function_instructions = 10'000'000;  // Lua instructions per call
+  int function_timeout_ms = 1000;  // wall time per call of an operator's function (issue 31 #4)
+  int function_threads = 0;        // threads running direct function calls; 0: two per core
+  int function_threads_per_app = 2;  // one application's calls running at once, however they came
+  int form_calls_per_minute = 60;  // calls under /functions/ per address a minute without a key; 0: off
   // Trigger actions (docs/TRIGGERS.md): webhooks may reach private addresses; retries of a failed
   // webhook or mail, and the wait before the first (doubling after).
   bool allow_private_webhooks = false;

@@ -2,10 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <limits>
 #include <lua.hpp>
 
+#include "functions/lua_patterns.hpp"
+#include "storage/database.hpp"
 #include "util/errors.hpp"
 
 namespace crmd::functions {
@@ -14,28 +20,36 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr int kMaxDepth = 64;                 // nesting of tables and JSON both ways
-constexpr int kHookEvery = 10'000;            // instructions between two budget checks
-const char kNullKey = 0;                      // crm.null: a light userdata at this address
-const char kRunKey = 0;                       // the registry slot of the Run below
+using Clock = std::chrono::steady_clock;
 
-// One call's accounting; its address is in the interpreter's registry.
+constexpr int kMaxDepth = 64;                 // nesting of tables and JSON both ways
+// Instructions between two looks at the budget and the clock: ~10 microseconds of VM work.
+constexpr int kHookEvery = 1'000;
+// Elements table.move copies between two looks at the clock.
+constexpr lua_Integer kMoveChunk = 1 << 14;
+// What a JSON node costs besides its text (boost::json::value, an object's slot), to charge a
+// conversion against the memory cap.
+constexpr std::size_t kJsonNodeBytes = 32;
+const char kNullKey = 0;                      // crm.null: a light userdata at this address
+
+// One call's accounting. Its address is in every thread's extra space (lua_getextraspace: a new
+// coroutine starts with a copy of its creator's), so the hooks find it without a table lookup.
 struct Run {
   std::size_t memory_limit;
   std::size_t memory_used = 0;
   std::int64_t budget;
   std::int64_t spent = 0;
+  Clock::time_point deadline;
   bool out_of_memory = false;
   bool out_of_budget = false;
+  bool out_of_time = false;
+  std::exception_ptr fault;  // a store's exception a crm call ended the run with
   const LuaHost* host = nullptr;
+
+  bool Ended() const { return out_of_budget || out_of_time || fault; }
 };
 
-Run& RunOf(lua_State* L) {
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &kRunKey);
-  auto* run = static_cast<Run*>(lua_touserdata(L, -1));
-  lua_pop(L, 1);
-  return *run;
-}
+Run& RunOf(lua_State* L) { return **static_cast<Run**>(lua_getextraspace(L)); }
 
 void* Allocate(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
   auto* run = static_cast<Run*>(ud);
@@ -54,15 +68,24 @@ void* Allocate(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
   return grown;
 }
 
-void CountInstructions(lua_State* L, lua_Debug*) {
+// Raises the error that ends the call when its budget or time is spent. Once ended, every look
+// raises again, in every coroutine: a pcall that caught the error cannot carry on past its next
+// call or its next kHookEvery instructions.
+void Check(lua_State* L) {
   Run& run = RunOf(L);
-  run.spent += kHookEvery;
-  if (run.spent > run.budget) {
-    run.out_of_budget = true;
-    // From now on every instruction raises: a pcall that caught it cannot go on.
-    lua_sethook(L, CountInstructions, LUA_MASKCOUNT, 1);
-    luaL_error(L, "instruction budget exceeded");
+  if (!run.Ended()) {
+    if (run.spent > run.budget) run.out_of_budget = true;
+    else if (Clock::now() >= run.deadline) run.out_of_time = true;
+    else return;
   }
+  luaL_error(L, run.fault ? "the store failed" : run.out_of_time ? "time limit exceeded" : "instruction budget exceeded");
+}
+
+// Every kHookEvery instructions, and at every call of a function (Lua or C): a C function of the
+// libraries runs without instructions, so a loop of costly calls is seen at each call.
+void Hook(lua_State* L, lua_Debug* ar) {
+  if (ar->event == LUA_HOOKCOUNT) RunOf(L).spent += kHookEvery;
+  Check(L);
 }
 
 // JSON to Lua: null is crm.null, so that arrays keep their length.
@@ -100,9 +123,19 @@ void Push(lua_State* L, const json::value& v, int depth) {
 }
 
 // Lua to JSON: a table whose keys are exactly 1..n (n > 0) is an array, any other an object with
-// string keys; an empty table is `{}`.
-json::value Pull(lua_State* L, int index, int depth) {
+// string keys; an empty table is `{}`. `room` is what the JSON may still take of the call's memory
+// cap: a table reached twice is converted twice, so a few KB of Lua (`t = {a = t, b = t}`, 24
+// deep) would otherwise become gigabytes of JSON (issue 31 #5).
+json::value Pull(lua_State* L, int index, int depth, std::size_t& room) {
   if (depth > kMaxDepth) luaL_error(L, "value nested too deep");
+  const auto charge = [&](std::size_t bytes) {
+    if (bytes > room) {
+      RunOf(L).out_of_memory = true;
+      luaL_error(L, "not enough memory");
+    }
+    room -= bytes;
+  };
+  charge(kJsonNodeBytes);
   index = lua_absindex(L, index);
   switch (lua_type(L, index)) {
     case LUA_TNIL: return nullptr;
@@ -116,6 +149,7 @@ json::value Pull(lua_State* L, int index, int depth) {
     case LUA_TSTRING: {
       std::size_t n = 0;
       const char* s = lua_tolstring(L, index, &n);
+      charge(n);
       return json::string(s, n);
     }
     case LUA_TLIGHTUSERDATA:
@@ -137,7 +171,7 @@ json::value Pull(lua_State* L, int index, int depth) {
         a.reserve(static_cast<std::size_t>(length));
         for (lua_Integer i = 1; i <= length; ++i) {
           lua_rawgeti(L, index, i);
-          a.push_back(Pull(L, -1, depth + 1));
+          a.push_back(Pull(L, -1, depth + 1, room));
           lua_pop(L, 1);
         }
         return a;
@@ -148,7 +182,8 @@ json::value Pull(lua_State* L, int index, int depth) {
         if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "the keys of a table that becomes a JSON object must be strings");
         std::size_t n = 0;
         const char* k = lua_tolstring(L, -2, &n);
-        o[json::string_view(k, n)] = Pull(L, -1, depth + 1);
+        charge(n);
+        o[json::string_view(k, n)] = Pull(L, -1, depth + 1, room);
         lua_pop(L, 1);
       }
       return o;
@@ -157,6 +192,13 @@ json::value Pull(lua_State* L, int index, int depth) {
   }
   luaL_error(L, "a %s cannot become JSON", luaL_typename(L, index));
   return nullptr;
+}
+
+// A whole value, within what the call's memory cap leaves.
+json::value Pull(lua_State* L, int index) {
+  const Run& run = RunOf(L);
+  std::size_t room = run.memory_limit > run.memory_used ? run.memory_limit - run.memory_used : 0;
+  return Pull(L, index, 0, room);
 }
 
 // A failed record-API call raises {status=..., code=..., error=...}: uncaught, it is the answer.
@@ -178,8 +220,28 @@ json::value Pull(lua_State* L, int index, int depth) {
   std::abort();  // lua_error does not return
 }
 
+// One `crm` call through the host: its reads end at the call's deadline too. A fault of the store
+// (an exception, which Lua's protected call would turn into a nameless error) ends the call, and
+// RunLua throws it again once the interpreter is out of the way.
+std::pair<int, json::value> Dispatch(lua_State* L, std::string_view method, const std::string& target,
+                                     const json::value* body) {
+  Run& run = RunOf(L);
+  Check(L);
+  try {
+    storage::ReadDeadline bound(run.deadline);
+    return run.host->dispatch(method, target, body);
+  } catch (const storage::ReadTimedOut&) {
+    if (Clock::now() < run.deadline) throw;
+    run.out_of_time = true;
+  } catch (const std::exception&) {
+    run.fault = std::current_exception();
+  }
+  luaL_error(L, run.fault ? "the store failed" : "time limit exceeded");
+  std::abort();  // luaL_error does not return
+}
+
 json::value Call(lua_State* L, std::string_view method, const std::string& target, const json::value* body) {
-  auto [status, answer] = RunOf(L).host->dispatch(method, target, body);
+  auto [status, answer] = Dispatch(L, method, target, body);
   if (status < 200 || status > 299) RaiseApiError(L, status, answer);
   return std::move(answer);
 }
@@ -203,7 +265,7 @@ std::string Encoded(std::string_view text) {
 int CrmFind(lua_State* L) {
   const std::string cls = ClassArg(L, 1);
   std::string target = "/classes/" + Encoded(cls) + "?";
-  if (!lua_isnoneornil(L, 2)) target += "where=" + Encoded(json::serialize(Pull(L, 2, 0))) + "&";
+  if (!lua_isnoneornil(L, 2)) target += "where=" + Encoded(json::serialize(Pull(L, 2))) + "&";
   if (lua_istable(L, 3)) {
     for (const char* option : {"limit", "skip", "order", "keys", "include"}) {
       lua_getfield(L, 3, option);
@@ -227,7 +289,7 @@ int CrmFind(lua_State* L) {
 int CrmGet(lua_State* L) {
   const std::string cls = ClassArg(L, 1);
   const std::string id = ClassArg(L, 2);
-  auto [status, answer] = RunOf(L).host->dispatch("GET", "/classes/" + Encoded(cls) + "/" + Encoded(id), nullptr);
+  auto [status, answer] = Dispatch(L, "GET", "/classes/" + Encoded(cls) + "/" + Encoded(id), nullptr);
   if (status == 404) {
     lua_pushnil(L);
     return 1;
@@ -241,7 +303,7 @@ int CrmGet(lua_State* L) {
 int CrmCount(lua_State* L) {
   const std::string cls = ClassArg(L, 1);
   std::string target = "/classes/" + Encoded(cls) + "?count=1&limit=0";
-  if (!lua_isnoneornil(L, 2)) target += "&where=" + Encoded(json::serialize(Pull(L, 2, 0)));
+  if (!lua_isnoneornil(L, 2)) target += "&where=" + Encoded(json::serialize(Pull(L, 2)));
   const json::value answer = Call(L, "GET", target, nullptr);
   const auto* count = answer.is_object() ? answer.get_object().if_contains("count") : nullptr;
   lua_pushinteger(L, count && count->is_int64() ? count->get_int64() : 0);
@@ -252,7 +314,7 @@ int CrmCount(lua_State* L) {
 int CrmCreate(lua_State* L) {
   const std::string cls = ClassArg(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
-  const json::value fields = Pull(L, 2, 0);
+  const json::value fields = Pull(L, 2);
   Push(L, Call(L, "POST", "/classes/" + Encoded(cls), &fields), 0);
   return 1;
 }
@@ -262,7 +324,7 @@ int CrmUpdate(lua_State* L) {
   const std::string cls = ClassArg(L, 1);
   const std::string id = ClassArg(L, 2);
   luaL_checktype(L, 3, LUA_TTABLE);
-  const json::value fields = Pull(L, 3, 0);
+  const json::value fields = Pull(L, 3);
   Push(L, Call(L, "PUT", "/classes/" + Encoded(cls) + "/" + Encoded(id), &fields), 0);
   return 1;
 }
@@ -291,7 +353,83 @@ int CrmLog(lua_State* L) {
   return 0;
 }
 
-// The libraries a function may use; no io, os, package, debug, and nothing that loads code.
+// string.rep without its empty-string loop: `("").rep("", 1e18)` copies nothing 10^18 times in
+// the standard library. Every copy here is at least a byte, so the memory cap bounds the work.
+int Rep(lua_State* L) {
+  std::size_t l = 0, lsep = 0;
+  const char* s = luaL_checklstring(L, 1, &l);
+  const lua_Integer n = luaL_checkinteger(L, 2);
+  const char* sep = luaL_optlstring(L, 3, "", &lsep);
+  if (n <= 0 || l + lsep == 0) {
+    lua_pushliteral(L, "");
+    return 1;
+  }
+  if (l + lsep < l || l + lsep > std::numeric_limits<std::size_t>::max() / 2 / static_cast<std::size_t>(n))
+    return luaL_error(L, "resulting string too large");
+  const std::size_t total = static_cast<std::size_t>(n) * l + static_cast<std::size_t>(n - 1) * lsep;
+  luaL_Buffer b;
+  char* out = luaL_buffinitsize(L, &b, total);
+  for (lua_Integer i = 0; i < n; ++i) {
+    if (i > 0) {
+      std::memcpy(out, sep, lsep);
+      out += lsep;
+    }
+    std::memcpy(out, s, l);
+    out += l;
+  }
+  luaL_pushresultsize(&b, total);
+  return 1;
+}
+
+int LessThan(lua_State* L) {
+  lua_pushboolean(L, lua_compare(L, 1, 2, LUA_OPLT));
+  return 1;
+}
+
+// table.sort with `<` as a function when none is given: each comparison is then a call, which
+// the hook sees (the library's own comparisons are not; 4 million elements sort for seconds).
+// Upvalue 1: the library's sort.
+int Sort(lua_State* L) {
+  lua_settop(L, 2);
+  if (lua_isnil(L, 2)) {
+    lua_pushcfunction(L, LessThan);
+    lua_replace(L, 2);
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, 2, 0);
+  return 0;
+}
+
+// table.move, looking at the clock every kMoveChunk elements: its range is not bounded by memory
+// (moving nils), so `table.move({}, 1, 1e12, 2)` runs for minutes in the library.
+int Move(lua_State* L) {
+  const lua_Integer f = luaL_checkinteger(L, 2);
+  const lua_Integer e = luaL_checkinteger(L, 3);
+  const lua_Integer t = luaL_checkinteger(L, 4);
+  const int tt = lua_isnoneornil(L, 5) ? 1 : 5;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, tt, LUA_TTABLE);
+  if (e >= f) {
+    luaL_argcheck(L, f > 0 || e < std::numeric_limits<lua_Integer>::max() + f, 3, "too many elements to move");
+    const lua_Integer n = e - f + 1;
+    luaL_argcheck(L, t <= std::numeric_limits<lua_Integer>::max() - n + 1, 4, "destination wrap around");
+    // Overlapping to the right in one table: from the last element down, as the library does.
+    const bool down = !(t > e || t <= f || (tt != 1 && !lua_compare(L, 1, tt, LUA_OPEQ)));
+    for (lua_Integer k = 0; k < n; ++k) {
+      const lua_Integer i = down ? n - 1 - k : k;
+      lua_geti(L, 1, f + i);
+      lua_seti(L, tt, t + i);
+      if ((k + 1) % kMoveChunk == 0) Check(L);
+    }
+  }
+  lua_pushvalue(L, tt);
+  return 1;
+}
+
+// The libraries a function may use; no io, os, package, debug, and nothing that loads code. What
+// the libraries do in C without returning to the interpreter for long (pattern matching, sorting,
+// moving, repeating) is replaced by versions the time limit reaches.
 void OpenSandbox(lua_State* L) {
   static const luaL_Reg libraries[] = {{LUA_GNAME, luaopen_base},          {LUA_TABLIBNAME, luaopen_table},
                                        {LUA_STRLIBNAME, luaopen_string},   {LUA_MATHLIBNAME, luaopen_math},
@@ -307,6 +445,16 @@ void OpenSandbox(lua_State* L) {
   lua_getglobal(L, LUA_STRLIBNAME);
   lua_pushnil(L);
   lua_setfield(L, -2, "dump");  // bytecode out, and no way back in
+  lua_pushcfunction(L, Rep);
+  lua_setfield(L, -2, "rep");
+  OpenBoundedPatterns(L, Check);  // the string table is also the strings' metatable's __index
+  lua_pop(L, 1);
+  lua_getglobal(L, LUA_TABLIBNAME);
+  lua_getfield(L, -1, "sort");
+  lua_pushcclosure(L, Sort, 1);
+  lua_setfield(L, -2, "sort");
+  lua_pushcfunction(L, Move);
+  lua_setfield(L, -2, "move");
   lua_pop(L, 1);
 
   static const luaL_Reg crm[] = {{"find", CrmFind},     {"get", CrmGet},       {"count", CrmCount},
@@ -331,7 +479,7 @@ struct StateCloser {
 }  // namespace
 
 std::optional<std::string> CheckLua(std::string_view name, std::string_view code) {
-  Run run{64u << 20, 0, 0};
+  Run run{.memory_limit = 64u << 20, .budget = 0, .deadline = Clock::now()};
   std::unique_ptr<lua_State, StateCloser> L(lua_newstate(Allocate, &run));
   if (!L) return "out of memory";
   const std::string chunk = "=" + std::string(name);
@@ -342,14 +490,13 @@ std::optional<std::string> CheckLua(std::string_view name, std::string_view code
 
 Result<json::value> RunLua(std::string_view name, std::string_view code, const json::object& body,
                            const json::value* record, const LuaLimits& limits, const LuaHost& host) {
-  Run run{limits.memory_bytes, 0, limits.instructions};
+  Run run{.memory_limit = limits.memory_bytes, .budget = limits.instructions, .deadline = Clock::now() + limits.time};
   run.host = &host;
   std::unique_ptr<lua_State, StateCloser> state(lua_newstate(Allocate, &run));
   if (!state) return Failed(name, "could not start");
   lua_State* L = state.get();
-  lua_pushlightuserdata(L, &run);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &kRunKey);
-  lua_sethook(L, CountInstructions, LUA_MASKCOUNT, kHookEvery);
+  *static_cast<Run**>(lua_getextraspace(L)) = &run;
+  lua_sethook(L, Hook, LUA_MASKCOUNT | LUA_MASKCALL, kHookEvery);
 
   // Everything that can raise a Lua error runs protected, from here to the answer's conversion.
   struct Call {
@@ -372,13 +519,18 @@ Result<json::value> RunLua(std::string_view name, std::string_view code, const j
     const std::string chunk = "=" + std::string(c->name);
     if (luaL_loadbufferx(L, c->code.data(), c->code.size(), chunk.c_str(), "t") != LUA_OK) lua_error(L);
     lua_call(L, 0, 1);
-    c->answer = lua_isnil(L, -1) ? json::value(json::object()) : Pull(L, -1, 0);
+    c->answer = lua_isnil(L, -1) ? json::value(json::object()) : Pull(L, -1);
     return 0;
   });
   lua_pushlightuserdata(L, &call);
   const int status = lua_pcall(L, 1, 0, 0);
   if (status == LUA_OK) return std::move(call.answer);
 
+  if (run.fault) std::rethrow_exception(run.fault);
+  if (run.out_of_time) {
+    host.log("time limit exceeded");
+    return Failed(name, "ran past its time limit");
+  }
   if (run.out_of_budget) {
     host.log("instruction budget exceeded");
     return Failed(name, "ran past its instruction budget");
@@ -387,17 +539,22 @@ Result<json::value> RunLua(std::string_view name, std::string_view code, const j
     host.log("memory limit exceeded");
     return Failed(name, "ran out of memory");
   }
-  // error({status=..., error=...}), or a failed crm call: that status and message.
-  if (lua_istable(L, -1)) {
-    lua_getfield(L, -1, "status");
-    lua_getfield(L, -2, "error");
+  // error({status=..., error=...}), or a failed crm call: that status and message. Read raw: the
+  // error value is the caller's code's, and a metamethod run here, outside any protected call,
+  // would abort the process (issue 31 #1).
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_pushliteral(L, "status");
+    lua_rawget(L, -2);
+    lua_pushliteral(L, "error");
+    lua_rawget(L, -3);
     const bool has_status = lua_isinteger(L, -2);
     const lua_Integer code_status = has_status ? lua_tointeger(L, -2) : 0;
-    const char* message = lua_tostring(L, -1);
+    const char* message = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : nullptr;
     if (has_status && code_status >= 400 && code_status <= 599)
       return ApiError{static_cast<int>(code_status), 0, message ? message : "error", ErrorBody::kErrorOnly};
+    lua_pop(L, 2);
   }
-  const char* message = lua_tostring(L, -1);
+  const char* message = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : nullptr;
   host.log(message ? message : "an error that is no string");
   return Failed(name, "failed");
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -16,8 +17,13 @@
 namespace crmd::functions {
 
 struct LuaLimits {
-  std::size_t memory_bytes = 64u << 20;      // the interpreter's heap
+  // The interpreter's heap, and what converting its values to JSON makes (the answer, the bodies
+  // of crm calls).
+  std::size_t memory_bytes = 64u << 20;
   std::int64_t instructions = 10'000'000;    // Lua VM instructions per call (~0.1 s)
+  // Wall time per call, whatever it does: VM instructions, library calls (pattern matching,
+  // sorting), coroutines, and the crm calls' reads (issue 31 #4).
+  std::chrono::milliseconds time{1'000};
 };
 
 // What a function's `crm` calls reach. `method` GET, POST or PUT; `target` a path below the prefix
@@ -36,8 +42,9 @@ std::optional<std::string> CheckLua(std::string_view name, std::string_view code
 
 // Runs function `name`: the chunk `code` with the global `request` ({body=..., record=...}); its
 // return value is the 200 answer (nil: `{}`). `error({status=..., error=...})`, or a failed `crm`
-// call nobody caught, answers that status and `{"error": ...}`; any other error, the memory cap or
-// the instruction budget answers 500 (the cause in a log line via `host.log`).
+// call nobody caught, answers that status and `{"error": ...}`; any other error, the memory cap,
+// the instruction budget or the time limit answers 500 (the cause in a log line via `host.log`).
+// Throws what a `crm` call's store threw (StoreUnavailable, ...), once the interpreter is closed.
 Result<boost::json::value> RunLua(std::string_view name, std::string_view code, const boost::json::object& body,
                                   const boost::json::value* record, const LuaLimits& limits, const LuaHost& host);
 

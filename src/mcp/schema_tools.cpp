@@ -5,6 +5,7 @@
 #include "auth/authorize.hpp"
 #include "mcp/args.hpp"
 #include "mcp/tool.hpp"
+#include "util/errors.hpp"
 #include "util/strings.hpp"
 
 namespace crmd::mcp {
@@ -34,25 +35,65 @@ json::object Labels(const ToolCall& call, std::string_view table) {
   return labels;
 }
 
-// The schema API is the master key's (spec §5.3). A signed-in user reaches it through a tool only
-// for a table they hold `op` on, as auth::Authorize decides it for the record API (find to read
-// the table's schema, addField to change it); the request then runs as the system.
-std::pair<int, json::value> SchemaSend(const ToolCall& call, std::string_view table, auth::Operation op,
-                                       std::string_view method, const json::value* body = nullptr) {
+// The schema API is the keys' (spec §4.5, §5.3). A signed-in user reaches two parts of it through
+// the tools, each only where the record API would give the same user the same thing:
+//   - a table's fields, where they hold find on it (the schema is read as the system, and the tool
+//     shows the fields alone: UserSchema);
+//   - new fields, where the table's CLP grants them addField, as a record write with a new field
+//     would add it for them (AddFields).
+// Everything else the schema holds is a definition that later runs with master rights or decides
+// who may do what — triggers, permissions, indexes, the timeline, a new table — and is the keys'
+// alone, whatever the door (docs/SECURITY.md, "Authority follows the author"). A user asking for
+// one gets the record API's answer to a session on the schema API.
+bool IsUser(const ToolCall& call) { return call.ctx.identity.principal == auth::Principal::kUser; }
+
+ToolResult KeysOnly() { return ToolResult{errors::MasterKeyRequired().message, true}; }
+
+std::pair<int, json::value> Refusal(const ApiError& e) {
+  return {e.http_status, json::object{{"code", e.code}, {"error", e.message}}};
+}
+
+// The schema of `table`: a key reads it as itself, a user where they hold find on the table.
+std::pair<int, json::value> ReadSchema(const ToolCall& call, std::string_view table) {
   const std::string path = "/schemas/" + PercentEncode(table);
-  if (call.ctx.identity.principal != auth::Principal::kUser) return call.dispatch(call.ctx, method, path, body);
+  if (!IsUser(call)) return call.dispatch(call.ctx, "GET", path, nullptr);
   auto snapshot = call.ctx.app->schema();
-  auto allowed = auth::Authorize(call.ctx.identity, op, table, snapshot->Find(table));
-  if (!allowed.ok()) return {allowed.error().http_status, json::object{{"code", allowed.error().code}, {"error", allowed.error().message}}};
+  auto allowed = auth::Authorize(call.ctx.identity, auth::Operation::kFind, table, snapshot->Find(table));
+  if (!allowed.ok()) return Refusal(allowed.error());
   auth::Context system = call.ctx;
   system.identity = auth::Identity::System();
-  return call.dispatch(system, method, path, body);
+  return call.dispatch(system, "GET", path, nullptr);
+}
+
+// Adds `fields` ({name: {type, targetClass?}}) to `table`: a key as itself; a user only new fields
+// (none changed, none removed) of a table whose addField they hold.
+std::pair<int, json::value> AddFields(const ToolCall& call, std::string_view table, const json::object& fields) {
+  const std::string path = "/schemas/" + PercentEncode(table);
+  const json::value body = json::object{{"fields", fields}};
+  if (!IsUser(call)) return call.dispatch(call.ctx, "PUT", path, &body);
+  auto snapshot = call.ctx.app->schema();
+  const schema::ClassSchema* cls = snapshot->Find(table);
+  auto allowed = auth::Authorize(call.ctx.identity, auth::Operation::kAddField, table, cls);
+  if (!allowed.ok()) return Refusal(allowed.error());
+  if (!cls) return Refusal(errors::PermissionDenied("addField", table));
+  for (const auto& [name, def] : fields)
+    if (cls->FindField(name) || !def.is_object() || def.get_object().contains("__op"))
+      return Refusal(errors::PermissionDenied("addField", table));  // changing or removing one is a key's
+  auth::Context system = call.ctx;
+  system.identity = auth::Identity::System();
+  return call.dispatch(system, "PUT", path, &body);
+}
+
+// A change of one of `table`'s definitions (triggers, permissions, indexes, timeline): a key's.
+std::pair<int, json::value> ChangeDefinition(const ToolCall& call, std::string_view table, json::object change) {
+  const json::value body = std::move(change);
+  return call.dispatch(call.ctx, "PUT", "/schemas/" + PercentEncode(table), &body);
 }
 
 // A signed-in user is shown the fields of a table they may read, and nothing of its permissions,
 // indexes or triggers.
 ToolResult UserSchema(const ToolCall& call, std::string_view table) {
-  auto answer = SchemaSend(call, table, auth::Operation::kFind, "GET");
+  auto answer = ReadSchema(call, table);
   if (answer.first >= 400 || !answer.second.is_object()) return Answered(answer);
   json::object shown{{"className", table}, {"fields", json::object{}}};
   if (const auto* fields = answer.second.get_object().if_contains("fields"); fields && fields->is_object()) {
@@ -100,30 +141,31 @@ json::object DefaultPermissions() {
 ToolResult CreateTable(const ToolCall& call, const json::object& args) {
   const std::string_view table = args.at("table").get_string();
   // No permission of a table that does not exist can allow it: a new table is a key's to make.
-  if (call.ctx.identity.principal == auth::Principal::kUser)
-    return ToolResult{"Creating a table needs a master connection (an API key); a signed-in user changes existing tables "
-                      "whose addField permission they hold.", true};
+  if (IsUser(call)) return KeysOnly();
   json::object body{{"className", table}, {"classLevelPermissions", DefaultPermissions()}};
   if (const auto* fields = args.if_contains("fields")) body["fields"] = *fields;
   const json::value sent = std::move(body);
   return Answered(call.Send("POST", "/schemas/" + PercentEncode(table), &sent));
 }
 
-// The table's trigger list as the schema API holds it.
+// The table's trigger list as the schema API holds it (a key's: an action's headers and URLs are
+// its author's).
 std::pair<int, json::value> Triggers(const ToolCall& call, std::string_view table) {
-  auto answer = SchemaSend(call, table, auth::Operation::kFind, "GET");
+  auto answer = call.dispatch(call.ctx, "GET", "/schemas/" + PercentEncode(table), nullptr);
   if (answer.first >= 400 || !answer.second.is_object()) return answer;
   const auto* triggers = answer.second.get_object().if_contains("triggers");
   return {200, json::object{{"triggers", triggers && triggers->is_array() ? *triggers : json::array{}}}};
 }
 
 ToolResult GetTriggers(const ToolCall& call, const json::object& args) {
+  if (IsUser(call)) return KeysOnly();
   return Answered(Triggers(call, args.at("table").get_string()));
 }
 
 // Adds a trigger, or changes the one with the same `_id` (only the keys sent; `active:false`
 // switches it off), and stores the whole list through the schema API, which checks it.
 ToolResult SetTrigger(const ToolCall& call, const json::object& args) {
+  if (IsUser(call)) return KeysOnly();
   const std::string_view table = args.at("table").get_string();
   auto current = Triggers(call, table);
   if (current.first >= 400) return Answered(current);
@@ -139,23 +181,24 @@ ToolResult SetTrigger(const ToolCall& call, const json::object& args) {
     changed = true;
   }
   if (!changed) list.push_back(trigger);
-  const json::value body = json::object{{"triggers", std::move(list)}};
-  auto stored = SchemaSend(call, table, auth::Operation::kAddField, "PUT", &body);
+  auto stored = ChangeDefinition(call, table, json::object{{"triggers", std::move(list)}});
   if (stored.first >= 400) return Answered(stored);
   return Answered(Triggers(call, table));
 }
 
-// One key of a table's schema (`classLevelPermissions`, `indexes`), as the schema API holds it.
+// One key of a table's schema (`classLevelPermissions`, `indexes`), as the schema API holds it: a
+// key's to read, as the schema API is.
 ToolResult SchemaPart(const ToolCall& call, std::string_view table, std::string_view key) {
-  auto answer = SchemaSend(call, table, auth::Operation::kFind, "GET");
+  if (IsUser(call)) return KeysOnly();
+  auto answer = call.dispatch(call.ctx, "GET", "/schemas/" + PercentEncode(table), nullptr);
   if (answer.first >= 400 || !answer.second.is_object()) return Answered(answer);
   const auto* part = answer.second.get_object().if_contains(key);
   return Json(json::object{{key, part ? *part : json::value(json::object{})}});
 }
 
 ToolResult ChangeSchema(const ToolCall& call, std::string_view table, json::object change) {
-  const json::value body = std::move(change);
-  return Answered(SchemaSend(call, table, auth::Operation::kAddField, "PUT", &body));
+  if (IsUser(call)) return KeysOnly();
+  return Answered(ChangeDefinition(call, table, std::move(change)));
 }
 
 ToolResult ListTables(const ToolCall& call, const json::object&) {
@@ -177,8 +220,7 @@ ToolResult ListTables(const ToolCall& call, const json::object&) {
 ToolResult AddField(const ToolCall& call, const json::object& args) {
   json::object def{{"type", args.at("type")}};
   if (const auto* target = args.if_contains("targetClass")) def["targetClass"] = *target;
-  return ChangeSchema(call, args.at("table").get_string(),
-                      json::object{{"fields", json::object{{args.at("field").get_string(), std::move(def)}}}});
+  return Answered(AddFields(call, args.at("table").get_string(), json::object{{args.at("field").get_string(), std::move(def)}}));
 }
 
 ToolResult SetFieldLabel(const ToolCall& call, const json::object& args) {
@@ -199,6 +241,7 @@ ToolResult GetLabels(const ToolCall& call, const json::object& args) {
 }
 
 ToolResult RemoveTrigger(const ToolCall& call, const json::object& args) {
+  if (IsUser(call)) return KeysOnly();
   const std::string_view table = args.at("table").get_string();
   auto current = Triggers(call, table);
   if (current.first >= 400) return Answered(current);
@@ -222,7 +265,7 @@ ToolResult RemoveTrigger(const ToolCall& call, const json::object& args) {
 ToolResult PointerOptions(const ToolCall& call, const json::object& args) {
   const std::string_view table = args.at("table").get_string();
   const std::string_view field = args.at("field").get_string();
-  auto schema = SchemaSend(call, table, auth::Operation::kFind, "GET");  // the target's rows are read as the caller
+  auto schema = ReadSchema(call, table);  // the target's rows are read as the caller
   if (schema.first >= 400 || !schema.second.is_object()) return Answered(schema);
   const auto* fields = schema.second.get_object().if_contains("fields");
   const auto* def = fields && fields->is_object() ? fields->get_object().if_contains(field) : nullptr;

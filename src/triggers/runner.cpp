@@ -157,8 +157,8 @@ std::chrono::seconds Runner::ClaimLease() const {
   return std::max<std::chrono::seconds>(std::chrono::seconds(60), longest);
 }
 
-void Runner::Later(Job job) {
-  const auto delay = RetryDelay(job.attempts);
+void Runner::Later(Job job, std::optional<std::chrono::milliseconds> after) {
+  const auto delay = after ? *after : RetryDelay(job.attempts);
   std::lock_guard lock(mutex_);
   if (stopping_) return;  // it stays in the outbox for the next start
   waiting_.emplace(Clock::now() + delay, std::move(job));
@@ -228,6 +228,7 @@ void Runner::Loop(int lane) {
       outcome = Outcome::kRetry;
     }
     if (outcome == Outcome::kRetry) Later(job);
+    else if (outcome == Outcome::kBusy) Later(job, kBusyDelay);
     else if (outcome == Outcome::kFinished) Finished(job);
     lock.lock();
     // No one to wake: this thread takes the application's next job itself, if it has one.
@@ -306,7 +307,12 @@ Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& 
 
   if (step->action && *step->type == ActionType::kServerSideCode) {
     // Here, not on the write queue: a function may run its whole budget, and the application's
-    // other writes must not wait for it.
+    // other writes must not wait for it. Within the application's share of function threads.
+    std::optional<app::FunctionPool::Slot> slot;
+    if (host_.function_slot) {
+      slot = host_.function_slot(job.app_id);
+      if (!slot) return Outcome::kBusy;
+    }
     auto status = app::RunWrite(ctx, [&](app::WriteUnit& unit) { return RunUnit(unit, *step); });
     if (!status.ok()) throw std::runtime_error("trigger action unit failed: " + status.error().message);
     job.payload = std::move(step->next_payload);

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "app/application.hpp"
+#include "app/function_pool.hpp"
 #include "auth/context.hpp"
 #include "auth/registry.hpp"
 #include "triggers/fair_queue.hpp"
@@ -61,6 +62,10 @@ class Runner final : public app::ActivationSink {
         run_function;
     // Whether the store of `app_id` holds activations, without opening it for requests (Recover).
     std::function<bool(const std::string& app_id)> has_pending;
+    // A slot of the application's share of function threads (app::FunctionPool::TryEnter), held
+    // while a `server-side-code` action runs; nullopt when its functions hold them all, and the
+    // action waits kBusyDelay. Unset: no share.
+    std::function<std::optional<app::FunctionPool::Slot>(const std::string& app_id)> function_slot;
   };
 
   struct Options {
@@ -114,7 +119,11 @@ class Runner final : public app::ActivationSink {
     kFinished,  // nothing left to run
     kRetry,     // it failed and waits (job.attempts counts)
     kQueued,    // handed to the application's write queue, which hands the job back
+    kBusy,      // a function whose application's share of threads is taken: again after kBusyDelay
   };
+  // How long a function action waits for its application's share of threads to free a slot:
+  // about the time a short call takes, so the wait costs little and the retries stay few.
+  static constexpr std::chrono::milliseconds kBusyDelay{50};
   struct Step;
 
   void Loop(int lane);
@@ -128,7 +137,8 @@ class Runner final : public app::ActivationSink {
   Status RunUnit(app::WriteUnit& unit, Step& step);
   // Queues the stored activations of `app_id` that are not queued yet (as many as there is room for).
   void Rescan(const std::string& app_id);
-  void Later(Job job);
+  // Runs `job` again after `after`, or after the retry delay of its attempts.
+  void Later(Job job, std::optional<std::chrono::milliseconds> after = std::nullopt);
   void Again(Job job);   // back to its queue, for its next action
   void Finished(const Job& job);
   std::chrono::milliseconds RetryDelay(int attempts) const;

@@ -140,6 +140,8 @@ ApiError FunctionNotFound() { return Make(400, kScriptFailed, "function not foun
 
 ApiError Unauthorized() { return ApiError{403, 0, "unauthorized", ErrorBody::kErrorOnly}; }
 
+ApiError TooManyRequests() { return ApiError{429, 0, "Too many requests", ErrorBody::kErrorOnly}; }
+
 ApiError QueryTimeout(long seconds) {
   return ApiError{400, 124,
                   fmt::format("The query took longer than {} s; narrow it with where, keys or limit.", seconds)};

@@ -32,6 +32,9 @@ ApiError InvalidFieldName(std::string_view name);
 ApiError InvalidClassName(std::string_view name);
 ApiError FieldNameCaseCollision(std::string_view name, std::string_view existing);
 ApiError ClassNameCaseCollision(std::string_view name, std::string_view existing);
+// 429 `{"error":"Too many requests"}` without a code: the answer of the anonymous doors (forms,
+// uploads) past their per-address limits, in their error form (spec §7).
+ApiError TooManyRequests();
 ApiError InvalidSessionToken();  // 400 209 `invalid session token`
 ApiError UserNeedsAuthentication();  // 404 101 `user needs to be authenticated`
 ApiError UsernameMissing();

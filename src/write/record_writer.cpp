@@ -125,6 +125,7 @@ std::optional<ApiError> RefuseBeforeBody(const auth::Identity& identity, auth::O
 Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_name, const json::object& body,
                                   std::string* session_token) {
   if (auto refused = RefuseBeforeBody(ctx.identity, auth::Operation::kCreate, class_name, *SchemaOf(ctx))) return *refused;
+  if (class_name == kUserClass) CRMD_TRY(CheckUserCreator(ctx.identity, body));
   CRMD_TRY(Precheck(ctx, auth::Operation::kCreate, class_name));
   CRMD_ASSIGN(auto user, PrepareIfUser(ctx, class_name, body, WriteKind::kCreate));
   return app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<json::object> {

@@ -27,6 +27,17 @@ bool TakenByAnother(storage::WriteTransaction& txn, const schema::ClassSchema& c
   return taken;
 }
 
+// Whether `body` names a rights field, also as the head of a dotted key (`authData.google`).
+bool NamesRightsField(const json::object& body) {
+  for (const auto& kv : body) {
+    const std::string_view key = kv.key();
+    const std::string_view head = key.substr(0, key.find('.'));
+    for (const std::string_view field : kRightsFields)
+      if (head == field) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Result<UserWrite> PrepareUserWrite(const json::object& body, WriteKind kind, const auth::Identity& identity,
@@ -53,14 +64,21 @@ Result<UserWrite> PrepareUserWrite(const json::object& body, WriteKind kind, con
   return out;
 }
 
+Status CheckUserCreator(const auth::Identity& identity, const json::object& body) {
+  if (identity.IsMaster() || !NamesRightsField(body)) return {};
+  return errors::PermissionDenied("create", "_User");
+}
+
 Status CheckUserWriter(const auth::Identity& identity, const json::object& body, const std::string& target_id) {
   if (identity.IsMaster()) return {};
   if (identity.principal == auth::Principal::kUser && identity.user_id != target_id)
     return errors::CannotModifyUser(target_id);
-  for (const char* key : {"password", "email", "permissions", "username"})
+  for (const char* key : {"password", "email", "username"})
     if (body.contains(key)) return errors::PermissionDenied("update", "_User");
+  if (NamesRightsField(body)) return errors::PermissionDenied("update", "_User");
   return {};
 }
+
 
 Status ApplyRoleRules(storage::WriteTransaction& txn, const schema::ClassSchema& cls, const json::object& body,
                       WriteKind kind, const std::string& self) {

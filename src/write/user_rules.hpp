@@ -24,9 +24,21 @@ struct UserWrite {
 Result<UserWrite> PrepareUserWrite(const boost::json::object& body, WriteKind kind,
                                    const auth::Identity& identity, std::string_view remote_ip);
 
+// The `_User` fields that grant, widen or restore access (docs/SECURITY.md, issue 31 #3): the MCP
+// switches, whether a login works at all, a verified address, third-party sign-in data. Only the
+// Master identity (keys, crmd itself) sets them, at sign-up too, in every profile, by name: they
+// are reserved before any schema has them. (The lockout and login-count fields start with `_`,
+// which no client writes at all.)
+inline constexpr std::string_view kRightsFields[] = {"mcpPermissions", "permissions", "active",
+                                                     "emailVerified", "authData", "isPortalUser"};
+
+// Before the lock, for every path that creates `_User` (sign-up, `/classes/_User`, batch items):
+// a body naming a rights field answers 119 unless the Master identity writes it.
+Status CheckUserCreator(const auth::Identity& identity, const boost::json::object& body);
+
 // Before the lock, for every path that writes `_User` (the users routes and `/classes/_User`):
-// another user's session gets 206 (spec §4.7); only keys change `password`, `email` or
-// `permissions` (the per-user MCP switches).
+// another user's session gets 206 (spec §4.7); only keys change `password`, `email`, `username`
+// or a rights field.
 Status CheckUserWriter(const auth::Identity& identity, const boost::json::object& body,
                        const std::string& target_id);
 
