@@ -339,9 +339,11 @@ int Serve(const cli::ServeFlags& flags) {
 // The gates a profile and the single gates named after it give, starting from `gates`; the
 // error a person reads when a name or value is unknown.
 std::optional<std::string> ApplyGates(auth::Gates& gates, const cli::AdminArgs& args) {
+  auto classes = gates.web2table_classes;  // an operator's choice, not a profile's
   if (args.profile == "parse") gates = auth::Gates::Parse();
   else if (args.profile == "crmd") gates = auth::Gates{};
   else if (!args.profile.empty()) return "--profile takes crmd or parse";
+  gates.web2table_classes = std::move(classes);
   for (const auto& [name, value] : args.gates)
     if (!value.empty())
       if (auto error = auth::SetGate(gates, name, value)) return error;

@@ -1,6 +1,8 @@
 #include "auth/gates.hpp"
 
+#include "schema/names.hpp"
 #include "util/json.hpp"
+#include "util/strings.hpp"
 
 namespace crmd::auth {
 
@@ -24,6 +26,27 @@ constexpr Setting kSettings[] = {
     {"new-classes", "newClasses", "closed", "open", &Gates::closed_new_classes, true},
     {"dotted-keys", "dottedKeys", "off", "on", &Gates::dotted_keys, false},
 };
+
+constexpr std::string_view kWebToTableOption = "web2table-classes";
+constexpr std::string_view kWebToTableKey = "web2tableClasses";
+
+// `A,B,C` as a list of class names (`*` or nothing: none, which means all); nullopt when a name is
+// no class a form may write.
+std::optional<std::vector<std::string>> ClassList(std::string_view value) {
+  std::vector<std::string> out;
+  if (value == "*" || value.empty()) return out;
+  for (std::string_view name : Split(value, ',')) {
+    if (!schema::IsValidUserClassName(name) || name == "Config") return std::nullopt;
+    out.emplace_back(name);
+  }
+  return out;
+}
+
+std::string ListText(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
 
 bool Closed(const Gates& gates, const Setting& s) { return gates.*s.field == s.closed_is_true; }
 
@@ -50,18 +73,27 @@ Gates GatesFrom(std::string_view text) {
   const auto& stored = parsed.value().get_object();
   for (const auto& s : kSettings)
     if (const auto* v = stored.if_contains(s.key); v && v->is_string()) Set(gates, s, v->get_string());
+  if (const auto* v = stored.if_contains(kWebToTableKey); v && v->is_string())
+    if (auto list = ClassList(v->get_string())) gates.web2table_classes = std::move(*list);
   return gates;
 }
 
 json::object GatesObject(const Gates& gates) {
   json::object out;
   for (const auto& s : kSettings) out[s.key] = Closed(gates, s) ? s.closed : s.open;
+  if (!gates.web2table_classes.empty()) out[kWebToTableKey] = ListText(gates.web2table_classes);
   return out;
 }
 
 std::optional<std::string> SetGate(Gates& gates, std::string_view name, std::string_view value) {
   for (const auto& s : kSettings)
     if (s.option == name) return Set(gates, s, value);
+  if (name == kWebToTableOption) {
+    auto list = ClassList(value);
+    if (!list) return "--web2table-classes takes class names separated by commas (not Config, system or log classes), or *";
+    gates.web2table_classes = std::move(*list);
+    return std::nullopt;
+  }
   return "no gate named " + std::string(name);
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/json/object.hpp>
 
@@ -27,6 +28,10 @@ struct Gates {
   // Off: a key with a dot is an invalid field name (105). On: `{"object.key": v}` in an update
   // sets, increments or unsets inside an Object field, as in Parse.
   bool dotted_keys = false;
+  // The classes `web2table` may write (issue 31 #6), narrower than every class a form may write
+  // (never `Config`, system or log classes); empty: all of those. Not a profile's: an operator's
+  // choice per application (`--web2table-classes A,B`, `*` for all again).
+  std::vector<std::string> web2table_classes;
 
   // Parse Server's defaults.
   static Gates Parse();
@@ -37,10 +42,11 @@ struct Gates {
 // malformed setting keeps its default.
 Gates GatesFrom(std::string_view text);
 // As stored and printed: `{"captcha":"on","signup":"key","passwordPolicy":"on",
-// "newClasses":"closed","dottedKeys":"off"}`.
+// "newClasses":"closed","dottedKeys":"off"}`, and `"web2tableClasses":"A,B"` when narrowed.
 boost::json::object GatesObject(const Gates& gates);
 // Sets the gate a CLI option names (`captcha`, `signup`, `password-policy`, `new-classes`,
-// `dotted-keys`) to `value`; the error a person reads when either is not one of them.
+// `dotted-keys`, `web2table-classes`) to `value`; the error a person reads when either is not one
+// of them.
 std::optional<std::string> SetGate(Gates& gates, std::string_view name, std::string_view value);
 
 }  // namespace crmd::auth

@@ -119,6 +119,8 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
     sub->add_option("--new-classes", command.admin.gates["new-classes"],
                     "closed: only keys make classes, closed until opened; open: a client's first write makes one, open to all");
     sub->add_option("--dotted-keys", command.admin.gates["dotted-keys"], "on: {\"object.key\": v} in an update reaches inside an Object field");
+    sub->add_option("--web2table-classes", command.admin.gates["web2table-classes"],
+                    "Classes web2table may write, comma-separated (never Config, system or log classes); * for all (default)");
   }
   auto* app_region = app_cmd->add_subcommand("region", "Change the region of an application's phone numbers");
   app_region->add_option("--data", data, "Data directory")->required();

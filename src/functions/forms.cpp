@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include "app/write_unit.hpp"
@@ -139,6 +140,19 @@ Result<json::object> GetLead(auth::Context& ctx, const json::object& body) {
   return json::object{{"success", true}, {"accountId", created["objectId"]}};
 }
 
+// Spec §4.9: a form runs with master rights, so table permissions do not stop it. What does
+// (issue 31 #6): never `Config`, whose rows are the forms' own gates (an anonymous web2table to it
+// switched another form on); never a system or log class (their names start with `_`, which
+// IsValidUserClassName refuses); and where the operator narrowed web2table (`crmd app set
+// --web2table-classes`), only the classes listed. The forms' fixed tables (Accounts, Cases, Sales)
+// are theirs by the spec.
+bool OpenToWebToTable(const auth::Context& ctx, std::string_view table) {
+  if (table == "Config") return false;
+  if (!ctx.credentials) return true;
+  const auto& listed = ctx.credentials->gates.web2table_classes;
+  return listed.empty() || std::find(listed.begin(), listed.end(), table) != listed.end();
+}
+
 struct TableForm {
   std::string_view flag;
   std::string_view table;  // empty: the body's `table`
@@ -169,6 +183,7 @@ Result<json::object> WebToTable(auth::Context& ctx, const json::object& body, co
   const auto* target = snapshot->Find(table);
   // A public form writes to tables that exist, and never to a system table.
   if (!schema::IsValidUserClassName(table) || !target) return FormError(400, fmt::format("table {} does not exist", table));
+  if (form.table.empty() && !OpenToWebToTable(ctx, table)) return FormError(400, fmt::format("table {} is not open to web forms", table));
   if (!accounts) return FormError(400, "Accounts does not exist");
   CRMD_ASSIGN(auto row, FormFields(*target, body, "table_", /*wrapped_pointers=*/false));
   CRMD_ASSIGN(auto contact_fields, FormFields(*accounts, body, "account_", /*wrapped_pointers=*/true));

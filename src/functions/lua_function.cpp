@@ -35,15 +35,15 @@ const char kNullKey = 0;                      // crm.null: a light userdata at t
 // One call's accounting. Its address is in every thread's extra space (lua_getextraspace: a new
 // coroutine starts with a copy of its creator's), so the hooks find it without a table lookup.
 struct Run {
-  std::size_t memory_limit;
+  std::size_t memory_limit = 0;
   std::size_t memory_used = 0;
-  std::int64_t budget;
+  std::int64_t budget = 0;
   std::int64_t spent = 0;
-  Clock::time_point deadline;
+  Clock::time_point deadline{};
   bool out_of_memory = false;
   bool out_of_budget = false;
   bool out_of_time = false;
-  std::exception_ptr fault;  // a store's exception a crm call ended the run with
+  std::exception_ptr fault{};  // a store's exception a crm call ended the run with
   const LuaHost* host = nullptr;
 
   bool Ended() const { return out_of_budget || out_of_time || fault; }
@@ -482,7 +482,7 @@ std::optional<std::string> CheckLua(std::string_view name, std::string_view code
   Run run{.memory_limit = 64u << 20, .budget = 0, .deadline = Clock::now()};
   std::unique_ptr<lua_State, StateCloser> L(lua_newstate(Allocate, &run));
   if (!L) return "out of memory";
-  const std::string chunk = "=" + std::string(name);
+  const std::string chunk = std::string("=").append(name);
   if (luaL_loadbufferx(L.get(), code.data(), code.size(), chunk.c_str(), "t") == LUA_OK) return std::nullopt;
   const char* message = lua_tostring(L.get(), -1);
   return message ? std::string(message) : std::string("it does not compile");
@@ -516,7 +516,7 @@ Result<json::value> RunLua(std::string_view name, std::string_view code, const j
       lua_setfield(L, -2, "record");
     }
     lua_setglobal(L, "request");
-    const std::string chunk = "=" + std::string(c->name);
+    const std::string chunk = std::string("=").append(c->name);
     if (luaL_loadbufferx(L, c->code.data(), c->code.size(), chunk.c_str(), "t") != LUA_OK) lua_error(L);
     lua_call(L, 0, 1);
     c->answer = lua_isnil(L, -1) ? json::value(json::object()) : Pull(L, -1);

@@ -69,6 +69,17 @@ ApiError IndexConflict(std::string_view column) {
 
 }  // namespace
 
+void FollowAcl(app::WriteUnit& unit, std::string_view class_name, std::string_view object_id,
+               const std::optional<std::string>& acl) {
+  const schema::ClassSchema* history = unit.schema()->Find(schema::kTimelineClass);
+  if (!history) return;
+  query::Expr rows;
+  rows.kind = query::ExprKind::kAnd;
+  rows.children.push_back(query::FieldEquals("objectIdValue", std::string(object_id)));
+  rows.children.push_back(query::FieldEquals("objectClass", std::string(class_name)));
+  unit.txn().SetAclWhere(*history, rows, acl);
+}
+
 std::optional<std::string> TimelineUser(const auth::Identity& identity) {
   switch (identity.principal) {
     case auth::Principal::kUser: return identity.user_id;

@@ -43,6 +43,13 @@ struct Change {
 // change: the unit must be exclusive for it (Restarting() otherwise).
 Status RecordChange(app::WriteUnit& unit, const auth::Context& ctx, const Change& change);
 
+// A record's new ACL reaches its history (issue 31 #8): every `_Timeline` row of the record
+// takes it, in the unit that changes the record, so a row is never readable by a session the
+// record itself now hides (and reads stay one indexed query under the usual ACL filter). The
+// Master identity still reads every row; no row is deleted. Nothing to do without `_Timeline`.
+void FollowAcl(app::WriteUnit& unit, std::string_view class_name, std::string_view object_id,
+               const std::optional<std::string>& acl);
+
 // The value of `_Timeline.user` for a write by `identity`: the signed-in user's objectId, the
 // literal `Master` for keys and crmd's own writes, null (nullopt) for anonymous ones.
 std::optional<std::string> TimelineUser(const auth::Identity& identity);

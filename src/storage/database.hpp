@@ -151,6 +151,11 @@ class WriteTransaction {
   // update. Returns how many rows changed.
   virtual std::int64_t UpdateWhere(const schema::ClassSchema& cls, const query::Expr& where,
                                    const std::vector<std::string>& columns, const std::vector<Cell>& cells) = 0;
+  // Sets the ACL (and the read and write lists derived from it) of every row `where` selects,
+  // leaving updatedAt and every field as they are: a record's history rows following its new ACL
+  // (logs/timeline). Returns how many rows changed.
+  virtual std::int64_t SetAclWhere(const schema::ClassSchema& cls, const query::Expr& where,
+                                   const std::optional<std::string>& acl) = 0;
 
   // The row with every declared column, read inside this transaction.
   virtual std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) = 0;

@@ -264,6 +264,8 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     if (changes.schema_changed) txn.SaveClass(existing, cls);
     txn.Update(cls, changes.columns, row);
     unit.Wrote(cls.name);
+    // Who may read the record may read its history, and no one else (issue 31 #8).
+    if (row.acl != current->acl) logs::FollowAcl(unit, cls.name, row.object_id, row.acl);
     for (const auto& rel : changes.relations)
       txn.ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
     if (cls.timeline) {

@@ -392,6 +392,22 @@ class PgWrite final : public WriteTransaction {
         .Affected();
   }
 
+  std::int64_t SetAclWhere(const schema::ClassSchema& cls, const query::Expr& where,
+                           const std::optional<std::string>& acl) override {
+    query::Query q;
+    q.where = where;
+    sql::SqlFragment compiled = sql::CompileWhere(s_.dialect, q, cls);
+    Params params = ToParams(compiled.params);
+    params.push_back(acl);
+    params.push_back(ListParam(sql::Grantees(acl, "read")));
+    params.push_back(ListParam(sql::Grantees(acl, "write")));
+    const std::size_t n = params.size();
+    return c_.Query(fmt::format("UPDATE {} AS t0 SET _acl = ${}, _rperm = ${}, _wperm = ${} WHERE {}", s_.dialect.Table(cls.name),
+                                n - 2, n - 1, n, compiled.sql),
+                    params)
+        .Affected();
+  }
+
   std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
     return GetRow(c_, s_, cls, object_id);
   }

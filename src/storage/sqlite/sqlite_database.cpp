@@ -455,6 +455,22 @@ class SqliteWriteTransaction final : public WriteTransaction {
     return c_.Changes();
   }
 
+  std::int64_t SetAclWhere(const schema::ClassSchema& cls, const query::Expr& where,
+                           const std::optional<std::string>& acl) override {
+    query::Query q;
+    q.where = where;
+    SqlFragment compiled = CompileWhere(q, cls);
+    auto st = c_.Prepare("UPDATE " + Quote(cls.name) + " AS t0 SET _acl = ?, _rperm = ?, _wperm = ? WHERE " + compiled.sql);
+    if (acl) st.Bind(1, *acl);
+    else st.BindNull(1);
+    st.BindCell(2, Permissions(acl, "read"));
+    st.BindCell(3, Permissions(acl, "write"));
+    int next = 4;
+    for (const auto& cell : compiled.params) st.BindCell(next++, cell);
+    st.Step();
+    return c_.Changes();
+  }
+
   std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
     return GetRow(c_, cls, object_id);
   }
