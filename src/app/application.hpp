@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "app/after_commit.hpp"
+#include "app/fan_out.hpp"
 #include "app/write_queue.hpp"
 #include "mail/mailer.hpp"
 #include "schema/class_schema.hpp"
@@ -114,6 +115,8 @@ class Application {
   // that runs them.
   ActivationSink* activations() const { return activations_; }
   void SetActivations(ActivationSink* sink) { activations_ = sink; }
+  // The trigger actions each chain of this application started (issue 31 #18).
+  FanOut& fan_out() { return fan_out_; }
 
   // Hands the after-commit actions of a durable write unit to the runner's thread.
   void RunAfterCommit(std::vector<AfterCommitRunner::Action> actions) { after_commit_->Post(std::move(actions)); }
@@ -135,6 +138,7 @@ class Application {
   std::unique_ptr<AfterCommitRunner> own_after_commit_;  // when none was given
   AfterCommitRunner* after_commit_;
   ActivationSink* activations_ = nullptr;  // set before anyone else uses the application
+  FanOut fan_out_;
   mutable std::mutex mutex_;
   std::shared_ptr<const schema::Snapshot> schema_;
   std::string system_user_id_;          // guarded by mutex_

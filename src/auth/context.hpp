@@ -38,6 +38,8 @@ struct Context {
   int trigger_level = 0;
   std::string trigger_id;
   std::string source_trigger;
+  // The id of the write that started the trigger chain (app::FanOut); empty: this write starts one.
+  std::string trigger_root;
   // MCP's Create-Many with a master connection (spec §4.10): its creates fire no trigger and
   // write no `_Timeline` row. Set only by that tool, only for a master identity.
   bool skip_triggers = false;

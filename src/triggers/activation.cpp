@@ -13,6 +13,7 @@ std::string Activation::Serialize() const {
   json::object o{{"class", class_name},   {"trigger", trigger_id}, {"event", event},
                  {"object", object_id},   {"record", record},      {"step", step},
                  {"source", source},      {"actions", actions},    {"done", done}};
+  if (!root.empty()) o["root"] = root;
   return ToJson(o);
 }
 
@@ -31,10 +32,16 @@ Result<Activation> Activation::Parse(std::string_view payload) {
     a.source = std::string(o.at("source").as_string());
     a.actions = o.at("actions").as_array();
     a.done = static_cast<std::size_t>(o.at("done").to_number<std::int64_t>());
+    if (const auto* root = o.if_contains("root"); root && root->is_string()) a.root = std::string(root->get_string());
   } catch (const std::exception& e) {
     return errors::BadRequest(fmt::format("unreadable trigger activation: {}", e.what()));
   }
   return a;
+}
+
+std::string FanOutText(std::string_view source_trigger) {
+  return fmt::format("blocked! trigger fan-out is past {} actions of one write. source trigger: {}",
+                     kMaxActionsPerWrite, source_trigger);
 }
 
 std::string BlockedText(std::string_view source_trigger) {

@@ -6,6 +6,7 @@
 #include "storage/database.hpp"
 #include "triggers/activation.hpp"
 #include "triggers/plan.hpp"
+#include "util/ids.hpp"
 #include "util/json.hpp"
 
 namespace crmd::triggers {
@@ -58,6 +59,8 @@ Status Fire(app::WriteUnit& unit, const auth::Context& ctx, const Write& write) 
   storage::WriteTransaction& txn = unit.txn();
   std::optional<json::object> record;  // read once, when the first trigger fires
   const int step = ctx.trigger_level + 1;
+  // A client's write starts a chain (its activations, and theirs, count against one budget).
+  const std::string root = ctx.trigger_root.empty() ? ids::NewObjectId() : ctx.trigger_root;
   for (const auto& trigger : *triggers) {
     const Definition& def = trigger.definition;
     if (!def.FiresOn(write.event)) continue;
@@ -82,6 +85,7 @@ Status Fire(app::WriteUnit& unit, const auth::Context& ctx, const Write& write) 
     activation.record = *record;
     activation.step = step;
     activation.source = ctx.source_trigger.empty() ? def.id : ctx.source_trigger;
+    activation.root = root;
 
     CRMD_TRY(logs::RecordTriggerRun(unit, {def.id, std::nullopt, activation.event, activation.object_id,
                                            ToJson(*record), std::nullopt}));
@@ -106,6 +110,12 @@ Status Fire(app::WriteUnit& unit, const auth::Context& ctx, const Write& write) 
       entries.emplace_back(kLaneQueue, std::move(queued));
     }
     if (entries.front().second.actions.empty()) entries.erase(entries.begin());
+    if (!unit.app().fan_out().Take(root, static_cast<std::int64_t>(def.actions.size()), kMaxActionsPerWrite)) {
+      for (const auto& action : def.actions)
+        CRMD_TRY(logs::RecordTriggerRun(unit, {def.id, action.id, activation.event, activation.object_id, "{}",
+                                               FanOutText(activation.source)}));
+      continue;
+    }
     for (const auto& [lane, entry] : entries) {
       std::string payload = entry.Serialize();
       const std::int64_t id = txn.AddOutbox(lane, payload);

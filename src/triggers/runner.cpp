@@ -281,6 +281,7 @@ Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& 
   ctx.trigger_level = activation.step;
   ctx.trigger_id = activation.trigger_id;
   ctx.source_trigger = activation.source;
+  ctx.trigger_root = activation.root;
   if (activation.done < activation.actions.size()) {
     if (const auto* a = activation.actions[activation.done].if_object()) {
       const auto* type = a->if_contains("actionType");

@@ -179,3 +179,40 @@ test('issue 31 #18: form calls have a per-address rate (429 {"error":"Too many r
     'nor is a refused caller\'s body read');
   await alive(srv);
 });
+
+test('issue 31 #18: trigger fan-out from one write is bounded: past 1,000 actions a firing runs none, and _syslogTriggers says so', async () => {
+  const dir = makeDataDir();
+  const a = createApp(dir);
+  const srv = await startServer(dir);
+  const M = masterHeaders(a);
+  // FanA -> FanB -> FanC -> FanD, each create making 20 rows of the next: 20 + 400 + 8,000 rows unbounded.
+  const classes = ['FanA', 'FanB', 'FanC', 'FanD'];
+  for (const cls of classes) {
+    const r = await request(srv, 'POST', `/core/schemas/${cls}`, { headers: M, body: { className: cls, fields: { Name: { type: 'String' } } } });
+    assert.equal(r.status, 200, r.text);
+  }
+  for (let i = 0; i < 3; i++) {
+    const actions = Array.from({ length: 20 }, (_, k) => ({ actionType: 'create-record',
+      actionData: { 'create-record': { table: classes[i + 1], data: { Name: `{{Name}}.${k}` } } } }));
+    const r = await request(srv, 'PUT', `/core/schemas/${classes[i]}`, { headers: M, body: { triggers: [{ name: 'fan', event: 'create', active: true, actions }] } });
+    assert.equal(r.status, 200, r.text);
+  }
+  assert.equal((await request(srv, 'POST', '/core/classes/FanA', { headers: M, body: { Name: 'root' } })).status, 201);
+  const counted = async () => {
+    let n = 0;
+    for (const cls of classes.slice(1)) n += (await request(srv, 'GET', `/core/classes/${cls}?count=1&limit=0`, { headers: M })).body.count;
+    return n;
+  };
+  const blockedWhere = encodeURIComponent(JSON.stringify({ error: { $regex: 'fan-out' } }));
+  const settled = await pollUntil(async () => {
+    const blocked = (await request(srv, 'GET', `/core/classes/_syslogTriggers?where=${blockedWhere}&count=1&limit=1`, { headers: M })).body;
+    const outbox = await counted();
+    return { done: blocked.count > 0 && outbox === 1000, value: { blocked, outbox } };
+  }, { timeoutMs: 60_000, intervalMs: 250 });
+  assert.ok(settled.ok, JSON.stringify(settled.last?.value ?? settled.last).slice(0, 300));
+  assert.match(settled.last.value.blocked.results[0].error,
+    /^blocked! trigger fan-out is past 1000 actions of one write\. source trigger: [A-Za-z0-9]{10}$/);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(await counted(), 1000, 'and no more rows come');
+  await alive(srv);
+});
