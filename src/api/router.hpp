@@ -13,6 +13,7 @@
 #include "api/client_transport.hpp"
 #include "api/functions.hpp"
 #include "api/message.hpp"
+#include "api/signin_gate.hpp"
 #include "functions/lua_function.hpp"
 #include "api/target.hpp"
 #include "app/application.hpp"
@@ -20,6 +21,7 @@
 #include "auth/registry.hpp"
 #include "logs/request_log.hpp"
 #include "mcp/tool.hpp"
+#include "util/address_rate.hpp"
 
 namespace crmd::api {
 
@@ -33,6 +35,8 @@ struct RouterOptions {
   std::chrono::milliseconds read_timeout{15'000};
   // What one call of an operator's Lua function may use.
   functions::LuaLimits function_limits;
+  // Sign-in gate posts per address a minute (`--signin-rate`; 0: no limit).
+  int signin_per_minute = kDefaultSignInPerMinute;
 };
 
 class Router {
@@ -112,6 +116,7 @@ class Router {
   auth::Registry& registry_;
   app::Applications& apps_;
   logs::RequestLog* request_log_;
+  AddressRate signin_rate_;  // the sign-in gate's posts, per address
 };
 
 }  // namespace crmd::api
