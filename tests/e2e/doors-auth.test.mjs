@@ -228,6 +228,55 @@ test('issue 31 #14: MCP Who-Am-I with a wrong or misplaced key answers the permi
 });
 
 // ---------------------------------------------------------------------------------------------
+// #15: $regex on both stores
+
+test('issue 31 #15: $regex patterns RE2 accepts answer alike on both stores: the same rows, or 400 102 on both', async () => {
+  const M = masterHeaders(app);
+  for (const Name of ['Dana', 'dana', 'a\nb', 'Alpha', 'ab', 'Ωmega', 'word here', 'swordfish']) {
+    const r = await request(server, 'POST', '/core/classes/Rx', { headers: M, body: { Name } });
+    assert.equal(r.status, 201, r.text);
+  }
+  const find = (pattern, options) => request(server, 'GET',
+    `/core/classes/Rx?order=Name&keys=Name&where=${encodeURIComponent(JSON.stringify({ Name: options ? { $regex: pattern, $options: options } : { $regex: pattern } }))}`,
+    { headers: M });
+  // Each runs, with RE2's meaning, on either store.
+  for (const [pattern, names, options] of [
+    ['(?U)a+', ['Alpha', 'Dana', 'a\nb', 'ab', 'dana', 'Ωmega']],
+    ['^[[:word:]]+$', ['Alpha', 'Dana', 'ab', 'dana', 'swordfish']],
+    ['(?i:DANA)', ['Dana', 'dana']],
+    ['\\x{41}', ['Alpha']],
+    ['mega\\z', ['Ωmega']],
+    ['\\QΩ\\E', ['Ωmega']],
+    ['\\bword', ['word here']],
+    ['a.b', []],
+    ['(?s:a.b)', ['a\nb']],
+    ['(?m)^b', ['a\nb']],
+    ['^d', ['Dana', 'dana'], 'i'],
+  ]) {
+    const r = await find(pattern, options);
+    assert.equal(r.status, 200, `/${pattern}/${options ?? ''}: ${r.text}`);
+    assert.deepEqual(r.body.results.map((row) => row.Name), names, `/${pattern}/${options ?? ''}`);
+  }
+  // Each is refused, whatever the store.
+  for (const [pattern, error] of [
+    ['\\pL', 'bad $regex: \\p and \\P (Unicode classes) are not supported'],
+    ['\\p{Greek}', 'bad $regex: \\p and \\P (Unicode classes) are not supported'],
+    ['[\\PN]', 'bad $regex: \\p and \\P (Unicode classes) are not supported'],
+    ['a\\C', 'bad $regex: \\C (a single byte) is not supported'],
+    ['a{1000}', 'bad $regex: a repetition count may be at most 255'],
+    ['a{2,256}', 'bad $regex: a repetition count may be at most 255'],
+  ]) {
+    const r = await find(pattern);
+    assert.equal(r.status, 400, `/${pattern}/: ${r.text}`);
+    assert.deepEqual(r.body, { code: 102, error }, pattern);
+  }
+  // $text without a text index keeps spec §7's answer on both stores.
+  const text = await request(server, 'GET', `/core/classes/Rx?where=${encodeURIComponent(JSON.stringify({ Name: { $text: { $search: { $term: 'Dana' } } } }))}`, { headers: M });
+  assert.equal(text.status, 500);
+  assert.deepEqual(text.body, { code: 1, message: 'Internal server error.' });
+});
+
+// ---------------------------------------------------------------------------------------------
 // #16: the OAuth consent ticket
 
 const REDIRECT = 'http://127.0.0.1:53682/callback';
