@@ -1,147 +1,16 @@
 #include "query/portable_regex.hpp"
 
-#include <locale.h>
-#include <wctype.h>
-
-#include <algorithm>
 #include <optional>
-#include <utility>
 #include <vector>
 
+#include "query/char_set.hpp"
 #include "util/errors.hpp"
 
 namespace crmd::query {
 
 namespace {
 
-constexpr char32_t kLastCodePoint = 0x10FFFF;
-constexpr char32_t kFirstSurrogate = 0xD800;
-constexpr char32_t kLastSurrogate = 0xDFFF;
-
 ApiError Bad(std::string why) { return ApiError{400, errors::kInvalidQuery, "bad $regex: " + std::move(why)}; }
-
-// A set of code points: sorted, disjoint, non-adjacent ranges once Normalize()d, surrogates left
-// out (no text holds one).
-class CharSet {
- public:
-  using Range = std::pair<char32_t, char32_t>;
-
-  void Add(char32_t lo, char32_t hi) { ranges_.emplace_back(lo, hi); }
-  void Add(char32_t c) { Add(c, c); }
-  void AddAll(const CharSet& other) { ranges_.insert(ranges_.end(), other.ranges_.begin(), other.ranges_.end()); }
-
-  void Normalize() {
-    std::vector<Range> cut;
-    for (auto [lo, hi] : ranges_) {
-      if (lo < kFirstSurrogate) cut.emplace_back(lo, std::min<char32_t>(hi, kFirstSurrogate - 1));
-      if (hi > kLastSurrogate) cut.emplace_back(std::max<char32_t>(lo, kLastSurrogate + 1), hi);
-    }
-    std::sort(cut.begin(), cut.end());
-    ranges_.clear();
-    for (const auto& r : cut) {
-      if (!ranges_.empty() && r.first <= ranges_.back().second + 1) ranges_.back().second = std::max(ranges_.back().second, r.second);
-      else ranges_.push_back(r);
-    }
-  }
-
-  // Of a normalized set.
-  CharSet Complement() const {
-    CharSet out;
-    char32_t next = 0;
-    for (auto [lo, hi] : ranges_) {
-      if (lo > next) out.Add(next, lo - 1);
-      next = hi + 1;
-    }
-    if (next <= kLastCodePoint) out.Add(next, kLastCodePoint);
-    out.Normalize();
-    return out;
-  }
-
-  bool Empty() const { return ranges_.empty(); }
-  bool Contains(char32_t c) const {
-    for (auto [lo, hi] : ranges_)
-      if (c >= lo && c <= hi) return true;
-    return false;
-  }
-  bool IsEverything() const { return Complement().Empty(); }
-  std::optional<char32_t> Single() const {
-    if (ranges_.size() == 1 && ranges_[0].first == ranges_[0].second) return ranges_[0].first;
-    return std::nullopt;
-  }
-  const std::vector<Range>& ranges() const { return ranges_; }
-
- private:
-  std::vector<Range> ranges_;
-};
-
-// The simple case mapping beyond ASCII: the C.UTF-8 locale's (null when the system lacks it; then
-// only ASCII letters fold).
-locale_t CaseLocale() {
-  static const locale_t locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(0));
-  return locale;
-}
-
-void AddCases(char32_t c, CharSet& out) {
-  if (c < 0x80) {
-    if (c >= 'a' && c <= 'z') out.Add(c - 'a' + 'A');
-    if (c >= 'A' && c <= 'Z') out.Add(c - 'A' + 'a');
-    return;
-  }
-  const locale_t locale = CaseLocale();
-  if (!locale) return;
-  const auto lower = static_cast<char32_t>(towlower_l(static_cast<wint_t>(c), locale));
-  const auto upper = static_cast<char32_t>(towupper_l(static_cast<wint_t>(c), locale));
-  for (char32_t v : {lower, upper, static_cast<char32_t>(towupper_l(static_cast<wint_t>(lower), locale)),
-                     static_cast<char32_t>(towlower_l(static_cast<wint_t>(upper), locale))})
-    if (v <= kLastCodePoint) out.Add(v);
-}
-
-// The i flag on `set` (normalized): every character of its ranges of at most kMaxFoldedRange
-// characters with its other cases.
-void Fold(CharSet& set) {
-  CharSet cases;
-  for (auto [lo, hi] : set.ranges())
-    if (hi - lo < kMaxFoldedRange)
-      for (char32_t c = lo; c <= hi; ++c) AddCases(c, cases);
-  set.AddAll(cases);
-  set.Normalize();
-}
-
-// `\d`, `\s`, `\w` and their negations, as RE2 defines them.
-CharSet PerlClass(char name) {
-  CharSet set;
-  switch (name | 0x20) {
-    case 'd': set.Add('0', '9'); break;
-    case 's': set.Add('\t', '\n'); set.Add('\f', '\r'); set.Add(' '); break;
-    default: set.Add('0', '9'); set.Add('A', 'Z'); set.Add('_'); set.Add('a', 'z'); break;  // w
-  }
-  set.Normalize();
-  return name >= 'A' && name <= 'Z' ? set.Complement() : set;
-}
-
-bool IsPerlClass(char c) { return c == 'd' || c == 'D' || c == 's' || c == 'S' || c == 'w' || c == 'W'; }
-
-// `[:name:]`, as RE2 defines them (ASCII).
-std::optional<CharSet> PosixClass(std::string_view name) {
-  CharSet set;
-  if (name == "alnum") { set.Add('0', '9'); set.Add('A', 'Z'); set.Add('a', 'z'); }
-  else if (name == "alpha") { set.Add('A', 'Z'); set.Add('a', 'z'); }
-  else if (name == "ascii") { set.Add(0, 0x7f); }
-  else if (name == "blank") { set.Add('\t'); set.Add(' '); }
-  else if (name == "cntrl") { set.Add(0, 0x1f); set.Add(0x7f); }
-  else if (name == "digit") { set.Add('0', '9'); }
-  else if (name == "graph") { set.Add('!', '~'); }
-  else if (name == "lower") { set.Add('a', 'z'); }
-  else if (name == "print") { set.Add(' ', '~'); }
-  else if (name == "punct") { set.Add('!', '/'); set.Add(':', '@'); set.Add('[', '`'); set.Add('{', '~'); }
-  else if (name == "space") { set.Add('\t', '\r'); set.Add(' '); }
-  else if (name == "upper") { set.Add('A', 'Z'); }
-  else if (name == "word") { set.Add('0', '9'); set.Add('A', 'Z'); set.Add('_'); set.Add('a', 'z'); }
-  else if (name == "xdigit") { set.Add('0', '9'); set.Add('A', 'F'); set.Add('a', 'f'); }
-  else return std::nullopt;
-  set.Normalize();
-  return set;
-}
 
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -301,7 +170,7 @@ class Rewriter {
     CharSet set;
     set.Add(c);
     set.Normalize();
-    if (flags_.fold) Fold(set);
+    if (flags_.fold) FoldCase(set, kMaxFoldedRange);
     last_ = Last::kAtom;
     return AppendSet(set, out_);
   }
@@ -522,7 +391,7 @@ class Rewriter {
       }
     }
     members.Normalize();
-    if (flags_.fold) Fold(members);
+    if (flags_.fold) FoldCase(members, kMaxFoldedRange);
     last_ = Last::kAtom;
     return AppendSet(negated ? members.Complement() : members, out_);
   }

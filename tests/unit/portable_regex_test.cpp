@@ -4,6 +4,10 @@
 
 #include <re2/re2.h>
 
+#include <random>
+#include <string>
+#include <vector>
+
 #include "query/portable_regex.hpp"
 
 namespace crmd::query {
@@ -85,6 +89,39 @@ TEST(PortableRegexTest, ThePortableFormIsRe2) {
     RE2 re(portable, RE2::Quiet);
     EXPECT_TRUE(re.ok()) << pattern << " -> " << portable << ": " << re.error();
   }
+}
+
+// Random patterns RE2 accepts (a fixed seed, a bounded count): each is refused with 102 or
+// rewritten into a pattern RE2 runs, which matches what the pattern as written matches.
+TEST(PortableRegexTest, RandomPatternsAreRefusedOrMeanWhatTheySay) {
+  static const std::vector<std::string> kPieces{"a", "b", "A", "Z", "1", ".", "*", "+", "?", "|", "(", ")", "[", "]", "^", "$",
+                                                "-", "{", "}", ",", "2", "\\", "d", "w", "s", "b", "B", "z", "n", "(?i)",
+                                                "(?m)", "(?s)", "(?:", "(?-i)", " ", "\n", "_", "[:alpha:]", "\\Q", "\\E"};
+  static const std::vector<std::string> kTexts{"", "a", "ab", "AB", "a\nb", "b a", "1a", "aa\n", "-", "a{1}", " \n ",
+                                               "Zz_9", "\n", "a-b", "ba\nab", "[x]", "^$"};
+  std::mt19937 random(31);
+  int accepted = 0, rewritten = 0;
+  for (int n = 0; n < 20000; ++n) {
+    std::string pattern;
+    const int length = 1 + static_cast<int>(random() % 8);
+    for (int k = 0; k < length; ++k) pattern += kPieces[random() % kPieces.size()];
+    RE2 written(pattern, RE2::Quiet);
+    if (!written.ok()) continue;
+    ++accepted;
+    auto portable = PortableRegex(pattern);
+    if (!portable.ok()) {
+      EXPECT_EQ(portable.error().code, 102) << pattern;
+      continue;
+    }
+    ++rewritten;
+    RE2 runs(portable.value(), RE2::Quiet);
+    ASSERT_TRUE(runs.ok()) << pattern << " -> " << portable.value() << ": " << runs.error();
+    for (const auto& text : kTexts)
+      EXPECT_EQ(RE2::PartialMatch(text, runs), RE2::PartialMatch(text, written))
+          << "/" << pattern << "/ -> /" << portable.value() << "/ on \"" << text << "\"";
+  }
+  EXPECT_GT(accepted, 1000);
+  EXPECT_GT(rewritten, accepted * 9 / 10);
 }
 
 }  // namespace

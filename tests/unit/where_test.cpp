@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <random>
 #include <set>
 
 #include <re2/re2.h>
@@ -228,6 +229,44 @@ TEST_P(WhereTest, RegexMatchesTheSameRowsOnBothStoresAsRe2Would) {
     });
     EXPECT_EQ(got, expected) << "/" << pattern << "/" << options;
   }
+}
+
+// The same over random patterns (a fixed seed, a bounded count): what each store matches is what
+// RE2 matches with the pattern as written, or the pattern is refused with 102 on both.
+TEST_P(WhereTest, RandomRegexMatchesTheSameRowsOnBothStores) {
+  static const std::vector<std::string> kPieces{"a", "b", "A", "1", ".", "*", "+", "?", "|", "(", ")", "[", "]", "^", "$",
+                                                "-", "{2}", "{1,3}", "\\", "d", "w", "s", "b", "B", "z", "n", "(?i)", "(?m)",
+                                                "(?s)", "(?:", " ", "_", "[:alpha:]", "[^", "\\x{e9}", "\xc3\xa9"};
+  const std::vector<std::string> texts{"a", "ab", "AB", "a\nb", "b a", "1a", "aa\n", "-", " \n ", "Ab_9", "\n", "a-b",
+                                       "ba\nab", "\xc3\xa9" "a", "\xc3\x89"};
+  for (const auto& t : texts) Insert(1, t, "Haifa", 1);
+  std::mt19937 random(15);
+  int compared = 0;
+  for (int n = 0; n < 3000 && compared < 250; ++n) {
+    std::string pattern;
+    const int length = 1 + static_cast<int>(random() % 7);
+    for (int k = 0; k < length; ++k) pattern += kPieces[random() % kPieces.size()];
+    RE2 written(pattern, RE2::Quiet);
+    if (!written.ok()) continue;
+    auto expr = ParseWhere(json::object{{"Name", json::object{{"$regex", pattern}}}}, *snapshot_->Find("Accounts"), *snapshot_, master_);
+    if (!expr.ok()) {
+      EXPECT_EQ(expr.error().code, 102) << pattern;
+      continue;
+    }
+    ++compared;
+    std::multiset<std::string> expected, got;
+    for (const auto& t : texts)
+      if (RE2::PartialMatch(t, written)) expected.insert(t);
+    Query q;
+    q.where = std::move(expr).value();
+    q.limit = -1;
+    db_->Find(cls_, q, [&](const storage::Row& row) {
+      got.insert(storage::TextOf(cls_, row, "Name"));
+      return true;
+    });
+    EXPECT_EQ(got, expected) << "/" << pattern << "/";
+  }
+  EXPECT_EQ(compared, 250);
 }
 
 TEST_P(WhereTest, FieldNamesThatTrySqlAreRefused) {
