@@ -273,6 +273,8 @@ int Serve(const cli::ServeFlags& flags) {
   // run the router and answer through the server (StopWritesFirst).
   app::FunctionPool function_pool(pool_options);
   router_options.function_pool = &function_pool;
+  if (flags.signin_rate < 0) return Fail("--signin-rate must be 0 (no limit) or more");
+  router_options.signin_per_minute = flags.signin_rate;
   api::Router router(router_options, registry, apps, &request_log);
   if (flags.trigger_retries < 0 || flags.trigger_retry_delay_ms < 0 || flags.trigger_threads < 1)
     return Fail("--trigger-retries and --trigger-retry-delay must be 0 or more, --trigger-threads 1 or more");

@@ -6,11 +6,9 @@
 #include <string_view>
 
 #include "api/message.hpp"
+#include "util/strings.hpp"  // EscapeHtml, for what a page's body holds
 
 namespace crmd::api {
-
-// `text` safe inside HTML text and double- or single-quoted attribute values.
-std::string EscapeHtml(std::string_view text);
 
 // A page titled `title` (plain text) around `body` (HTML the caller escaped).
 Response HtmlPage(int status, std::string_view title, std::string_view body);

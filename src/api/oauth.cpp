@@ -161,15 +161,16 @@ Response Decide(auth::Context& ctx, const Target& form) {
   const app::Application& app = *ctx.app;
   auto ticket = oauth::ReadTicket(*ctx.credentials, form.Param("ticket"));
   if (!ticket) return ErrorPage(400, "This sign-in expired; start again from the application.");
-  const auto& [request, user_id] = *ticket;
-  std::vector<std::pair<std::string, std::string>> params;
-  if (form.Param("decision") == "allow") {
-    auto code = oauth::IssueCode(ctx, request, user_id);
-    if (!code.ok()) return ErrorPage(500, "The sign-in could not be completed; try again.");
-    params = {{"code", code.value()}, {"state", request.state}, {"iss", Issuer(app)}};
-  } else {
-    params = {{"error", "access_denied"}, {"state", request.state}, {"iss", Issuer(app)}};
+  const oauth::Authorization& request = ticket->request;
+  auto decided = oauth::Decide(ctx, *ticket, form.Param("decision") == "allow");
+  if (const auto* error = std::get_if<oauth::Error>(&decided)) {
+    if (error->status == 400) return ErrorPage(400, "This sign-in was already used; start again from the application.");
+    return ErrorPage(500, "The sign-in could not be completed; try again.");
   }
+  const auto& code = std::get<std::optional<std::string>>(decided);
+  std::vector<std::pair<std::string, std::string>> params;
+  if (code) params = {{"code", *code}, {"state", request.state}, {"iss", Issuer(app)}};
+  else params = {{"error", "access_denied"}, {"state", request.state}, {"iss", Issuer(app)}};
   Response r = RedirectTo(WithQuery(request.redirect_uri, params));
   return r;
 }

@@ -108,7 +108,8 @@ std::shared_ptr<const json::value> ParseAhead(const std::string& body) {
 Router::Router(RouterOptions options, auth::Registry& registry, app::Applications& apps,
                logs::RequestLog* request_log)
     : options_(std::move(options)), registry_(registry), apps_(apps), request_log_(request_log),
-      function_rate_(options_.function_calls_per_minute) {
+      function_rate_(options_.function_calls_per_minute),
+      signin_rate_(options_.signin_per_minute) {
   header_prefix_ = "X-" + Capitalised(options_.prefix) + "-";
   mcp_files_ = McpFileDoor(options_.prefix);
   mcp_functions_ = [this](auth::Context& ctx, std::string_view name, const boost::json::object& body) {
@@ -465,7 +466,7 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
     if (credentials) page_ctx.identity.gates = credentials->gates;
     page_ctx.remote_ip = request.remote_ip;
     caller.app = page_ctx.app;
-    if (segments[3] == "signin") return HandleSignInGate(request, *target, page_ctx);
+    if (segments[3] == "signin") return HandleSignInGate(request, *target, page_ctx, signin_rate_);
     return HandlePasswordPage(request, *target, page_ctx);
   }
 

@@ -13,6 +13,7 @@
 #include "api/client_transport.hpp"
 #include "api/functions.hpp"
 #include "api/message.hpp"
+#include "api/signin_gate.hpp"
 #include "functions/lua_function.hpp"
 #include "api/target.hpp"
 #include "app/application.hpp"
@@ -41,6 +42,8 @@ struct RouterOptions {
   // Calls under `/functions/` one address may make a minute without a key (issue 31 #18); 0: no
   // limit. 60: a person filling forms never comes near it; a script flooding one does at once.
   int function_calls_per_minute = 60;
+  // Sign-in gate posts per address a minute (`--signin-rate`; 0: no limit).
+  int signin_per_minute = kDefaultSignInPerMinute;
 };
 
 class Router {
@@ -128,6 +131,7 @@ class Router {
   app::Applications& apps_;
   logs::RequestLog* request_log_;
   AddressRate function_rate_;  // per address, for calls without a key
+  AddressRate signin_rate_;  // the sign-in gate's posts, per address
 };
 
 }  // namespace crmd::api

@@ -30,6 +30,10 @@ constexpr std::string_view kTicketPrefix = "mcpt1.";
 constexpr std::string_view kAccessPrefix = "mcp_at_";
 constexpr std::string_view kRefreshPrefix = "mcp_rt_";
 constexpr std::string_view kCodePrefix = "mcp_code_";
+// What a spent ticket's row is keyed by (with its nonce): no token of any kind starts so.
+constexpr std::string_view kSpentTicketPrefix = "mcp_ticket_";
+// A ticket's nonce: 22 characters of [A-Za-z0-9], more than 128 bits.
+constexpr std::size_t kTicketNonceLength = 22;
 constexpr const char* kSwitches[] = {"mcp:view", "mcp:create", "mcp:update", "mcp:edit-page-and-schema"};
 
 std::string Base64Url(std::string_view bytes) {
@@ -182,18 +186,23 @@ bool Expired(const schema::ClassSchema& cls, const storage::Row& row) {
   return expires.empty() || expires <= timeutil::NowIso();
 }
 
+// Writes a row of `grant` for `user_id`, found by `token_hash`, until `expires_ms`.
+void InsertGrantRow(storage::WriteTransaction& txn, const schema::ClassSchema& cls, const std::string& user_id,
+                    const Grant& grant, const std::string& token_hash, std::int64_t expires_ms) {
+  storage::Row row;
+  row.created_at = row.updated_at = timeutil::NowIso();
+  row.acl = ToJson(json::object{{user_id, json::object{{"read", true}, {"write", true}}}});
+  const std::vector<std::string> columns{"user", "expiresAt", "createdWith", schema::kSessionTokenHash};
+  row.cells = {user_id, timeutil::FormatIso(expires_ms), ToJson(GrantObject(grant)), token_hash};
+  storage::InsertWithNewId(txn, cls, columns, row, [](storage::Row&) {});
+}
+
 // Writes a row of `grant` for `user_id` valid `ttl`; returns its token.
 std::string AddGrantRow(storage::WriteTransaction& txn, const schema::ClassSchema& cls, const std::string& user_id,
                         const Grant& grant, std::string_view prefix, std::chrono::seconds ttl) {
   const std::string token = NewToken(prefix);
-  const std::int64_t now = timeutil::NowMillis();
-  storage::Row row;
-  row.created_at = row.updated_at = timeutil::FormatIso(now);
-  row.acl = ToJson(json::object{{user_id, json::object{{"read", true}, {"write", true}}}});
-  const std::vector<std::string> columns{"user", "expiresAt", "createdWith", schema::kSessionTokenHash};
-  row.cells = {user_id, timeutil::FormatIso(now + std::chrono::duration_cast<std::chrono::milliseconds>(ttl).count()),
-               ToJson(GrantObject(grant)), ids::HashSecret(token)};
-  storage::InsertWithNewId(txn, cls, columns, row, [](storage::Row&) {});
+  InsertGrantRow(txn, cls, user_id, grant, ids::HashSecret(token),
+                 timeutil::NowMillis() + std::chrono::duration_cast<std::chrono::milliseconds>(ttl).count());
   return token;
 }
 
@@ -320,25 +329,44 @@ std::string SignTicket(const AppCredentials& app, const Authorization& request, 
   const std::int64_t expires = timeutil::NowMillis() / 1000 + kTicketTtl.count();
   return Sign(app, kTicketPrefix,
               json::object{{"c", request.client_id}, {"r", request.redirect_uri}, {"ch", request.challenge},
-                           {"s", request.state}, {"res", request.resource}, {"u", user_id}, {"e", expires}});
+                           {"s", request.state}, {"res", request.resource}, {"u", user_id}, {"e", expires},
+                           {"n", ids::RandomAlnum(kTicketNonceLength)}});
 }
 
-std::optional<std::pair<Authorization, std::string>> ReadTicket(const AppCredentials& app, std::string_view ticket) {
+std::optional<Ticket> ReadTicket(const AppCredentials& app, std::string_view ticket) {
   auto opened = Open(app, kTicketPrefix, ticket);
   if (!opened) return std::nullopt;
   const auto* expires = opened->if_contains("e");
   if (!expires || !expires->is_int64() || expires->get_int64() < timeutil::NowMillis() / 1000) return std::nullopt;
+  // A ticket without its nonce could not be spent: not one of these.
+  const std::string nonce = Text(*opened, "n");
+  if (nonce.size() != kTicketNonceLength) return std::nullopt;
   Authorization request{Text(*opened, "c"), Text(*opened, "r"), Text(*opened, "ch"), Text(*opened, "s"), Text(*opened, "res")};
-  return std::make_pair(std::move(request), Text(*opened, "u"));
+  return Ticket{std::move(request), Text(*opened, "u"), nonce, expires->get_int64()};
 }
 
-Result<std::string> IssueCode(Context& ctx, const Authorization& request, const std::string& user_id) {
+std::variant<std::optional<std::string>, Error> Decide(Context& ctx, const Ticket& ticket, bool allow) {
   const AppCredentials& app = *ctx.credentials;
-  return app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<std::string> {
-    Grant grant{"code", request.client_id, ids::RandomAlnum(16), request.resource, Generation(app),
-                request.redirect_uri, request.challenge, false};
-    return AddGrantRow(unit.txn(), Sessions(*unit.schema()), user_id, grant, kCodePrefix, kCodeTtl);
+  using Outcome = std::variant<std::optional<std::string>, Error>;
+  // The application's writes take turns (app::RunWrite), across servers too: the second post of a
+  // ticket reads the first one's row.
+  auto outcome = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<Outcome> {
+    auto& txn = unit.txn();
+    const auto& cls = Sessions(*unit.schema());
+    const std::string spent = ids::HashSecret(std::string(kSpentTicketPrefix) + ticket.nonce);
+    if (storage::FindFirst(txn, cls, schema::kSessionTokenHash, spent))
+      return Outcome(Error{400, "invalid_request", "this sign-in was already decided"});
+    const Authorization& request = ticket.request;
+    // Its own family: revoking the grant the code starts never forgets that the ticket was spent.
+    const Grant marker{"ticket", request.client_id, ids::RandomAlnum(16), request.resource, Generation(app), {}, {}, true};
+    InsertGrantRow(txn, cls, ticket.user_id, marker, spent, ticket.expires * 1000);
+    if (!allow) return Outcome(std::optional<std::string>());
+    const Grant code{"code", request.client_id, ids::RandomAlnum(16), request.resource, Generation(app),
+                     request.redirect_uri, request.challenge, false};
+    return Outcome(std::optional<std::string>(AddGrantRow(txn, cls, ticket.user_id, code, kCodePrefix, kCodeTtl)));
   });
+  if (!outcome.ok()) return Error{500, "server_error", outcome.error().message};
+  return std::move(outcome).value();
 }
 
 json::object TokenAnswer(const Tokens& tokens) {

@@ -75,12 +75,23 @@ struct Authorization {
   std::string resource;
 };
 
-// The consent step's ticket: `request` and the user who signed in, signed, valid kTicketTtl.
+// The consent step's ticket: `request`, the user who signed in and a random nonce, signed, valid
+// kTicketTtl. It decides once (Decide).
+struct Ticket {
+  Authorization request;
+  std::string user_id;
+  std::string nonce;
+  std::int64_t expires = 0;  // seconds since the epoch
+};
 std::string SignTicket(const AppCredentials& app, const Authorization& request, std::string_view user_id);
-std::optional<std::pair<Authorization, std::string>> ReadTicket(const AppCredentials& app, std::string_view ticket);
+// nullopt when it is not crmd's for `app`, or expired.
+std::optional<Ticket> ReadTicket(const AppCredentials& app, std::string_view ticket);
 
-// A code for `request` and `user_id` (a write of ctx).
-Result<std::string> IssueCode(Context& ctx, const Authorization& request, const std::string& user_id);
+// The consent's decision on `ticket`, taken once (issue 31 #16): spends the ticket (a `_Session`
+// row keyed by its nonce, living as long as the ticket) and, when `allow`, issues a code, in one
+// write of ctx. Of two posts of one ticket, together or not, one decides and the other gets
+// invalid_request; no second code is issued. The code, or nullopt for a refusal.
+std::variant<std::optional<std::string>, Error> Decide(Context& ctx, const Ticket& ticket, bool allow);
 
 struct Tokens {
   std::string access_token;

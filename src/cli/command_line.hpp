@@ -52,6 +52,7 @@ struct ServeFlags {
   int trigger_retries = 5;
   int trigger_retry_delay_ms = 2000;
   int trigger_threads = 2;
+  int signin_rate = 30;  // sign-in gate posts per address per minute (api::kDefaultSignInPerMinute); 0: no limit
 };
 
 // `crmd app create|region|webhook-secret`, `crmd key create|revoke|list` and `crmd function ...`.

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "mail/header_text.hpp"
 #include "util/ids.hpp"
 #include "util/log.hpp"
 #include "util/time.hpp"
@@ -83,7 +84,7 @@ bool DeliverSmtp(const std::string& url, const std::string& from, const Mail& ma
 
 std::string FormatMessage(const Mail& mail, const std::string& from) {
   return "From: " + HeaderSafe(from) + "\r\n" + "To: " + HeaderSafe(mail.to) + "\r\n" +
-         "Subject: " + HeaderSafe(mail.subject) + "\r\n" + "Date: " + MailDate() + "\r\n" +
+         "Subject: " + HeaderText(mail.subject) + "\r\n" + "Date: " + MailDate() + "\r\n" +
          "MIME-Version: 1.0\r\nContent-Type: " + (mail.html ? "text/html" : "text/plain") +
          "; charset=utf-8\r\n\r\n" + mail.text + "\r\n";
 }

@@ -57,6 +57,10 @@ ToolResult RoleMembers(const ToolCall& call, const json::object& args) {
 
 ToolResult WhoAmI(const ToolCall& call, const json::object&) {
   const auto& identity = call.ctx.identity;
+  // Only a key that matched is the Master identity; a refused one gets every tool's refusal (spec
+  // §5.6), here for the class the tool reads (issue 31 #14).
+  if (identity.principal != auth::Principal::kUser && !identity.IsMaster())
+    return ToolResult{"Permission denied for action find on class _User", true};
   if (identity.principal != auth::Principal::kUser)
     return Json(json::object{{"identity", "Master"}, {"application", call.ctx.app ? call.ctx.app->id() : std::string()},
                              {"note", "A key connection: no permission model applies (spec §5.6)."}});

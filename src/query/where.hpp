@@ -7,7 +7,7 @@
 //         | Compare(Field, =|<>|<|<=|>|>=, Cell)       null-aware: `= null` is IS NULL
 //         | In(Field, Cell*, has_null, negated)
 //         | Exists(Field, bool)                        spec §4.3: null present, "" neither
-//         | Regex(Field, RE2 pattern)                  flags folded into the pattern
+//         | Regex(Field, pattern)                      query/portable_regex.hpp's form, flags folded in
 //         | All(Field, Cell*) | ContainedBy(Field, Cell*)        array fields
 //         | Text(Field, term*)                          any of the words; needs a text index on the field
 //         | InQuery(Field, SubQuery, negated)          Field IN (SELECT objectId FROM sub ...)

@@ -5,6 +5,7 @@
 #include <re2/re2.h>
 
 #include "auth/authorize.hpp"
+#include "query/portable_regex.hpp"
 #include "query/regex_options.hpp"
 #include "schema/codec.hpp"
 #include "schema/names.hpp"
@@ -236,10 +237,14 @@ class Parser {
     options.set_max_mem(kRegexMemory);
     RE2 re(full, options);
     if (!re.ok()) return BadQuery("bad $regex: " + re.error());
+    // What both stores run alike (issue 31 #15); it is what the store gets, so RE2 checks its size.
+    CRMD_ASSIGN(std::string portable, PortableRegex(full));
+    RE2 runs(portable, options);
+    if (!runs.ok()) return BadQuery("bad $regex: " + runs.error());
     Expr e;
     e.kind = ExprKind::kRegex;
     e.field = t.ref;
-    e.text = std::move(full);
+    e.text = std::move(portable);
     return e;
   }
 

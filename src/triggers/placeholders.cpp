@@ -2,6 +2,7 @@
 
 #include "schema/names.hpp"
 #include "util/json.hpp"
+#include "util/strings.hpp"
 
 namespace crmd::triggers {
 
@@ -23,9 +24,41 @@ std::string ValueText(const json::value* value) {
   return ToJson(*value);
 }
 
+// C0 controls, DEL, and the Unicode line breaks (NEL, LINE and PARAGRAPH SEPARATOR) some readers
+// also end a line at, each as one space.
+std::string OneLine(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    if (c < 0x20 || c == 0x7f) {
+      out.push_back(' ');
+    } else if (c == 0xc2 && i + 1 < value.size() && static_cast<unsigned char>(value[i + 1]) == 0x85) {
+      out.push_back(' ');
+      ++i;
+    } else if (c == 0xe2 && i + 2 < value.size() && static_cast<unsigned char>(value[i + 1]) == 0x80 &&
+               (static_cast<unsigned char>(value[i + 2]) == 0xa8 || static_cast<unsigned char>(value[i + 2]) == 0xa9)) {
+      out.push_back(' ');
+      i += 2;
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
+std::string Escaped(std::string value, Escape escape) {
+  switch (escape) {
+    case Escape::kNone: return value;
+    case Escape::kHtml: return EscapeHtml(value);
+    case Escape::kHeader: return OneLine(value);
+  }
+  return value;
+}
+
 }  // namespace
 
-std::string Fill(std::string_view text, const json::object& record) {
+std::string Fill(std::string_view text, const json::object& record, Escape escape) {
   if (text.find("{{") == std::string_view::npos) return std::string(text);
   std::string out;
   out.reserve(text.size());
@@ -38,7 +71,7 @@ std::string Fill(std::string_view text, const json::object& record) {
     const std::string_view name = text.substr(open + 2, close - open - 2);
     out.append(text.substr(at, open - at));
     const bool field = schema::IsValidFieldName(name) || name == "objectId" || name == "createdAt" || name == "updatedAt";
-    if (field) out += ValueText(record.if_contains(name));
+    if (field) out += Escaped(ValueText(record.if_contains(name)), escape);
     else out.append(text.substr(open, close + 2 - open));
     at = close + 2;
   }

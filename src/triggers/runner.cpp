@@ -40,9 +40,10 @@ const json::object& DataOf(const json::object& action) {
   return wrapper.at(action.at("actionType").as_string()).as_object();
 }
 
-std::string Text(const json::object& data, std::string_view key, const json::object& record) {
+std::string Text(const json::object& data, std::string_view key, const json::object& record,
+                 Escape escape = Escape::kNone) {
   const auto* v = data.if_contains(key);
-  return v && v->is_string() ? Fill(v->get_string(), record) : std::string();
+  return v && v->is_string() ? Fill(v->get_string(), record, escape) : std::string();
 }
 
 bool TalksToNetwork(ActionType type) { return type == ActionType::kWebhook || type == ActionType::kSendEmail; }
@@ -354,8 +355,10 @@ RunResult Runner::Send(const Step& step, app::Application& app, bool& retry) con
   const Activation& activation = step.activation;
   const json::object& data = DataOf(*step.action);
   if (*step.type == ActionType::kSendEmail) {
-    mail::Mail mail{Text(data, "to", activation.record), Text(data, "subject", activation.record),
-                    Text(data, "html", activation.record), true};
+    // A record's values go into the mail as text, never as markup or headers (issue 31 #11).
+    mail::Mail mail{Text(data, "to", activation.record, Escape::kHeader),
+                    Text(data, "subject", activation.record, Escape::kHeader),
+                    Text(data, "html", activation.record, Escape::kHtml), true};
     std::string error;
     retry = !app.mailer().Deliver(mail, error);
     return retry ? RunResult{"{}", ErrorText(error)} : RunResult{ToJson(json::object{{"to", mail.to}}), std::nullopt};

@@ -15,4 +15,8 @@ std::vector<std::string_view> Split(std::string_view text, char separator);
 // segment or one query value.
 std::string PercentEncode(std::string_view text);
 
+// `text` safe inside HTML text and double- or single-quoted attribute values: & < > " ' as
+// character references.
+std::string EscapeHtml(std::string_view text);
+
 }  // namespace crmd

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "schema/names.hpp"
 #include "util/errors.hpp"
 #include "util/strings.hpp"
 #include "write/operators.hpp"
@@ -13,6 +14,14 @@ namespace json = boost::json;
 namespace {
 
 std::string_view FieldOf(std::string_view key) { return key.substr(0, key.find('.')); }
+
+// The type a builtin field has in the schema object (spec §2.5).
+std::string_view BuiltinTypeName(std::string_view field) {
+  if (field == "ACL") return "ACL";
+  if (field == "createdAt" || field == "updatedAt") return "Date";
+  if (field == "createdBy" || field == "updatedBy") return "Pointer";
+  return "String";  // objectId
+}
 
 ApiError NotAnObject(std::string_view key) {
   return ApiError{400, errors::kIncorrectType, fmt::format("{} reaches inside a value that is no object.", key)};
@@ -80,6 +89,9 @@ Result<json::object> FoldDottedKeys(const json::object& body, const schema::Clas
     std::vector<std::string_view> path = Split(key.substr(field.size() + 1), '.');
     for (auto part : path)
       if (part.empty() || field.empty()) return errors::InvalidFieldName(key);
+    // The builtin fields (ACL, objectId, the dates and writers) are no Object, declared or not:
+    // a key inside one would write it whole past its own rules (issue 31 #17).
+    if (schema::IsBuiltinField(field)) return errors::SchemaMismatch(cls.name, field, BuiltinTypeName(field), "Object");
     const schema::FieldDef* def = cls.FindField(field);
     if (def && def->type != schema::FieldType::kObject)
       return errors::SchemaMismatch(cls.name, field, schema::TypeName(def->type), "Object");

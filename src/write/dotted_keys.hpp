@@ -22,9 +22,9 @@ bool HasDottedKeys(const boost::json::object& body);
 void AddDottedFields(const boost::json::object& body, std::vector<std::string_view>& fields);
 
 // `body` with each dotted key replaced by its field's new value, built from `current` (or from
-// the field's own value in the body, when the body sets it too). 111 when the field is no Object,
-// or a key reaches through a value that is no object; 108 for an operator other than Increment
-// and Delete inside a field.
+// the field's own value in the body, when the body sets it too). 111 when the field is no Object
+// (a builtin one, ACL among them, never is) or a key reaches through a value that is no object;
+// 108 for an operator other than Increment and Delete inside a field.
 Result<boost::json::object> FoldDottedKeys(const boost::json::object& body, const schema::ClassSchema& cls,
                                            const CurrentValues& current);
 

@@ -434,8 +434,11 @@ test('§4.8 sign-in gate: the 302 leads to a form; a bad password is refused; si
   const html = await page.text();
   assert.match(html, /<form method="post">/);
   assert.match(html, /name="password"/);
-  const form = (password, back = up.body.url) => new URLSearchParams({ username: 'browser', password, return: back }).toString();
-  const post = (body) => fetch(gateUrl, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body });
+  // The form's own post carries its token and the cookie it came with (issue 31 #12).
+  const gateCookie = page.headers.get('set-cookie').split(';')[0];
+  const csrf = html.match(/name="csrf" value="([0-9a-f]+)"/)[1];
+  const form = (password, back = up.body.url) => new URLSearchParams({ username: 'browser', password, return: back, csrf }).toString();
+  const post = (body) => fetch(gateUrl, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: gateCookie }, body });
 
   const wrong = await post(form('not-it'));
   assert.equal(wrong.status, 401);
@@ -482,8 +485,10 @@ test('§4.8 --signin-url sends browsers to the operator\'s page; behind an https
   assert.equal(to.searchParams.get('return'), up.body.url);
   const made = await request(srv, 'POST', '/core/users', { headers: masterHeaders(a), body: { username: 'secure', password: 'Secur3Pass' } });
   assert.equal(made.status, 201, made.text);
+  // The operator's page posts from its own origin, which crmd trusts instead of a form token.
   const signed = await fetch(`${srv.base}/core/apps/${a.appId}/signin`, { method: 'POST', redirect: 'manual',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ username: 'secure', password: 'Secur3Pass', return: up.body.url }).toString() });
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: 'https://login.example.test' },
+    body: new URLSearchParams({ username: 'secure', password: 'Secur3Pass', return: up.body.url }).toString() });
   assert.equal(signed.status, 303);
   await signed.arrayBuffer();
   assert.match(signed.headers.get('set-cookie'), /; Secure$/);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "closed_port.hpp"
+#include "mail/header_text.hpp"
 #include "mail/mailer.hpp"
 #include "temp_dir.hpp"
 
@@ -30,6 +31,31 @@ TEST(MailerTest, HtmlMailIsTextHtmlAndPlainMailTextPlain) {
   mail.html = false;
   const std::string plain = FormatMessage(mail, "crmd <no-reply@crmd.invalid>");
   EXPECT_NE(plain.find("\r\nContent-Type: text/plain; charset=utf-8\r\n"), std::string::npos) << plain;
+}
+
+// Issue 31 #11: a subject is one line whatever it holds, and other characters than ASCII travel
+// as RFC 2047 encoded words a reader decodes back to the same text.
+TEST(MailerTest, SubjectIsOneLineAndEncodedWhenNotPlainAscii) {
+  EXPECT_EQ(HeaderText("New lead"), "New lead");
+  EXPECT_EQ(HeaderText("a\r\nBcc: x@evil.test\tz"), "a  Bcc: x@evil.test z");
+  EXPECT_EQ(HeaderText("Lead \xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d"), "=?UTF-8?B?TGVhZCDXqdec15XXnQ==?=");
+  EXPECT_EQ(HeaderText("=?UTF-8?B?QQ==?="), "=?UTF-8?B?PT9VVEYtOD9CP1FRPT0/PQ==?=");
+  // Long text: words of at most 75 characters on folded lines, no character cut in two.
+  std::string long_text;
+  for (int i = 0; i < 200; ++i) long_text += "\xc3\xa9";  // é
+  const std::string folded = HeaderText(long_text);
+  std::size_t words = 0;
+  for (std::size_t at = 0; at < folded.size();) {
+    const std::size_t end = std::min(folded.find("\r\n ", at), folded.size());
+    const std::string word = folded.substr(at, end - at);
+    EXPECT_LE(word.size(), 75u) << word;
+    EXPECT_TRUE(word.starts_with("=?UTF-8?B?") && word.ends_with("?=")) << word;
+    ++words;
+    at = end == folded.size() ? end : end + 3;
+  }
+  EXPECT_EQ(words, 10u);  // 400 bytes, 44 a word (a whole number of 2-byte characters)
+  const std::string message = FormatMessage(Mail{"dana@example.com", "x\r\nBcc: y@evil.test", "<p/>", true}, "crmd <a@b.c>");
+  EXPECT_EQ(message.find("\r\nBcc:"), std::string::npos) << message;
 }
 
 TEST(MailerTest, OutboxDeliverWritesTheMailNow) {

@@ -40,6 +40,17 @@ TEST(PlaceholdersTest, FieldsTakeTheRecordsValues) {
   EXPECT_EQ(ToJson(filled), R"({"a":["Dana",1],"{{Name}}":{"b":"x7"}})");  // keys stay as written
 }
 
+// Issue 31 #11: the author's markup stays; a record's value is text in an HTML body and one line
+// in a header.
+TEST(PlaceholdersTest, ValuesAreEscapedForTheirContextAndTheTemplateIsNot) {
+  const auto record = Parse(R"({"Name":"<a href=\"https://evil.test\">Pay</a> & 'co'","Line":"a\r\nBcc: x@evil.test\u2028b\u0085c\u007fd"})").as_object();
+  EXPECT_EQ(Fill("<p>{{Name}}</p>", record, Escape::kHtml),
+            "<p>&lt;a href=&quot;https://evil.test&quot;&gt;Pay&lt;/a&gt; &amp; &#39;co&#39;</p>");
+  EXPECT_EQ(Fill("New: {{Line}}", record, Escape::kHeader), "New: a  Bcc: x@evil.test b c d");
+  EXPECT_EQ(Fill("<b>{{Name}}</b>", record), "<b><a href=\"https://evil.test\">Pay</a> & 'co'</b>");
+  EXPECT_EQ(Fill("<i>{{Missing}}</i> \u00e9", record, Escape::kHtml), "<i></i> \u00e9");
+}
+
 TEST(ActivationTest, PayloadRoundTripsAndTheBlockedTextIsTheSpecs) {
   Activation a;
   a.class_name = "Leads";

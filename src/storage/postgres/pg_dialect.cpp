@@ -68,49 +68,65 @@ bool IsJsonType(FieldType type) {
   }
 }
 
-// An RE2 pattern (checked by the query layer) in PostgreSQL's ARE syntax, which lacks a few of
-// RE2's spellings: `\Q...\E` (each character of it escaped instead), named groups (plain ones),
-// `\z` (ARE's `\Z` is the same end of text).
-std::string PgPattern(const std::string& re2) {
+// ARE's spelling of the three assertions of the portable form whose RE2 spelling it lacks or
+// reads otherwise (`\b` is a backspace in ARE, `\B` a backslash, `(?m:` no group): lookarounds
+// on ASCII word characters, and on line breaks.
+constexpr std::string_view kWordBoundary =
+    "(?:(?<![0-9A-Za-z_])(?=[0-9A-Za-z_])|(?<=[0-9A-Za-z_])(?![0-9A-Za-z_]))";
+constexpr std::string_view kNotWordBoundary =
+    "(?:(?<=[0-9A-Za-z_])(?=[0-9A-Za-z_])|(?<![0-9A-Za-z_])(?![0-9A-Za-z_]))";
+constexpr std::string_view kLineStart = "(?:^|(?<=\\n))";
+constexpr std::string_view kLineEnd = "(?:$|(?=\\n))";
+
+// The portable form's `\x{HH}` (a control character) at `x` (its `x`), as ARE's `\UHHHHHHHH`:
+// ARE's `\x` would take the hex digits after it too, and `\u0001` is what the connection escapes
+// U+0001 as. Returns where the escape ends.
+std::size_t AppendControl(const std::string& portable, std::size_t x, std::string& out) {
+  const std::size_t close = portable.find('}', x);
+  if (portable.compare(x, 2, "x{") != 0 || close == std::string::npos) {
+    out += "\\x";
+    return x;
+  }
+  out += "\\U" + std::string(8 - std::min<std::size_t>(8, close - x - 2), '0') + portable.substr(x + 2, close - x - 2);
+  return close;
+}
+
+// A `$regex` in the query layer's portable form (query/portable_regex.hpp: RE2 syntax, each
+// construct meaning the same in ARE but for the assertions above) in ARE syntax. Its leading
+// `(?s)` is ARE's embedded option for the same (`.` is any character, `^` and `$` the text's
+// ends); classes are copied whole, their `\` escapes included.
+std::string PgPattern(const std::string& portable) {
   std::string out;
-  out.reserve(re2.size());
-  for (std::size_t i = 0; i < re2.size(); ++i) {
-    const char c = re2[i];
-    if (c == '\\' && i + 1 < re2.size()) {
-      const char next = re2[i + 1];
-      if (next == 'Q') {
-        std::size_t end = re2.find("\\E", i + 2);
-        if (end == std::string::npos) end = re2.size();
-        for (std::size_t j = i + 2; j < end; ++j) {
-          const char lit = re2[j];
-          if (!std::isalnum(static_cast<unsigned char>(lit)) && static_cast<unsigned char>(lit) < 0x80) out.push_back('\\');
-          out.push_back(lit);
-        }
-        i = end == re2.size() ? end : end + 1;
-        continue;
-      }
+  out.reserve(portable.size() + 16);
+  for (std::size_t i = 0; i < portable.size(); ++i) {
+    const char c = portable[i];
+    if (c == '\\' && i + 1 < portable.size()) {
+      const char next = portable[++i];
+      if (next == 'b') out += kWordBoundary;
+      else if (next == 'B') out += kNotWordBoundary;
+      else if (next == 'x') i = AppendControl(portable, i, out);
+      else out.append({c, next});
+    } else if (c == '[') {
+      // To the class's unescaped `]`: the portable form escapes a `]` inside it.
       out.push_back(c);
-      out.push_back(next == 'z' ? 'Z' : next);
-      ++i;
-      continue;
-    }
-    if (c == '(' && re2.compare(i, 3, "(?P") == 0 && i + 3 < re2.size() && re2[i + 3] == '<') {
-      const auto close = re2.find('>', i);
-      if (close != std::string::npos) {
-        out.push_back('(');
-        i = close;
-        continue;
+      while (++i < portable.size() && portable[i] != ']') {
+        if (portable[i] == '\\' && i + 1 < portable.size() && portable[i + 1] == 'x') {
+          i = AppendControl(portable, i + 1, out);
+          continue;
+        }
+        if (portable[i] == '\\' && i + 1 < portable.size()) out.push_back(portable[i++]);
+        out.push_back(portable[i]);
       }
+      if (i < portable.size()) out.push_back(']');
+    } else if (portable.compare(i, 6, "(?m:^)") == 0) {
+      out += kLineStart;
+      i += 5;
+    } else if (portable.compare(i, 6, "(?m:$)") == 0) {
+      out += kLineEnd;
+      i += 5;
+    } else {
+      out.push_back(c);
     }
-    if (c == '(' && re2.compare(i, 3, "(?<") == 0 && i + 3 < re2.size() && re2[i + 3] != '=' && re2[i + 3] != '!') {
-      const auto close = re2.find('>', i);
-      if (close != std::string::npos) {
-        out.push_back('(');
-        i = close;
-        continue;
-      }
-    }
-    out.push_back(c);
   }
   return out;
 }
