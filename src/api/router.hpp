@@ -20,6 +20,7 @@
 #include "auth/registry.hpp"
 #include "logs/request_log.hpp"
 #include "mcp/tool.hpp"
+#include "util/address_rate.hpp"
 
 namespace crmd::api {
 
@@ -33,6 +34,10 @@ struct RouterOptions {
   std::chrono::milliseconds read_timeout{15'000};
   // What one call of an operator's Lua function may use.
   functions::LuaLimits function_limits;
+  // Issue 31 #18: uploads a caller without a key (nor a session) may start per address and minute,
+  // 0 for no limit. A browser form attaching a few files a minute stays far below; a script
+  // filling the disk anonymously is held to a trickle.
+  int upload_rate = 30;
 };
 
 class Router {
@@ -92,6 +97,12 @@ class Router {
   // An upload with no application-id header that cannot be Parse's JSON upload either (no length,
   // or a larger one): refused by its head, before its body is streamed to disk.
   bool IsRawUploadWithoutApplication(const Request& head, const std::vector<std::string>& segments) const;
+  // Issue 31 #9, #18: an upload's caller, from its head (or from a JSON file's credentials, before
+  // its base64 is decoded): 403 for an application that does not exist, the session's 209 for a
+  // token it does not know, 429 `{"error":"Too many requests"}` for a caller without a key or
+  // session past its address's upload rate, 413 when a declared length would pass the
+  // application's quota. nullopt: the body may be read. `caller` gets the application, if any.
+  std::optional<Response> AdmitUpload(const Request& head, Caller& caller);
   // Makes `response` hand the request's row to the request log once it is sent.
   void LogWhenSent(const Request& request, const Caller& caller, Response& response);
   // A request below the prefix for a caller already known (its own, or its batch's: the items of a
@@ -112,6 +123,7 @@ class Router {
   auth::Registry& registry_;
   app::Applications& apps_;
   logs::RequestLog* request_log_;
+  AddressRate upload_rate_;  // anonymous uploads per address (RouterOptions::upload_rate)
 };
 
 }  // namespace crmd::api

@@ -27,6 +27,23 @@ constexpr Setting kSettings[] = {
 
 bool Closed(const Gates& gates, const Setting& s) { return gates.*s.field == s.closed_is_true; }
 
+// The file quota (issue 31 #18): its CLI option and stored name, and the largest value taken
+// (a million TiB: beyond any disk, and far from overflowing a byte count).
+constexpr std::string_view kQuotaOption = "file-quota-mib";
+constexpr std::string_view kQuotaKey = "fileQuotaMiB";
+constexpr std::int64_t kMaxQuotaMib = std::int64_t{1} << 40;
+
+std::optional<std::int64_t> QuotaMib(std::string_view text) {
+  if (text.empty() || text.size() > 15) return std::nullopt;
+  std::int64_t mib = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    mib = mib * 10 + (c - '0');
+  }
+  if (mib > kMaxQuotaMib) return std::nullopt;
+  return mib;
+}
+
 std::optional<std::string> Set(Gates& gates, const Setting& s, std::string_view value) {
   if (value != s.closed && value != s.open)
     return "--" + std::string(s.option) + " takes " + std::string(s.closed) + " or " + std::string(s.open);
@@ -50,18 +67,27 @@ Gates GatesFrom(std::string_view text) {
   const auto& stored = parsed.value().get_object();
   for (const auto& s : kSettings)
     if (const auto* v = stored.if_contains(s.key); v && v->is_string()) Set(gates, s, v->get_string());
+  if (const auto* v = stored.if_contains(kQuotaKey); v && v->is_int64() && v->get_int64() > 0 && v->get_int64() <= kMaxQuotaMib)
+    gates.file_quota_mib = v->get_int64();
   return gates;
 }
 
 json::object GatesObject(const Gates& gates) {
   json::object out;
   for (const auto& s : kSettings) out[s.key] = Closed(gates, s) ? s.closed : s.open;
+  if (gates.file_quota_mib > 0) out[kQuotaKey] = gates.file_quota_mib;
   return out;
 }
 
 std::optional<std::string> SetGate(Gates& gates, std::string_view name, std::string_view value) {
   for (const auto& s : kSettings)
     if (s.option == name) return Set(gates, s, value);
+  if (name == kQuotaOption) {
+    const auto mib = QuotaMib(value);
+    if (!mib) return "--" + std::string(kQuotaOption) + " takes a number of MiB (0: no quota)";
+    gates.file_quota_mib = *mib;
+    return std::nullopt;
+  }
   return "no gate named " + std::string(name);
 }
 

@@ -4,6 +4,7 @@
 // whether a door opens; the doors (authorization, the write pipeline) stay the same.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,10 @@ struct Gates {
   // Off: a key with a dot is an invalid field name (105). On: `{"object.key": v}` in an update
   // sets, increments or unsets inside an Object field, as in Parse.
   bool dotted_keys = false;
+  // Issue 31 #18: MiB the application's kept files may take at most, 0 for no quota (spec §8: no
+  // cap). A limit rather than a gate: `--profile` leaves it as it is. Stored and printed as
+  // `"fileQuotaMiB"` only when set.
+  std::int64_t file_quota_mib = 0;
 
   // Parse Server's defaults.
   static Gates Parse();
@@ -40,7 +45,8 @@ Gates GatesFrom(std::string_view text);
 // "newClasses":"closed","dottedKeys":"off"}`.
 boost::json::object GatesObject(const Gates& gates);
 // Sets the gate a CLI option names (`captcha`, `signup`, `password-policy`, `new-classes`,
-// `dotted-keys`) to `value`; the error a person reads when either is not one of them.
+// `dotted-keys`, and the limit `file-quota-mib`) to `value`; the error a person reads when either
+// is not one of them.
 std::optional<std::string> SetGate(Gates& gates, std::string_view name, std::string_view value);
 
 }  // namespace crmd::auth

@@ -66,6 +66,12 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                         "Lua instructions one call of an operator's function may run (default: 10,000,000)");
   serve_cmd->add_option("--max-file-size", serve.max_file_size_mib,
                         "MiB an uploaded file may have at most; beyond, 413 (default: 0, no cap)");
+  serve_cmd->add_option("--upload-min-rate", serve.upload_min_rate,
+                        "Bytes a second an upload must bring, over each --request-timeout; slower, 408 (default: 1024; 0: no minimum)");
+  serve_cmd->add_option("--upload-timeout", serve.upload_timeout,
+                        "Seconds an upload may take in all; longer, 408 (default: 3600)");
+  serve_cmd->add_option("--upload-rate", serve.upload_rate,
+                        "Uploads per address per minute for callers without a key or session; beyond, 429 (default: 30; 0: no limit)");
   serve_cmd->add_flag("--allow-private-webhooks", serve.allow_private_webhooks,
                       "Let trigger webhooks reach loopback and private addresses (default: public addresses only)");
   serve_cmd->add_option("--trigger-retries", serve.trigger_retries,
@@ -111,6 +117,8 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
     sub->add_option("--new-classes", command.admin.gates["new-classes"],
                     "closed: only keys make classes, closed until opened; open: a client's first write makes one, open to all");
     sub->add_option("--dotted-keys", command.admin.gates["dotted-keys"], "on: {\"object.key\": v} in an update reaches inside an Object field");
+    sub->add_option("--file-quota-mib", command.admin.gates["file-quota-mib"],
+                    "MiB the application's uploaded files may take at most; beyond, an upload answers 413 (0: no quota, the default)");
   }
   auto* app_region = app_cmd->add_subcommand("region", "Change the region of an application's phone numbers");
   app_region->add_option("--data", data, "Data directory")->required();
