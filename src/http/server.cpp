@@ -47,6 +47,10 @@ constexpr std::chrono::milliseconds kIdleToEvict{1000};
 // receiving its request this long at less than the minimum upload rate is closed to make room
 // (issue 31 #10): a person's client sends its head in one packet and its body far faster.
 constexpr std::chrono::milliseconds kSlowSenderGrace{2000};
+// When an upload's pace or time runs out (http/upload_pace.hpp) while a read waits, the read gets
+// this much longer: a client still sending is then told why (408) instead of being cut off; one
+// that sends nothing is closed when it ends.
+constexpr std::chrono::milliseconds kPaceAnswerGrace{1000};
 // After refusing a request, how long input is drained so the client can read the refusal.
 constexpr std::chrono::seconds kLingerTime{2};
 constexpr std::size_t kLingerChunk = 64 * 1024;
@@ -538,7 +542,7 @@ struct Server::Impl {
     }
     UploadPace pace(options.upload_min_rate, options.request_timeout, options.upload_timeout, start);
     while (!parser.is_done()) {
-      stream.expires_at(pace.Deadline());  // nothing by then: closed, as a stalled request is
+      stream.expires_at(pace.Deadline() + kPaceAnswerGrace);  // nothing by then: closed, as a stalled request is
       auto [read_ec, n] = co_await bhttp::async_read_some(stream, buffer, parser, kNoThrow);
       if (read_ec) {
         if (read_ec == bhttp::error::body_limit)
