@@ -54,7 +54,7 @@ Response Upload(const Request& request, const std::string& name, auth::Context& 
   const std::int64_t quota_mib = ctx.credentials ? ctx.credentials->gates.file_quota_mib : 0;
   files::FileUsage* usage = quota_mib > 0 ? &files::FileUsage::Of(ctx.app->dir()) : nullptr;
   std::uint64_t size = request.body.size();
-  if (!request.body_file.empty()) size = std::filesystem::file_size(request.body_file);
+  if (usage && !request.body_file.empty()) size = std::filesystem::file_size(request.body_file);
   if (usage && !usage->Take(size, static_cast<std::uint64_t>(quota_mib) << 20))
     return ErrorResponse(errors::FileQuotaExceeded(quota_mib));
   const std::string stored = files::NewStoredName(name);
