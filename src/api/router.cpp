@@ -138,7 +138,7 @@ std::optional<Response> Router::Unwrap(Request& request) {
     // A file sent as JSON is admitted as a raw upload is by its head, before its base64 is decoded.
     auto answered = UnwrapClientTransport(request, transport_, [this](const Request& named) {
       Caller unused;
-      return AdmitUpload(named, unused);
+      return AdmitUpload(named, unused, /*raw=*/false);
     });
     if (answered) AddCorsHeaders(request, *answered);
     return answered;
@@ -221,7 +221,7 @@ bool Router::IsRawUploadWithoutApplication(const Request& head, const std::vecto
   return !length || std::strtoull(std::string(*length).c_str(), nullptr, 10) > kJsonFileBodyLimit;
 }
 
-std::optional<Response> Router::AdmitUpload(const Request& head, Caller& caller) {
+std::optional<Response> Router::AdmitUpload(const Request& head, Caller& caller, bool raw) {
   auto app_id = head.Header(app_id_header_);
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
   if (!credentials) return ErrorResponse(errors::Unauthorized());
@@ -237,6 +237,14 @@ std::optional<Response> Router::AdmitUpload(const Request& head, Caller& caller)
   }
   const bool keyed = caller.identity.IsMaster() || caller.identity.principal == auth::Principal::kUser;
   if (!keyed && !upload_rate_.Take(head.remote_ip)) return ErrorResponse(errors::TooManyRequests());
+  // The quota by the tally at hand (no folder read here); the handler decides by the file kept.
+  const std::int64_t quota_mib = credentials->gates.file_quota_mib;
+  const auto length = raw ? head.Header("content-length") : std::nullopt;
+  if (quota_mib > 0 && length) {
+    const auto fits = files::FileUsage::Of(app->dir())
+                          .Fits(std::strtoull(std::string(*length).c_str(), nullptr, 10), static_cast<std::uint64_t>(quota_mib) << 20);
+    if (fits && !*fits) return ErrorResponse(errors::FileQuotaExceeded(quota_mib));
+  }
   return std::nullopt;
 }
 
@@ -257,15 +265,7 @@ std::optional<Response> Router::Early(const Request& head) {
     } else if (head.method == Method::kPost && segments.size() == 3 && segments[1] == "files" &&
                head.Header(app_id_header_)) {
       // A raw upload (issue 31 #9, #18): its caller and the room it asks for are known from here.
-      decided = AdmitUpload(head, caller);
-      const auto credentials = caller.app ? registry_.Find(caller.app->id()) : nullptr;
-      const std::int64_t quota_mib = credentials ? credentials->gates.file_quota_mib : 0;
-      const auto length = head.Header("content-length");
-      if (!decided && quota_mib > 0 && length) {
-        const auto fits = files::FileUsage::Of(caller.app->dir())
-                              .Fits(std::strtoull(std::string(*length).c_str(), nullptr, 10), static_cast<std::uint64_t>(quota_mib) << 20);
-        if (fits && !*fits) decided = ErrorResponse(errors::FileQuotaExceeded(quota_mib));
-      }
+      decided = AdmitUpload(head, caller, /*raw=*/true);
     } else if (auto app_id = head.Header(app_id_header_); head.method == Method::kPost && app_id && !registry_.Find(*app_id)) {
       // The header wins over a Parse body's `_ApplicationId` (api/client_transport.hpp): no body
       // can name an application this one does not (issue 31 #9).

@@ -100,9 +100,10 @@ class Router {
   // Issue 31 #9, #18: an upload's caller, from its head (or from a JSON file's credentials, before
   // its base64 is decoded): 403 for an application that does not exist, the session's 209 for a
   // token it does not know, 429 `{"error":"Too many requests"}` for a caller without a key or
-  // session past its address's upload rate, 413 when a declared length would pass the
-  // application's quota. nullopt: the body may be read. `caller` gets the application, if any.
-  std::optional<Response> AdmitUpload(const Request& head, Caller& caller);
+  // session past its address's upload rate, and for a `raw` upload (the body is the file) 413 when
+  // its Content-Length would pass the application's quota. nullopt: the body may be read.
+  // `caller` gets the application and identity, if known.
+  std::optional<Response> AdmitUpload(const Request& head, Caller& caller, bool raw);
   // Makes `response` hand the request's row to the request log once it is sent.
   void LogWhenSent(const Request& request, const Caller& caller, Response& response);
   // A request below the prefix for a caller already known (its own, or its batch's: the items of a
