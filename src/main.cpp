@@ -171,6 +171,10 @@ int Serve(const cli::ServeFlags& flags) {
   files::ClearUploads(options.upload_dir);  // what uploads a crash cut short left
   if (flags.max_file_size_mib < 0) return Fail("--max-file-size must be 0 (no cap) or more");
   if (flags.max_file_size_mib > 0) options.upload_body_limit = static_cast<std::uint64_t>(flags.max_file_size_mib) << 20;
+  if (flags.upload_min_rate < 0 || flags.upload_timeout <= 0 || flags.upload_rate < 0)
+    return Fail("--upload-min-rate and --upload-rate must be 0 (no limit) or more, --upload-timeout positive");
+  options.upload_min_rate = static_cast<std::uint64_t>(flags.upload_min_rate);
+  options.upload_timeout = std::chrono::seconds(flags.upload_timeout);
   if (flags.request_timeout <= 0 || flags.idle_timeout <= 0 || flags.drain_timeout <= 0)
     return Fail("--request-timeout, --idle-timeout and --drain-timeout must be positive");
   options.drain_timeout = std::chrono::seconds(flags.drain_timeout);
@@ -275,6 +279,7 @@ int Serve(const cli::ServeFlags& flags) {
   router_options.function_pool = &function_pool;
   if (flags.signin_rate < 0) return Fail("--signin-rate must be 0 (no limit) or more");
   router_options.signin_per_minute = flags.signin_rate;
+  router_options.upload_rate = flags.upload_rate;
   api::Router router(router_options, registry, apps, &request_log);
   if (flags.trigger_retries < 0 || flags.trigger_retry_delay_ms < 0 || flags.trigger_threads < 1)
     return Fail("--trigger-retries and --trigger-retry-delay must be 0 or more, --trigger-threads 1 or more");
@@ -342,10 +347,12 @@ int Serve(const cli::ServeFlags& flags) {
 // error a person reads when a name or value is unknown.
 std::optional<std::string> ApplyGates(auth::Gates& gates, const cli::AdminArgs& args) {
   auto classes = gates.web2table_classes;  // an operator's choice, not a profile's
+  const std::int64_t file_quota_mib = gates.file_quota_mib;  // a limit, not a gate: a profile keeps it
   if (args.profile == "parse") gates = auth::Gates::Parse();
   else if (args.profile == "crmd") gates = auth::Gates{};
   else if (!args.profile.empty()) return "--profile takes crmd or parse";
   gates.web2table_classes = std::move(classes);
+  gates.file_quota_mib = file_quota_mib;
   for (const auto& [name, value] : args.gates)
     if (!value.empty())
       if (auto error = auth::SetGate(gates, name, value)) return error;

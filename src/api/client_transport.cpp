@@ -2,8 +2,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
-#include "util/base64.hpp"
+#include "api/json_file_body.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
 #include "util/strings.hpp"
@@ -19,6 +20,8 @@ namespace {
 // declared type of a file (judged by content here).
 constexpr std::string_view kDropped[] = {"_JavaScriptKey", "_ClientKey", "_ClientVersion", "_RevocableSession",
                                          "_ContentType"};
+
+constexpr std::string_view kBase64Key = "base64";
 
 bool IsDropped(std::string_view key) {
   for (auto dropped : kDropped)
@@ -54,24 +57,27 @@ std::string QueryString(const json::object& params) {
   return query;
 }
 
-std::optional<std::string> ReadWhole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), {});
+// The credential keys of the transport and the headers they stand for.
+std::vector<std::pair<std::string_view, const std::string*>> CredentialKeys(const TransportNames& names) {
+  return {{"_ApplicationId", &names.app_id},
+          {"_MasterKey", &names.master_key},
+          {"_SessionToken", &names.session_token},
+          {"_InstallationId", &names.installation_id}};
 }
 
-}  // namespace
+// Sets `value` as the header `header` stands for, unless the request sent that header itself (or,
+// for the master key, an API key, which is master already).
+void StandIn(Request& request, const TransportNames& names, const std::string& header, std::string_view value) {
+  if (request.Header(names.api_key) && &header == &names.master_key) return;
+  if (!request.Header(header)) request.headers.emplace_back(header, std::string(value));
+}
 
-std::optional<Response> UnwrapClientTransport(Request& request, const TransportNames& names) {
-  if (request.method != Method::kPost) return std::nullopt;
-  const std::string_view path = std::string_view(request.target).substr(0, request.target.find('?'));
-  if (!path.starts_with(names.prefix_path)) return std::nullopt;
-  const bool file = path.starts_with(names.files_path);
-  if (file && request.Header(names.app_id)) return std::nullopt;  // raw bytes with headers: §4.8 as it is
-
-  // A file arrives in the upload folder, whatever it holds; only a JSON one is read back.
-  std::string file_json;
-  if (file && !request.body_file.empty()) {
+// Parse's JSON file (`{"base64": ..., "_ApplicationId": ..., "_ContentType": ...}`, the type
+// judged by content here), read as a stream (api/json_file_body.hpp): its credentials first,
+// then, once `admit` let the caller in, its base64 decoded into the upload's file.
+std::optional<Response> UnwrapJsonFile(Request& request, const TransportNames& names, const AdmitFile& admit) {
+  const bool streamed = !request.body_file.empty();
+  if (streamed) {
     std::error_code ec;
     const auto size = std::filesystem::file_size(request.body_file, ec);
     if (ec) return std::nullopt;
@@ -80,11 +86,65 @@ std::optional<Response> UnwrapClientTransport(Request& request, const TransportN
     in.read(head, sizeof head);
     if (!LooksLikeJsonObject(std::string_view(head, static_cast<std::size_t>(in.gcount())))) return std::nullopt;
     if (size > kJsonFileBodyLimit) return ErrorResponse(errors::BodyTooLarge(kJsonFileBodyLimit));
-    auto whole = ReadWhole(request.body_file);
-    if (!whole) return std::nullopt;
-    file_json = std::move(*whole);
+  } else if (!LooksLikeJsonObject(request.body)) {
+    return std::nullopt;
   }
-  const std::string& text = request.body_file.empty() ? request.body : file_json;
+  const auto members = ScanJsonFile(request.body_file, request.body);
+  if (!members) return std::nullopt;  // the handler answers a body that is no JSON, as always
+  const auto has = [&](std::string_view key) {
+    return members->strings.contains(key) || members->long_strings.contains(key) || members->not_strings.contains(key);
+  };
+  if (!has("_method") && !has("_ApplicationId")) return std::nullopt;
+  if (has("_method")) {
+    const auto method = members->strings.find(std::string_view("_method"));
+    if (method == members->strings.end()) return ErrorResponse(errors::BadRequest("_method must be a string."));
+    request.method_name = method->second;
+    request.method = MethodNamed(request.method_name);
+  }
+  for (const auto& [key, header] : CredentialKeys(names)) {
+    if (members->not_strings.contains(key)) return ErrorResponse(errors::BadRequest(std::string(key) + " must be a string."));
+    // A longer value is no credential crmd issued: as if it were not sent.
+    if (const auto value = members->strings.find(key); value != members->strings.end()) StandIn(request, names, *header, value->second);
+  }
+  if (admit)
+    if (auto refused = admit(request)) return refused;
+
+  if (members->base64_strings != 1 || members->not_strings.contains(kBase64Key))
+    return ErrorResponse(ApiError{400, 0, "A JSON file body must carry base64.", ErrorBody::kErrorOnly});
+  const ApiError not_base64{400, 0, "The file's base64 is not valid.", ErrorBody::kErrorOnly};
+  if (!streamed) {
+    auto bytes = DecodeBase64Member(request.body);
+    if (!bytes) return ErrorResponse(not_base64);
+    request.body = std::move(*bytes);
+  } else {
+    // Decoded beside the body, then in its place: the server removes the upload's file by its name.
+    const std::string decoded = request.body_file + ".decoded";
+    struct RemoveLeftover {
+      const std::string& path;
+      ~RemoveLeftover() {
+        std::error_code ignored;
+        std::filesystem::remove(path, ignored);
+      }
+    } cleanup{decoded};
+    if (!DecodeBase64Member(request.body_file, {}, decoded)) return ErrorResponse(not_base64);
+    std::filesystem::rename(decoded, request.body_file);  // throws when the disk refuses: a 500
+  }
+  request.json_body.reset();
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Response> UnwrapClientTransport(Request& request, const TransportNames& names, const AdmitFile& admit_file) {
+  if (request.method != Method::kPost) return std::nullopt;
+  const std::string_view path = std::string_view(request.target).substr(0, request.target.find('?'));
+  if (!path.starts_with(names.prefix_path)) return std::nullopt;
+  if (path.starts_with(names.files_path)) {
+    if (request.Header(names.app_id)) return std::nullopt;  // raw bytes with headers: §4.8 as it is
+    return UnwrapJsonFile(request, names, admit_file);
+  }
+
+  const std::string& text = request.body;
   if (!request.json_body && !LooksLikeJsonObject(text)) return std::nullopt;
   // Most POSTs are plain writes: a scan, not a parse, tells them apart (their body is parsed once,
   // later, into the arena of the write queue). The SDK writes the keys as they are, unescaped.
@@ -110,42 +170,16 @@ std::optional<Response> UnwrapClientTransport(Request& request, const TransportN
     request.method = MethodNamed(request.method_name);
     body.erase("_method");
   }
-  const std::pair<std::string_view, const std::string*> credentials[] = {
-      {"_ApplicationId", &names.app_id},
-      {"_MasterKey", &names.master_key},
-      {"_SessionToken", &names.session_token},
-      {"_InstallationId", &names.installation_id},
-  };
-  const bool api_key = request.Header(names.api_key).has_value();
-  for (const auto& [key, header] : credentials) {
+  for (const auto& [key, header] : CredentialKeys(names)) {
     const auto* value = body.if_contains(key);
     if (!value) continue;
     if (!value->is_string()) return ErrorResponse(errors::BadRequest(std::string(key) + " must be a string."));
-    const bool stands_in = !(api_key && header == &names.master_key);
-    if (stands_in && !request.Header(*header)) request.headers.emplace_back(*header, std::string(value->get_string()));
+    StandIn(request, names, *header, value->get_string());
     body.erase(key);
   }
   for (auto it = body.begin(); it != body.end();) {
     if (IsDropped(it->key())) it = body.erase(it);
     else ++it;
-  }
-
-  if (file) {
-    // Parse's JSON file: `{"base64": ..., "_ContentType": ...}`, the type judged by content here.
-    const auto* base64 = body.if_contains("base64");
-    if (!base64 || !base64->is_string())
-      return ErrorResponse(ApiError{400, 0, "A JSON file body must carry base64.", ErrorBody::kErrorOnly});
-    auto bytes = DecodeBase64(base64->get_string());
-    if (!bytes) return ErrorResponse(ApiError{400, 0, "The file's base64 is not valid.", ErrorBody::kErrorOnly});
-    if (request.body_file.empty()) {
-      request.body = std::move(*bytes);
-    } else {
-      std::ofstream out(request.body_file, std::ios::binary | std::ios::trunc);
-      out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
-      if (!out) throw std::runtime_error("cannot write " + request.body_file);
-    }
-    request.json_body.reset();
-    return std::nullopt;
   }
 
   if (request.method == Method::kGet || request.method == Method::kHead || request.method == Method::kDelete) {

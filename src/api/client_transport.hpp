@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -24,15 +25,23 @@ struct TransportNames {
   std::string api_key;
 };
 
-// A file sent as base64 in JSON is read into memory whole to be decoded: at most this much JSON
-// (a ~24 MB file); a larger one is sent as raw bytes.
+// A file sent as base64 in JSON names its application only in its body, after the file: at most
+// this much JSON (a ~24 MB file) is taken before the application is known; a larger file is sent
+// as raw bytes with the application-id header. (It is read as a stream, never whole: the bound is
+// on the disk and time an anonymous body costs, not on memory.)
 inline constexpr std::size_t kJsonFileBodyLimit = 32u << 20;
 
+// Called once a file sent as JSON names its caller (the body's credential keys set as headers),
+// before its base64 is decoded: an answer refuses the upload (an application that does not
+// exist, an anonymous caller past its upload rate), nullopt lets it go on.
+using AdmitFile = std::function<std::optional<Response>(const Request& request)>;
+
 // Rewrites `request` in place when it is a call in that transport; answers it when the call is
-// malformed (a `_method` that is no string, a file body that is no base64). Each credential key
-// stands for its header, and a header the request sent itself wins: the body adds no credential
-// a header would not. Unknown `_` keys stay, in the body or as a query parameter, where the body
-// and query rules refuse them as they refuse any.
-std::optional<Response> UnwrapClientTransport(Request& request, const TransportNames& names);
+// malformed (a `_method` that is no string, a file body that is no base64) or, for a file, when
+// `admit_file` refuses it. Each credential key stands for its header, and a header the request
+// sent itself wins: the body adds no credential a header would not. Unknown `_` keys stay, in the
+// body or as a query parameter, where the body and query rules refuse them as they refuse any.
+std::optional<Response> UnwrapClientTransport(Request& request, const TransportNames& names,
+                                              const AdmitFile& admit_file = {});
 
 }  // namespace crmd::api

@@ -8,6 +8,7 @@
 #include "files/file_names.hpp"
 #include "files/file_store.hpp"
 #include "files/file_type.hpp"
+#include "files/file_usage.hpp"
 #include "query/read.hpp"
 #include "schema/names.hpp"
 #include "util/errors.hpp"
@@ -48,16 +49,30 @@ Response Upload(const Request& request, const std::string& name, auth::Context& 
   // By content, against the allowlist and the name's extension; the Content-Type is the client's.
   const auto type = files::AllowedType(name, Head(request));
   if (!type) return FileError(403, "Invalid file type");
+  // The application's quota (issue 31 #18), when its operator set one: the bytes are taken before
+  // the file is kept, so uploads running at once cannot pass it together.
+  const std::int64_t quota_mib = ctx.credentials ? ctx.credentials->gates.file_quota_mib : 0;
+  files::FileUsage* usage = quota_mib > 0 ? &files::FileUsage::Of(ctx.app->dir()) : nullptr;
+  std::uint64_t size = request.body.size();
+  if (usage && !request.body_file.empty()) size = std::filesystem::file_size(request.body_file);
+  if (usage && !usage->Take(size, static_cast<std::uint64_t>(quota_mib) << 20))
+    return ErrorResponse(errors::FileQuotaExceeded(quota_mib));
   const std::string stored = files::NewStoredName(name);
-  const std::string temp = BodyFile(request, ctx.app->dir());
   try {
-    files::Keep(temp, ctx.app->dir(), stored);
+    const std::string temp = BodyFile(request, ctx.app->dir());
+    try {
+      files::Keep(temp, ctx.app->dir(), stored);
+    } catch (const std::exception&) {
+      std::error_code ignored;
+      if (request.body_file.empty()) std::filesystem::remove(temp, ignored);
+      throw;
+    }
   } catch (const std::exception& e) {
-    std::error_code ignored;
-    if (request.body_file.empty()) std::filesystem::remove(temp, ignored);
+    if (usage) usage->Settle(size, false);
     log::Error("upload not kept", {{"app", ctx.app->id()}, {"error", e.what()}});
     return ErrorResponse(errors::Internal());
   }
+  if (usage) usage->Settle(size, true);
   const auto& settings = ctx.app->settings();
   const std::string url = settings.public_url + "/" + settings.prefix + "/files/" + ctx.app->id() + "/" +
                           files::EncodeSegment(stored);
@@ -68,7 +83,8 @@ Response Upload(const Request& request, const std::string& name, auth::Context& 
 
 Response Delete(const std::string& name, auth::Context& ctx) {
   if (!ctx.identity.IsMaster()) return ErrorResponse(errors::MasterKeyRequired());
-  files::Remove(ctx.app->dir(), name);  // a name that does not exist answers the same (§4.8)
+  // A name that does not exist answers the same (§4.8).
+  if (files::Remove(ctx.app->dir(), name)) files::FileUsage::Of(ctx.app->dir()).Forget();
   Response response;
   response.content_type = "text/plain; charset=utf-8";
   return response;

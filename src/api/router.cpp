@@ -21,6 +21,7 @@
 #include "auth/sessions.hpp"
 #include "api/target.hpp"
 #include "auth/identity.hpp"
+#include "files/file_usage.hpp"
 #include "functions/forms.hpp"
 #include "storage/database.hpp"
 #include "util/errors.hpp"
@@ -137,11 +138,16 @@ Router::Router(RouterOptions options, auth::Registry& registry, app::Application
   installation_id_header_ = lower + "installation-id";
   transport_ = TransportNames{"/" + options_.prefix + "/", "/" + options_.prefix + "/files/", app_id_header_,
                               master_key_header_, session_token_header_, installation_id_header_, api_key_header_};
+  upload_rate_.SetPerMinute(options_.upload_rate);
 }
 
 std::optional<Response> Router::Unwrap(Request& request) {
   try {
-    auto answered = UnwrapClientTransport(request, transport_);
+    // A file sent as JSON is admitted as a raw upload is by its head, before its base64 is decoded.
+    auto answered = UnwrapClientTransport(request, transport_, [this](const Request& named) {
+      Caller unused;
+      return AdmitUpload(named, unused, /*raw=*/false);
+    });
     if (answered) AddCorsHeaders(request, *answered);
     return answered;
   } catch (const std::exception& e) {
@@ -223,6 +229,33 @@ bool Router::IsRawUploadWithoutApplication(const Request& head, const std::vecto
   return !length || std::strtoull(std::string(*length).c_str(), nullptr, 10) > kJsonFileBodyLimit;
 }
 
+std::optional<Response> Router::AdmitUpload(const Request& head, Caller& caller, bool raw) {
+  auto app_id = head.Header(app_id_header_);
+  auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
+  if (!credentials) return ErrorResponse(errors::Unauthorized());
+  auto identity = auth::ResolveKeys(*credentials, head.Header(master_key_header_), head.Header(api_key_header_));
+  auto app = apps_.Open(credentials->app_id);
+  caller = Caller{app, identity};
+  // A session token exempts its user from the rate only when it is good: the handler would
+  // answer a bad one 209 once the body is in; it is answered now instead.
+  if (auto token = head.Header(session_token_header_); token && identity.principal == auth::Principal::kAnonymous) {
+    auto session = auth::ResolveSession(*app, *token);
+    if (!session.ok()) return ErrorResponse(session.error());
+    caller.identity = std::move(session).value();
+  }
+  const bool keyed = caller.identity.IsMaster() || caller.identity.principal == auth::Principal::kUser;
+  if (!keyed && !upload_rate_.Take(head.remote_ip)) return ErrorResponse(errors::TooManyRequests());
+  // The quota by the tally at hand (no folder read here); the handler decides by the file kept.
+  const std::int64_t quota_mib = credentials->gates.file_quota_mib;
+  const auto length = raw ? head.Header("content-length") : std::nullopt;
+  if (quota_mib > 0 && length) {
+    const auto fits = files::FileUsage::Of(app->dir())
+                          .Fits(std::strtoull(std::string(*length).c_str(), nullptr, 10), static_cast<std::uint64_t>(quota_mib) << 20);
+    if (fits && !*fits) return ErrorResponse(errors::FileQuotaExceeded(quota_mib));
+  }
+  return std::nullopt;
+}
+
 std::optional<Response> Router::Early(const Request& head) {
   try {
     auto target = ParseTarget(head.target);
@@ -239,6 +272,14 @@ std::optional<Response> Router::Early(const Request& head) {
       decided = ErrorResponse(errors::RouteNotFound(head.method_name, target->path));
     } else if (segments.size() == 4 && segments[1] == "apps") {
       return std::nullopt;  // the password page: a form, its own application
+    } else if (head.method == Method::kPost && segments.size() == 3 && segments[1] == "files" &&
+               head.Header(app_id_header_)) {
+      // A raw upload (issue 31 #9, #18): its caller and the room it asks for are known from here.
+      decided = AdmitUpload(head, caller, /*raw=*/true);
+    } else if (auto app_id = head.Header(app_id_header_); head.method == Method::kPost && app_id && !registry_.Find(*app_id)) {
+      // The header wins over a Parse body's `_ApplicationId` (api/client_transport.hpp): no body
+      // can name an application this one does not (issue 31 #9).
+      decided = ErrorResponse(errors::Unauthorized());
     } else if (head.method == Method::kPost && !IsRawUploadWithoutApplication(head, segments)) {
       return std::nullopt;  // its body may be a client's call (api/client_transport.hpp): method and credentials
     } else if (auto app_id = head.Header(app_id_header_); !app_id || !registry_.Find(*app_id)) {

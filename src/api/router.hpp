@@ -44,6 +44,10 @@ struct RouterOptions {
   int function_calls_per_minute = 60;
   // Sign-in gate posts per address a minute (`--signin-rate`; 0: no limit).
   int signin_per_minute = kDefaultSignInPerMinute;
+  // Issue 31 #18: uploads a caller without a key (nor a session) may start per address and minute,
+  // 0 for no limit. A browser form attaching a few files a minute stays far below; a script
+  // filling the disk anonymously is held to a trickle.
+  int upload_rate = 30;
 };
 
 class Router {
@@ -110,6 +114,13 @@ class Router {
   // A call of a deployed function, queued to the function pool (true: it answers through `done`).
   bool QueueFunction(Request& request, const std::shared_ptr<const auth::AppCredentials>& credentials,
                      std::function<void(Response)>& done);
+  // Issue 31 #9, #18: an upload's caller, from its head (or from a JSON file's credentials, before
+  // its base64 is decoded): 403 for an application that does not exist, the session's 209 for a
+  // token it does not know, 429 `{"error":"Too many requests"}` for a caller without a key or
+  // session past its address's upload rate, and for a `raw` upload (the body is the file) 413 when
+  // its Content-Length would pass the application's quota. nullopt: the body may be read.
+  // `caller` gets the application and identity, if known.
+  std::optional<Response> AdmitUpload(const Request& head, Caller& caller, bool raw);
   // Makes `response` hand the request's row to the request log once it is sent.
   void LogWhenSent(const Request& request, const Caller& caller, Response& response);
   // A request below the prefix for a caller already known (its own, or its batch's: the items of a
@@ -132,6 +143,7 @@ class Router {
   logs::RequestLog* request_log_;
   AddressRate function_rate_;  // per address, for calls without a key
   AddressRate signin_rate_;  // the sign-in gate's posts, per address
+  AddressRate upload_rate_;  // anonymous uploads per address (RouterOptions::upload_rate)
 };
 
 }  // namespace crmd::api

@@ -50,6 +50,23 @@ std::string ListText(const std::vector<std::string>& names) {
 
 bool Closed(const Gates& gates, const Setting& s) { return gates.*s.field == s.closed_is_true; }
 
+// The file quota (issue 31 #18): its CLI option and stored name, and the largest value taken
+// (a million TiB: beyond any disk, and far from overflowing a byte count).
+constexpr std::string_view kQuotaOption = "file-quota-mib";
+constexpr std::string_view kQuotaKey = "fileQuotaMiB";
+constexpr std::int64_t kMaxQuotaMib = std::int64_t{1} << 40;
+
+std::optional<std::int64_t> QuotaMib(std::string_view text) {
+  if (text.empty() || text.size() > 15) return std::nullopt;
+  std::int64_t mib = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    mib = mib * 10 + (c - '0');
+  }
+  if (mib > kMaxQuotaMib) return std::nullopt;
+  return mib;
+}
+
 std::optional<std::string> Set(Gates& gates, const Setting& s, std::string_view value) {
   if (value != s.closed && value != s.open)
     return "--" + std::string(s.option) + " takes " + std::string(s.closed) + " or " + std::string(s.open);
@@ -75,6 +92,8 @@ Gates GatesFrom(std::string_view text) {
     if (const auto* v = stored.if_contains(s.key); v && v->is_string()) Set(gates, s, v->get_string());
   if (const auto* v = stored.if_contains(kWebToTableKey); v && v->is_string())
     if (auto list = ClassList(v->get_string())) gates.web2table_classes = std::move(*list);
+  if (const auto* v = stored.if_contains(kQuotaKey); v && v->is_int64() && v->get_int64() > 0 && v->get_int64() <= kMaxQuotaMib)
+    gates.file_quota_mib = v->get_int64();
   return gates;
 }
 
@@ -82,6 +101,7 @@ json::object GatesObject(const Gates& gates) {
   json::object out;
   for (const auto& s : kSettings) out[s.key] = Closed(gates, s) ? s.closed : s.open;
   if (!gates.web2table_classes.empty()) out[kWebToTableKey] = ListText(gates.web2table_classes);
+  if (gates.file_quota_mib > 0) out[kQuotaKey] = gates.file_quota_mib;
   return out;
 }
 
@@ -92,6 +112,12 @@ std::optional<std::string> SetGate(Gates& gates, std::string_view name, std::str
     auto list = ClassList(value);
     if (!list) return "--web2table-classes takes class names separated by commas (not Config, system or log classes), or *";
     gates.web2table_classes = std::move(*list);
+    return std::nullopt;
+  }
+  if (name == kQuotaOption) {
+    const auto mib = QuotaMib(value);
+    if (!mib) return "--" + std::string(kQuotaOption) + " takes a number of MiB (0: no quota)";
+    gates.file_quota_mib = *mib;
     return std::nullopt;
   }
   return "no gate named " + std::string(name);

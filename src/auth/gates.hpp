@@ -4,6 +4,7 @@
 // whether a door opens; the doors (authorization, the write pipeline) stay the same.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,10 @@ struct Gates {
   // (never `Config`, system or log classes); empty: all of those. Not a profile's: an operator's
   // choice per application (`--web2table-classes A,B`, `*` for all again).
   std::vector<std::string> web2table_classes;
+  // Issue 31 #18: MiB the application's kept files may take at most, 0 for no quota (spec §8: no
+  // cap). A limit rather than a gate: `--profile` leaves it as it is. Stored and printed as
+  // `"fileQuotaMiB"` only when set.
+  std::int64_t file_quota_mib = 0;
 
   // Parse Server's defaults.
   static Gates Parse();
@@ -45,8 +50,8 @@ Gates GatesFrom(std::string_view text);
 // "newClasses":"closed","dottedKeys":"off"}`, and `"web2tableClasses":"A,B"` when narrowed.
 boost::json::object GatesObject(const Gates& gates);
 // Sets the gate a CLI option names (`captcha`, `signup`, `password-policy`, `new-classes`,
-// `dotted-keys`, `web2table-classes`) to `value`; the error a person reads when either is not one
-// of them.
+// `dotted-keys`, `web2table-classes`, and the limit `file-quota-mib`) to `value`; the error a
+// person reads when either is not one of them.
 std::optional<std::string> SetGate(Gates& gates, std::string_view name, std::string_view value);
 
 }  // namespace crmd::auth

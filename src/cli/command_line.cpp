@@ -74,6 +74,12 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                         "Calls under /functions/ one address may make a minute without a key; beyond, 429 (default: 60; 0: no limit)");
   serve_cmd->add_option("--max-file-size", serve.max_file_size_mib,
                         "MiB an uploaded file may have at most; beyond, 413 (default: 0, no cap)");
+  serve_cmd->add_option("--upload-min-rate", serve.upload_min_rate,
+                        "Bytes a second an upload must bring, over each --request-timeout; slower, 408 (default: 1024; 0: no minimum)");
+  serve_cmd->add_option("--upload-timeout", serve.upload_timeout,
+                        "Seconds an upload may take in all; longer, 408 (default: 3600)");
+  serve_cmd->add_option("--upload-rate", serve.upload_rate,
+                        "Uploads per address per minute for callers without a key or session; beyond, 429 (default: 30; 0: no limit)");
   serve_cmd->add_flag("--allow-private-webhooks", serve.allow_private_webhooks,
                       "Let trigger webhooks reach loopback and private addresses (default: public addresses only)");
   serve_cmd->add_option("--trigger-retries", serve.trigger_retries,
@@ -123,6 +129,8 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
     sub->add_option("--dotted-keys", command.admin.gates["dotted-keys"], "on: {\"object.key\": v} in an update reaches inside an Object field");
     sub->add_option("--web2table-classes", command.admin.gates["web2table-classes"],
                     "Classes web2table may write, comma-separated (never Config, system or log classes); * for all (default)");
+    sub->add_option("--file-quota-mib", command.admin.gates["file-quota-mib"],
+                    "MiB the application's uploaded files may take at most; beyond, an upload answers 413 (0: no quota, the default)");
   }
   auto* app_region = app_cmd->add_subcommand("region", "Change the region of an application's phone numbers");
   app_region->add_option("--data", data, "Data directory")->required();

@@ -49,6 +49,11 @@ struct ServeFlags {
   bool allow_private_webhooks = false;
   // Uploads larger than this many MiB are refused (413); 0: no cap (spec §8).
   std::int64_t max_file_size_mib = 0;
+  // Issue 31 #10, #18: the pace and time an upload must keep (http::ServerOptions), and the
+  // anonymous uploads an address may start a minute (api::RouterOptions); 0: no limit.
+  std::int64_t upload_min_rate = 1024;
+  int upload_timeout = 3600;
+  int upload_rate = 30;
   int trigger_retries = 5;
   int trigger_retry_delay_ms = 2000;
   int trigger_threads = 2;

@@ -26,6 +26,14 @@ void Sync(const std::string& path, int flags) {
   if (rc != 0) throw std::runtime_error("fsync " + path + ": " + std::strerror(saved));
 }
 
+// Removes the file's public copy, durably; none is not an error.
+void Unpublish(const std::string& app_dir, std::string_view stored_name) {
+  const auto target = PublicPath(app_dir, stored_name);
+  std::error_code ec;
+  if (!target || !fs::remove(*target, ec)) return;
+  Sync((fs::path(app_dir) / "public").string(), O_RDONLY | O_DIRECTORY);  // a crash does not bring it back
+}
+
 }  // namespace
 
 std::optional<std::string> FilePath(const std::string& app_dir, std::string_view stored_name) {
@@ -65,13 +73,19 @@ bool Publish(const std::string& app_dir, std::string_view stored_name) {
   std::error_code ec;
   if (!fs::exists(*source, ec) || IsPrivate(app_dir, stored_name)) return false;
   const auto target = *PublicPath(app_dir, stored_name);
-  if (fs::exists(target, ec)) return true;
   const fs::path folder = fs::path(app_dir) / "public";
-  fs::create_directories(folder, ec);
-  // A hard link: the same bytes under a second name, no copy; removing either keeps the other.
-  fs::create_hard_link(*source, target, ec);
-  if (ec) return false;
-  Sync(folder.string(), O_RDONLY | O_DIRECTORY);  // the acknowledged address survives a crash
+  if (!fs::exists(target, ec)) {
+    fs::create_directories(folder, ec);
+    // A hard link: the same bytes under a second name, no copy; removing either keeps the other.
+    fs::create_hard_link(*source, target, ec);
+    if (ec && !fs::exists(target)) return false;  // not one a racing Publish made
+    Sync(folder.string(), O_RDONLY | O_DIRECTORY);  // the acknowledged address survives a crash
+  }
+  // Marked meanwhile: the mark's own unlink may have come before this link (see the header).
+  if (IsPrivate(app_dir, stored_name)) {
+    Unpublish(app_dir, stored_name);
+    return false;
+  }
   return true;
 }
 
@@ -81,12 +95,15 @@ bool MarkPrivate(const std::string& app_dir, std::string_view stored_name) {
   if (!source || !fs::exists(*source, ec)) return false;
   const fs::path folder = fs::path(app_dir) / "private";
   const fs::path mark = folder / std::string(stored_name);
-  if (fs::exists(mark, ec)) return true;
-  fs::create_directories(folder, ec);
-  const int fd = ::open(mark.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
-  ::close(fd);
-  Sync(folder.string(), O_RDONLY | O_DIRECTORY);
+  if (!fs::exists(mark, ec)) {
+    fs::create_directories(folder, ec);
+    const int fd = ::open(mark.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    ::close(fd);
+    Sync(folder.string(), O_RDONLY | O_DIRECTORY);
+  }
+  // After the mark, never before: a Publish linking meanwhile then sees the mark (see the header).
+  Unpublish(app_dir, stored_name);
   return true;
 }
 

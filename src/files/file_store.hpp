@@ -30,13 +30,21 @@ bool Remove(const std::string& app_dir, std::string_view stored_name);
 // such file (an attachment of a name never uploaded: its address then answers 404), or when the
 // file is private: a writer who learned a private file's name cannot publish it by attaching it
 // to a File field.
+//
+// Private wins, whatever the order (issue 31 #7): Publish links, then looks for the mark and
+// unlinks if it is there; MarkPrivate marks, then unlinks. Of a Publish and a MarkPrivate racing
+// (threads, or servers sharing `--data`), one of the two always sees the other's step, so no
+// link survives a mark.
 bool Publish(const std::string& app_dir, std::string_view stored_name);
 // `DATA/apps/<appId>/public/<stored name>`, or nullopt for a name no upload could have answered.
 std::optional<std::string> PublicPath(const std::string& app_dir, std::string_view stored_name);
 
 // Marks the file private (attached to a PrivateFile field): an empty file of its name under
 // `DATA/apps/<appId>/private/`. From then on its upload address serves the master key alone; users
-// reach it only through a record that holds it. False when there is no such file.
+// reach it only through a record that holds it; and a public copy it had (it was attached to a
+// File field first) is removed, so its static address answers 404 (a CDN may keep its copy for
+// the rest of its max-age). The mark is never lifted: once private, a file stays private. False
+// when there is no such file.
 bool MarkPrivate(const std::string& app_dir, std::string_view stored_name);
 bool IsPrivate(const std::string& app_dir, std::string_view stored_name);
 

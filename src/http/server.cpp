@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "http/upload_pace.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
 
@@ -42,6 +43,14 @@ constexpr std::chrono::milliseconds kAcceptPause{50};
 // Out of descriptors, a connection idle this long is closed to make room: one just opened is
 // about to send its request.
 constexpr std::chrono::milliseconds kIdleToEvict{1000};
+// At the connection cap (or out of descriptors) with none idle, a connection that has been
+// receiving its request this long at less than the minimum upload rate is closed to make room
+// (issue 31 #10): a person's client sends its head in one packet and its body far faster.
+constexpr std::chrono::milliseconds kSlowSenderGrace{2000};
+// When an upload's pace or time runs out (http/upload_pace.hpp) while a read waits, the read gets
+// this much longer: a client still sending is then told why (408) instead of being cut off; one
+// that sends nothing is closed when it ends.
+constexpr std::chrono::milliseconds kPaceAnswerGrace{1000};
 // After refusing a request, how long input is drained so the client can read the refusal.
 constexpr std::chrono::seconds kLingerTime{2};
 constexpr std::size_t kLingerChunk = 64 * 1024;
@@ -157,8 +166,14 @@ api::Request HeadOnly(const Header& header, const std::string& remote_ip) {
   return out;
 }
 
+// The answer to a body over its route's limit: an upload's in the file routes' form (spec §7).
+ApiError TooLarge(bool upload, std::uint64_t limit) {
+  return upload ? errors::FileTooLarge(limit) : errors::BodyTooLarge(static_cast<std::size_t>(limit));
+}
+
 // One connection. Shared with the idle list, which may close it while it waits for its next
-// request, to make room for a new connection when the server is at max_connections.
+// request, or while it sends one too slowly, to make room for a new connection when the server is
+// at max_connections.
 struct Conn {
   explicit Conn(tcp::socket socket, std::atomic<int>& open) : stream(std::move(socket)), open(open) { ++open; }
   ~Conn() { --open; }
@@ -172,9 +187,15 @@ struct Conn {
   bool idle = false;
   bool answering = false;  // left the idle list for a request
   bool evicted = false;
+  // Receiving a request (its head, or an upload's body), since when, and the body bytes so far.
+  std::list<std::weak_ptr<Conn>>::iterator receiving_at;
+  std::chrono::steady_clock::time_point receiving_since;
+  bool receiving = false;
+  std::atomic<std::uint64_t> received{0};  // written by the session, read by the accept loop
 };
 
-// Connections waiting idle between requests, oldest first. Thread-safe.
+// Connections waiting idle between requests, oldest first, and connections receiving a request.
+// Thread-safe.
 class IdleConnections {
  public:
   void Enter(const std::shared_ptr<Conn>& c) {
@@ -221,9 +242,57 @@ class IdleConnections {
     return true;
   }
 
+  // The connection receives a request from now on: its head, and an upload's body
+  // (`Conn::received` counts that body's bytes).
+  void StartReceiving(const std::shared_ptr<Conn>& c) {
+    std::lock_guard lock(mutex_);
+    c->received = 0;
+    c->receiving_since = std::chrono::steady_clock::now();
+    if (!c->receiving) c->receiving_at = receiving_.insert(receiving_.end(), c);
+    c->receiving = true;
+  }
+  void StopReceiving(const std::shared_ptr<Conn>& c) {
+    std::lock_guard lock(mutex_);
+    if (!c->receiving) return;
+    receiving_.erase(c->receiving_at);
+    c->receiving = false;
+  }
+  // Closes the connection that receives its request the slowest, if it has been at it `grace` at
+  // less than `min_rate` bytes a second (issue 31 #10: trickling uploads and heads do not hold
+  // the slots new clients need); false when none does, or min_rate is 0.
+  bool EvictSlowSender(std::uint64_t min_rate, std::chrono::milliseconds grace) {
+    if (min_rate == 0) return false;
+    std::shared_ptr<Conn> victim;
+    double slowest = 0;
+    const auto now = std::chrono::steady_clock::now();
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& weak : receiving_) {
+        auto c = weak.lock();
+        if (!c || c->evicted) continue;
+        const auto elapsed = std::chrono::duration<double>(now - c->receiving_since);
+        if (elapsed < grace) continue;
+        const double rate = static_cast<double>(c->received.load()) / elapsed.count();
+        if (rate >= static_cast<double>(min_rate) || (victim && rate >= slowest)) continue;
+        victim = std::move(c);
+        slowest = rate;
+      }
+      if (!victim) return false;
+      victim->evicted = true;
+    }
+    asio::post(victim->stream.get_executor(), [this, victim] {
+      std::lock_guard lock(mutex_);
+      if (!victim->receiving) return;  // its request arrived whole meanwhile: closed after its answer
+      beast::error_code ignored;
+      victim->stream.socket().cancel(ignored);
+    });
+    return true;
+  }
+
  private:
   std::mutex mutex_;
   std::list<std::weak_ptr<Conn>> list_;
+  std::list<std::weak_ptr<Conn>> receiving_;
 };
 
 }  // namespace
@@ -439,10 +508,11 @@ struct Server::Impl {
     bool keep_alive = true;
   };
 
-  // Reads an upload's body into a temporary file of options.upload_dir, each read with its own
-  // request_timeout (a large file on a slow link takes as long as it takes, a stalled one does
-  // not). nullopt when it was answered here (an error) and the connection is to be closed.
-  asio::awaitable<std::optional<StreamedUpload>> ReadUploadBody(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+  // Reads an upload's body into a temporary file of options.upload_dir at the pace UploadPace
+  // asks (a large file on a slow link takes its time, within upload_timeout; a stalled or
+  // trickling one does not). nullopt when it was answered here (an error) and the connection is to
+  // be closed.
+  asio::awaitable<std::optional<StreamedUpload>> ReadUploadBody(Conn& conn, beast::tcp_stream& stream, beast::flat_buffer& buffer,
                                                                 bhttp::request_parser<bhttp::string_body>&& header_parser,
                                                                 std::uint64_t body_limit, const std::string& origin,
                                                                 const LogFacts& facts,
@@ -470,15 +540,28 @@ struct Server::Impl {
       bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, parser.get().version()};
       co_await bhttp::async_write(stream, cont, kNoThrow);
     }
+    UploadPace pace(options.upload_min_rate, options.request_timeout, options.upload_timeout, start);
     while (!parser.is_done()) {
-      stream.expires_after(options.request_timeout);
+      stream.expires_at(pace.Deadline() + kPaceAnswerGrace);  // nothing by then: closed, as a stalled request is
       auto [read_ec, n] = co_await bhttp::async_read_some(stream, buffer, parser, kNoThrow);
       if (read_ec) {
         if (read_ec == bhttp::error::body_limit)
-          co_await WriteError(stream, errors::BodyTooLarge(body_limit), origin, facts, start);
+          co_await WriteError(stream, TooLarge(true, body_limit), origin, facts, start);
         else if (!IsQuietDisconnect(read_ec))
           co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."), origin, facts, start);
         co_return std::nullopt;
+      }
+      conn.received += n;
+      if (parser.is_done()) break;  // whole: taken, however long its last read took
+      switch (pace.Add(n, std::chrono::steady_clock::now())) {
+        case UploadPace::Verdict::kGoOn: break;
+        case UploadPace::Verdict::kTooSlow:
+          co_await WriteError(stream, errors::UploadTooSlow(options.upload_min_rate), origin, facts, start);
+          co_return std::nullopt;
+        case UploadPace::Verdict::kTooLong:
+          co_await WriteError(stream, errors::UploadTooLong(static_cast<long>(options.upload_timeout.count())), origin,
+                              facts, start);
+          co_return std::nullopt;
       }
     }
     parser.get().body().close();
@@ -517,7 +600,14 @@ struct Server::Impl {
         if (first_ec || (closing && first_n == 0)) co_return;  // closed, timed out or evicted while idle
         buffer.commit(first_n);
       }
-      // From its first byte a request has request_timeout to arrive whole, headers and body.
+      // From its first byte a request has request_timeout to arrive whole, headers and body (an
+      // upload's body: ReadUploadBody). Meanwhile it may be closed for room if it is slow.
+      idle.StartReceiving(conn);
+      struct StopReceiving {
+        IdleConnections& idle;
+        const std::shared_ptr<Conn>& conn;
+        ~StopReceiving() { idle.StopReceiving(conn); }
+      } receiving{idle, conn};
       stream.expires_after(options.request_timeout);
       auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, kNoThrow);
       auto start = std::chrono::steady_clock::now();
@@ -526,8 +616,9 @@ struct Server::Impl {
         facts.path = "-";
         if (ec == bhttp::error::header_limit)
           co_await WriteError(stream, errors::HeaderTooLarge(), {}, facts, start);
-        else if (ec == bhttp::error::body_limit)
-          co_await WriteError(stream, errors::BodyTooLarge(options.upload_body_limit), {}, facts, start);
+        else if (ec == bhttp::error::body_limit)  // the start line is parsed by then
+          co_await WriteError(stream, TooLarge(parser.get().target().starts_with(options.upload_path_prefix), options.upload_body_limit),
+                              {}, facts, start);
         else if (!IsQuietDisconnect(ec))
           co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."), {}, facts, start);
         co_return;
@@ -549,7 +640,7 @@ struct Server::Impl {
       const bool mcp = path == options.mcp_path_prefix || path.starts_with(options.mcp_path_prefix + "/");
       const std::size_t body_limit = upload ? options.upload_body_limit : mcp ? options.mcp_body_limit : options.json_body_limit;
       if (parser.content_length() && *parser.content_length() > body_limit) {
-        co_await WriteError(stream, errors::BodyTooLarge(body_limit), origin, facts, start);
+        co_await WriteError(stream, TooLarge(upload, body_limit), origin, facts, start);
         co_return;
       }
       // Beast reads a chunked body whatever codings come before `chunked`: a body crmd cannot
@@ -567,10 +658,13 @@ struct Server::Impl {
           co_return;
         }
       }
-      if (upload && !options.upload_dir.empty() && header.method() == bhttp::verb::post) {
+      const bool streams = upload && !options.upload_dir.empty() && header.method() == bhttp::verb::post;
+      if (!streams) idle.StopReceiving(conn);  // a JSON body has request_timeout in all
+      if (streams) {
         // Files stream to disk as they arrive (spec §4.8 sets no size cap): the server's memory
         // holds one read buffer of an upload, whatever its size.
-        auto streamed = co_await ReadUploadBody(stream, buffer, std::move(parser), body_limit, origin, facts, start);
+        auto streamed = co_await ReadUploadBody(*conn, stream, buffer, std::move(parser), body_limit, origin, facts, start);
+        idle.StopReceiving(conn);
         if (!streamed) co_return;
         co_await asio::post(asio::bind_executor(writers.get_executor(), asio::use_awaitable));
         std::optional<api::Response> answered;
@@ -598,7 +692,7 @@ struct Server::Impl {
       std::tie(ec, n) = co_await bhttp::async_read(stream, buffer, parser, kNoThrow);
       if (ec) {
         if (ec == bhttp::error::body_limit)
-          co_await WriteError(stream, errors::BodyTooLarge(body_limit), origin, facts, start);
+          co_await WriteError(stream, TooLarge(upload, body_limit), origin, facts, start);
         else if (!IsQuietDisconnect(ec))
           co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."), origin, facts, start);
         co_return;
@@ -662,14 +756,15 @@ struct Server::Impl {
             last_warning = now;
             if (options.short_of_descriptors) options.short_of_descriptors();
           }
-          idle.EvictOldest(kIdleToEvict);
+          if (!idle.EvictOldest(kIdleToEvict)) idle.EvictSlowSender(options.upload_min_rate, kSlowSenderGrace);
           pause.expires_after(kAcceptPause);
           co_await pause.async_wait(kNoThrow);
           continue;
         }
-        // At the cap, the connection idle the longest makes room; with none idle, the new one is
-        // closed at once rather than held waiting.
-        if (open_connections.load() >= options.max_connections && !idle.EvictOldest()) {
+        // At the cap, the connection idle the longest makes room, else one sending its request too
+        // slowly; with neither, the new one is closed at once rather than held waiting.
+        if (open_connections.load() >= options.max_connections && !idle.EvictOldest() &&
+            !idle.EvictSlowSender(options.upload_min_rate, kSlowSenderGrace)) {
           beast::error_code ignored;
           socket.close(ignored);
           continue;

@@ -44,8 +44,19 @@ struct ServerOptions {
   std::string upload_dir;
   // Request line plus headers; browsers send under 8 KiB.
   std::size_t header_limit = 16u << 10;
-  // A client has this long to send a whole request once it started.
+  // A client has this long to send a whole request once it started (an upload: see below).
   std::chrono::seconds request_timeout{30};
+  // Issue 31 #10: an upload (a POST under upload_path_prefix) must bring at least this many bytes a
+  // second, counted over each request_timeout from its first byte (http/upload_pace.hpp), or it is
+  // answered 408 and closed; 0: no minimum (each read then gets request_timeout). 1 KiB/s (8 kbit/s)
+  // is a fifth of what the weakest mobile data (GPRS, ~40 kbit/s) carries, so no person's upload is
+  // cut, and a thousand times a trickle of a byte a second. At the connection cap, a connection
+  // receiving a request slower than this makes room for a new one.
+  std::uint64_t upload_min_rate = 1024;
+  // ... and must end within this from its first byte. A 15 MB file (spec §8) over a weak 64 kbit/s
+  // uplink takes ~31 minutes: an hour leaves it room twice over. Larger files over slower links
+  // need a larger setting (--upload-timeout).
+  std::chrono::seconds upload_timeout{3600};
   // An idle keep-alive connection is closed after this.
   std::chrono::seconds idle_timeout{60};
   // On SIGTERM, in-flight requests get this long to finish.

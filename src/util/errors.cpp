@@ -169,6 +169,23 @@ ApiError RouteNotFound(std::string_view method, std::string_view path) {
   return ApiError{404, 0, fmt::format("Cannot {} {}", method, path), ErrorBody::kErrorOnly};
 }
 
+ApiError FileTooLarge(std::uint64_t limit) {
+  return ApiError{413, 0, fmt::format("File too large: at most {} bytes", limit), ErrorBody::kErrorOnly};
+}
+
+ApiError FileQuotaExceeded(std::int64_t quota_mib) {
+  return ApiError{413, 0, fmt::format("File quota exceeded: the application keeps at most {} MiB of files", quota_mib),
+                  ErrorBody::kErrorOnly};
+}
+
+ApiError UploadTooSlow(std::uint64_t min_rate) {
+  return ApiError{408, 0, fmt::format("Upload too slow: less than {} bytes a second", min_rate), ErrorBody::kErrorOnly};
+}
+
+ApiError UploadTooLong(long seconds) {
+  return ApiError{408, 0, fmt::format("Upload took longer than {} s", seconds), ErrorBody::kErrorOnly};
+}
+
 ApiError Internal() {
   return ApiError{500, kInternal, "Internal server error.", ErrorBody::kCodeAndMessage};
 }

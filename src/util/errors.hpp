@@ -1,6 +1,7 @@
 // Every error the spec names, defined once. Messages are contractual, to the letter (spec §7).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -73,5 +74,10 @@ ApiError RouteNotFound(std::string_view method, std::string_view path);
 ApiError Internal();                   // 500 {"code":1,"message":"Internal server error."}
 ApiError Unavailable(std::string_view why);  // 503 {"code":1,"error":"Service unavailable: <why>"}
 ApiError QueryTimeout(long seconds);   // 400 124 `The query took longer than <n> s; ...`
+// Issue 31: the limits of the anonymous doors, in the form of the form and file routes (§7).
+ApiError FileTooLarge(std::uint64_t limit);         // 413 {"error":"File too large: at most <n> bytes"}
+ApiError FileQuotaExceeded(std::int64_t quota_mib); // 413 {"error":"File quota exceeded: ..."}
+ApiError UploadTooSlow(std::uint64_t min_rate);     // 408 {"error":"Upload too slow: ..."}
+ApiError UploadTooLong(long seconds);               // 408 {"error":"Upload took longer than <n> s"}
 
 }  // namespace crmd::errors

@@ -47,8 +47,10 @@ void SettleAtCommit(app::WriteUnit& unit, const app::Application& app, AttachedF
   // The write is durable by then: a disk that refuses a link or a mark is logged, not answered.
   unit.AtCommit([dir = app.dir(), attached = std::move(attached)] {
     try {
-      for (const auto& name : attached.published) files::Publish(dir, name);
+      // Private first: a name attached to both kinds of field in one write is never public even
+      // for a moment (issue 31 #7; files::Publish refuses a marked file).
       for (const auto& name : attached.kept_private) files::MarkPrivate(dir, name);
+      for (const auto& name : attached.published) files::Publish(dir, name);
     } catch (const std::exception& e) {
       log::Error("attached file not settled", {{"dir", dir}, {"error", e.what()}});
     }

@@ -30,8 +30,9 @@ AttachedFiles AttachFiles(const app::Application& app, const schema::ClassSchema
                                      std::string_view object_id, const std::vector<std::string>& columns,
                                      std::vector<storage::Cell>& cells);
 
-// Once `unit` is durable, before the write is answered: publishes (files::Publish) and marks
-// private (files::MarkPrivate) what `attached` names.
+// Once `unit` is durable, before the write is answered: marks private (files::MarkPrivate, which
+// also takes a public copy down) and publishes (files::Publish) what `attached` names. Removing or
+// replacing a File value, or deleting its record, leaves its file as it is (docs/FILES.md).
 void SettleAtCommit(app::WriteUnit& unit, const app::Application& app, AttachedFiles attached);
 
 }  // namespace crmd::write

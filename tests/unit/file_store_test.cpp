@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "files/file_names.hpp"
 #include "files/file_store.hpp"
@@ -86,6 +87,44 @@ TEST(FileStoreTest, PublishAndMarkPrivateNeedTheFileAndRemoveUndoesBoth) {
   EXPECT_TRUE(Remove(app, name));
   EXPECT_FALSE(IsPrivate(app, name));
   EXPECT_FALSE(fs::exists(*PublicPath(app, name)));
+}
+
+// Issue 31 #7: a file attached to a File field, then to a PrivateFile field, is public no more.
+TEST(FileStoreTest, MarkingAPublishedFilePrivateTakesItsPublicCopyDown) {
+  test::TempDir dir("file-store");
+  const std::string app = (dir.path() / "apps" / "a1").string();
+  const std::string uploads = (dir.path() / "tmp" / "uploads").string();
+  ClearUploads(uploads);
+  std::ofstream(fs::path(uploads) / "u1", std::ios::binary) << "scan";
+  const std::string name = NewStoredName("scan.png");
+  Keep((fs::path(uploads) / "u1").string(), app, name);
+  ASSERT_TRUE(Publish(app, name));
+  ASSERT_TRUE(fs::exists(*PublicPath(app, name)));
+  EXPECT_TRUE(MarkPrivate(app, name));
+  EXPECT_FALSE(fs::exists(*PublicPath(app, name)));
+  EXPECT_TRUE(fs::exists(*FilePath(app, name))) << "the file itself stays";
+  EXPECT_FALSE(Publish(app, name));
+  EXPECT_FALSE(fs::exists(*PublicPath(app, name)));
+}
+
+// Publish and MarkPrivate racing on one name: whatever the interleaving, no public copy survives.
+TEST(FileStoreTest, PublishRacingMarkPrivateNeverLeavesAPublicCopy) {
+  test::TempDir dir("file-store");
+  const std::string app = (dir.path() / "apps" / "a1").string();
+  const std::string uploads = (dir.path() / "tmp" / "uploads").string();
+  ClearUploads(uploads);
+  for (int i = 0; i < 50; ++i) {
+    const fs::path temp = fs::path(uploads) / ("u" + std::to_string(i));
+    std::ofstream(temp, std::ios::binary) << "bytes";
+    const std::string name = NewStoredName("race.png");
+    Keep(temp.string(), app, name);
+    std::thread publisher([&] { Publish(app, name); });
+    std::thread marker([&] { MarkPrivate(app, name); });
+    publisher.join();
+    marker.join();
+    EXPECT_TRUE(IsPrivate(app, name));
+    EXPECT_FALSE(fs::exists(*PublicPath(app, name))) << "round " << i;
+  }
 }
 
 TEST(FileStoreTest, ClearUploadsRemovesWhatACrashLeft) {
