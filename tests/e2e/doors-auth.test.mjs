@@ -10,6 +10,7 @@ import {
   makeDataDir, createApp, startServer, request, masterHeaders, appHeaders, stopAll, pollUntil, cliJson, HOST,
 } from './lib/harness.mjs';
 import { startFakeSmtp, closeAll } from './lib/receivers.mjs';
+import { MemoryProvider, hiddenFields } from './lib/oauth.mjs';
 
 let server;
 let app;
@@ -279,26 +280,6 @@ test('issue 31 #15: $regex patterns RE2 accepts answer alike on both stores: the
 // ---------------------------------------------------------------------------------------------
 // #16: the OAuth consent ticket
 
-const REDIRECT = 'http://127.0.0.1:53682/callback';
-
-class MemoryProvider {
-  constructor() { this.stored = {}; }
-  get redirectUrl() { return REDIRECT; }
-  get clientMetadata() {
-    return { client_name: 'crmd doors test', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'], token_endpoint_auth_method: 'none' };
-  }
-  state() { return 'state-31'; }
-  clientInformation() { return this.stored.client; }
-  saveClientInformation(c) { this.stored.client = c; }
-  tokens() { return this.stored.tokens; }
-  saveTokens(t) { this.stored.tokens = t; }
-  redirectToAuthorization(url) { this.authorizationUrl = url; }
-  saveCodeVerifier(v) { this.stored.verifier = v; }
-  codeVerifier() { return this.stored.verifier; }
-  invalidateCredentials() { this.stored = {}; }
-}
-
 let oauthUserMade = false;
 // A consent ticket for the user `agent`, through the SDK's own discovery and registration.
 async function consentTicket() {
@@ -315,8 +296,7 @@ async function consentTicket() {
   const page = await fetch(provider.authorizationUrl, { redirect: 'manual', signal: AbortSignal.timeout(20_000) });
   assert.equal(page.status, 200);
   const html = await page.text();
-  const fields = Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)]
-    .map(([, n, v]) => [n, v.replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'")]));
+  const fields = hiddenFields(html);
   const at = new URL(provider.authorizationUrl);
   const action = `${at.origin}${at.pathname}`;
   const signedIn = await gatePost({ ...fields, username: 'agent', password: 'Agent5ecret' }, {}, action);

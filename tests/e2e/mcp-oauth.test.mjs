@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { setup, stopAll, createApp, pollUntil, request, masterHeaders, cliJson } from './lib/harness.mjs';
+import { MemoryProvider, hiddenFields, postForm, REDIRECT } from './lib/oauth.mjs';
 
 let server;
 let app;
@@ -15,32 +16,6 @@ before(async () => {
   ({ server, app, dataDir } = await setup({}, { productBase: true }));
 });
 after(stopAll);
-
-const REDIRECT = 'http://127.0.0.1:53682/callback';
-
-// An OAuthClientProvider that keeps everything in memory and never opens a browser.
-class MemoryProvider {
-  constructor(redirect = REDIRECT) { this.redirect = redirect; this.stored = {}; }
-  get redirectUrl() { return this.redirect; }
-  get clientMetadata() {
-    return { client_name: 'crmd e2e agent', redirect_uris: [this.redirect], grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'], token_endpoint_auth_method: 'none' };
-  }
-  state() { return 'state-123'; }
-  clientInformation() { return this.stored.client; }
-  saveClientInformation(c) { this.stored.client = c; }
-  tokens() { return this.stored.tokens; }
-  saveTokens(t) { this.stored.tokens = t; }
-  redirectToAuthorization(url) { this.authorizationUrl = url; }
-  saveCodeVerifier(v) { this.stored.verifier = v; }
-  codeVerifier() { return this.stored.verifier; }
-  invalidateCredentials(scope) { if (scope === 'all' || scope === 'tokens') delete this.stored.tokens; if (scope === 'all') delete this.stored.client; }
-}
-
-const hiddenFields = (html) => Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)]
-  .map(([, name, value]) => [name, value.replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>')]));
-const postForm = (url, fields) => fetch(url, { method: 'POST', redirect: 'manual',
-  headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
 
 // Signs `username` in on the authorization page and consents (or not): the redirect's parameters.
 async function signIn(provider, username, password, decision = 'allow') {
