@@ -18,9 +18,10 @@ struct FunctionCall {
   // The deployed function of that name, if any (a form's name always runs the form).
   std::shared_ptr<const std::string> code;
   functions::LuaLimits limits;
-  // Re-enters the record API below the prefix, with the call's context (its identity and unit).
-  std::function<std::pair<int, boost::json::value>(auth::Context& ctx, std::string_view method,
-                                                   const std::string& target, const boost::json::value* body)>
+  // Re-enters the record API below the prefix, with the call's context (its identity and unit):
+  // the status and the body as the handler wrote it.
+  std::function<std::pair<int, std::string>(auth::Context& ctx, std::string_view method, const std::string& target,
+                                            const boost::json::value* body)>
       dispatch;
 };
 

@@ -623,7 +623,7 @@ FunctionCall Router::CallOf(const auth::AppCredentials* credentials, std::string
     if (auto it = credentials->functions.find(name); it != credentials->functions.end()) call.code = it->second;
   call.limits = options_.function_limits;
   call.dispatch = [this](auth::Context& item_ctx, std::string_view method, const std::string& target,
-                         const boost::json::value* item) { return Dispatch(item_ctx, method, target, item); };
+                         const boost::json::value* item) { return DispatchText(item_ctx, method, target, item); };
   return call;
 }
 

@@ -15,6 +15,7 @@
 #include "functions/lua_patterns.hpp"
 #include "storage/database.hpp"
 #include "util/errors.hpp"
+#include "util/json.hpp"
 
 namespace crmd::functions {
 
@@ -32,6 +33,8 @@ constexpr lua_Integer kMoveChunk = 1 << 14;
 // What a JSON node costs besides its text (boost::json::value, an object's slot), to charge a
 // conversion against the memory cap.
 constexpr std::size_t kJsonNodeBytes = 32;
+// How many times its text a crm call's answer takes once parsed (boost::json values and strings).
+constexpr std::size_t kJsonTextGrowth = 4;
 const char kNullKey = 0;                      // crm.null: a light userdata at this address
 
 // One call's accounting. Its address is in every thread's extra space (lua_getextraspace: a new
@@ -239,8 +242,19 @@ std::pair<int, json::value> Dispatch(lua_State* L, std::string_view method, cons
   Run& run = RunOf(L);
   Check(L);
   try {
-    storage::ReadDeadline bound(run.deadline);
-    return run.host->dispatch(method, target, body);
+    std::pair<int, std::string> answer;
+    {
+      storage::ReadDeadline bound(run.deadline);
+      answer = run.host->dispatch(method, target, body);
+    }
+    // Its JSON takes a few times its text: within what the memory cap leaves, or not at all.
+    const std::size_t room = run.memory_limit > run.memory_used ? run.memory_limit - run.memory_used : 0;
+    if (answer.second.size() > room / kJsonTextGrowth) {
+      run.out_of_memory = true;
+      luaL_error(L, "not enough memory");
+    }
+    auto parsed = ParseJson(answer.second);
+    return {answer.first, parsed.ok() ? std::move(parsed).value() : json::value()};
   } catch (const storage::ReadTimedOut&) {
     if (Clock::now() < run.deadline) throw;
     run.out_of_time = true;

@@ -27,11 +27,11 @@ struct LuaLimits {
 };
 
 // What a function's `crm` calls reach. `method` GET, POST or PUT; `target` a path below the prefix
-// with its query (`/classes/Tasks?where=...`); `body` for writes. Answers the status and JSON body
-// the record API answers.
+// with its query (`/classes/Tasks?where=...`); `body` for writes. Answers the status and the JSON
+// text the record API answers (parsed by the call, within its memory cap).
 struct LuaHost {
-  std::function<std::pair<int, boost::json::value>(std::string_view method, const std::string& target,
-                                                   const boost::json::value* body)>
+  std::function<std::pair<int, std::string>(std::string_view method, const std::string& target,
+                                            const boost::json::value* body)>
       dispatch;
   std::function<bool(std::string_view flag)> config_flag;
   std::function<void(std::string_view message)> log;

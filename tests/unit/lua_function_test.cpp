@@ -29,7 +29,7 @@ Ran Call(std::string_view code, LuaLimits limits = {}, const json::object& body 
   Ran ran{json::value(), {}, {}};
   LuaHost host;
   host.dispatch = [](std::string_view, const std::string&, const json::value*) {
-    return std::pair<int, json::value>{200, json::object{{"results", json::array{}}}};
+    return std::pair<int, std::string>{200, R"({"results":[]})"};
   };
   host.config_flag = [](std::string_view) { return true; };
   host.log = [&](std::string_view m) { ran.logged.emplace_back(m); };
@@ -193,9 +193,26 @@ TEST(LuaFunctionTest, TheAnswersConversionIsWithinTheMemoryCap) {
   ASSERT_TRUE(ran.answer.ok());
 }
 
+TEST(LuaFunctionTest, ACrmAnswerIsParsedOnlyWithinTheMemoryCap) {
+  LuaHost host;
+  const std::string big = R"({"results":[")" + std::string(8u << 20, 'x') + R"("]})";
+  host.dispatch = [&](std::string_view, const std::string&, const json::value*) { return std::pair<int, std::string>{200, big}; };
+  host.config_flag = [](std::string_view) { return false; };
+  host.log = [](std::string_view) {};
+  LuaLimits limits;
+  limits.memory_bytes = 16u << 20;
+  auto answer = RunLua("t", R"lua(return {#crm.find("Tasks")})lua", {}, nullptr, limits, host);
+  ASSERT_FALSE(answer.ok());
+  EXPECT_EQ(answer.error().message, "function t ran out of memory");
+  limits.memory_bytes = 64u << 20;
+  answer = RunLua("t", R"lua(return {#crm.find("Tasks")})lua", {}, nullptr, limits, host);
+  ASSERT_TRUE(answer.ok()) << answer.error().message;
+  EXPECT_EQ(json::serialize(answer.value()), "[1]");
+}
+
 TEST(LuaFunctionTest, AStoreFaultInACrmCallIsThrownAgainOutsideTheInterpreter) {
   LuaHost host;
-  host.dispatch = [](std::string_view, const std::string&, const json::value*) -> std::pair<int, json::value> {
+  host.dispatch = [](std::string_view, const std::string&, const json::value*) -> std::pair<int, std::string> {
     throw std::runtime_error("the store is gone");
   };
   host.config_flag = [](std::string_view) { return false; };
