@@ -1,5 +1,6 @@
 #include "api/mcp.hpp"
 
+#include <cstdlib>
 #include <variant>
 
 #include "mcp/json_rpc.hpp"
@@ -32,6 +33,14 @@ bool IsJson(std::optional<std::string_view> content_type) {
 }
 
 }  // namespace
+
+std::optional<Response> RefuseMcpHead(const Request& head, bool credential_sent, bool application_known) {
+  if (head.method != Method::kPost || (credential_sent && application_known)) return std::nullopt;
+  const auto length = head.Header("content-length");
+  if (length && std::strtoull(std::string(*length).c_str(), nullptr, 10) <= kOpenMcpMessageBytes) return std::nullopt;
+  if (!credential_sent) return TransportError(403, "Authorization header is required");
+  return TransportError(413, "Message too large for a caller of no known application");
+}
 
 Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials credentials, const mcp::Dispatch& dispatch,
                    std::string_view prefix, McpDoors doors, const std::vector<std::string>* switches,

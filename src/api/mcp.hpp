@@ -12,6 +12,8 @@
 //   - neither and no `Authorization`: 403 `{"code":-32000,"message":"Authorization header is required"}`.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,5 +40,16 @@ struct McpDoors {
 Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials credentials, const mcp::Dispatch& dispatch,
                    std::string_view prefix, McpDoors doors = {}, const std::vector<std::string>* switches = nullptr,
                    const std::string& metadata_url = {});
+
+// The largest message an MCP caller that is not known yet may send: `initialize`, `ping` and
+// `tools/list` are a few hundred bytes; the 24 MiB of Upload-Public-File are for callers with a
+// key or a token of a known application (issue 31: nothing anonymous is read to the end first).
+inline constexpr std::size_t kOpenMcpMessageBytes = 64u << 10;
+
+// A `POST /mcp[/<appId>]` refused from its head, before its body is read: without a credential
+// header and larger than kOpenMcpMessageBytes (or of no announced length), the 403 a `tools/call`
+// without one gets; with a credential of an application that does not exist, 413. nullopt: the
+// body may be read.
+std::optional<Response> RefuseMcpHead(const Request& head, bool credential_sent, bool application_known);
 
 }  // namespace crmd::api

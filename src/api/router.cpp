@@ -265,6 +265,15 @@ std::optional<Response> Router::Early(const Request& head) {
     std::optional<Response> decided;
     if (segments.size() == 3 && segments[0] == "functions" && head.method == Method::kPost) {
       return EarlyFunction(head, segments);
+    } else if (!segments.empty() && segments[0] == "mcp" && segments.size() <= 2) {
+      const auto app_id = segments.size() == 2 ? std::optional<std::string_view>(segments[1]) : head.Header(app_id_header_);
+      const bool sent = head.Header(master_key_header_) || head.Header(api_key_header_) || head.Header("authorization");
+      auto refused = RefuseMcpHead(head, sent, app_id && registry_.Find(*app_id));
+      if (refused) AddCorsHeaders(head, *refused);
+      return refused;
+    } else if (segments.size() == 3 && segments[0] == "oauth" && !registry_.Find(segments[1])) {
+      // An OAuth server is its application's: none for an application that does not exist.
+      decided = ErrorResponse(ApiError{404, 0, "Not found", ErrorBody::kErrorOnly});
     } else if ((segments.size() == 3 && segments[0] == "functions") ||
                (!segments.empty() && (segments[0] == "mcp" || segments[0] == "oauth"))) {
       return std::nullopt;  // an MCP message or an OAuth request: its handler decides

@@ -216,3 +216,18 @@ test('issue 31 #18: trigger fan-out from one write is bounded: past 1,000 action
   assert.equal(await counted(), 1000, 'and no more rows come');
   await alive(srv);
 });
+
+test('issue 31: nothing anonymous is read to the end before its application and credential are known: MCP messages and OAuth posts', async () => {
+  const { srv, a } = await luaServer({});
+  // An MCP message without a credential is a few hundred bytes (initialize, tools/list); a large
+  // one could only be a tools/call, which needs a credential: refused from its head.
+  assert.equal(await headAnswer(srv, `POST /mcp/${a.appId} HTTP/1.1`, 4 << 20), 403);
+  assert.equal(await headAnswer(srv, 'POST /mcp/NoSuchApp HTTP/1.1\r\nX-Core-API-Key: guess', 4 << 20), 413);
+  assert.equal(await headAnswer(srv, 'POST /oauth/NoSuchApp/token HTTP/1.1', 4 << 20), 404);
+  // What a client without a credential sends still works, and a key's large message is read.
+  const init = await request(srv, 'POST', `/mcp/${a.appId}`, { headers: { 'Content-Type': 'application/json' },
+    body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } } });
+  assert.equal(init.status, 200, init.text);
+  assert.equal(await headAnswer(srv, `POST /mcp/${a.appId} HTTP/1.1\r\nX-Core-API-Key: ${a.apiKey}`, 4 << 20), 0, 'a key\'s message is read whole');
+  await alive(srv);
+});
