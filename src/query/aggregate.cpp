@@ -6,6 +6,7 @@
 #include "auth/authorize.hpp"
 #include "query/aggregate_plan.hpp"
 #include "query/read.hpp"
+#include "query/visibility.hpp"
 #include "query/where_parser.hpp"
 #include "schema/codec.hpp"
 #include "schema/names.hpp"
@@ -268,10 +269,10 @@ Status Aggregate(auth::Context& ctx, std::string_view class_name,
     plan.accumulators.push_back({AccumulatorOp::kCount, {}, 1});
     outputs.emplace_back("count", std::nullopt);
   }
-  if (!ctx.identity.IsMaster()) plan.query.readable_by = ctx.identity.Principals();
   if (stages.match) {
     CRMD_ASSIGN(plan.query.where, ParseWhere(*stages.match, *cls, *snapshot, ctx.identity));
   }
+  LimitToReadable(ctx.identity, *snapshot, *cls, plan.query);
 
   auto rows = ctx.app->db().Aggregate(*cls, plan);
   if (rows.size() > kMaxGroups) return Bad("The aggregation produced more than " + std::to_string(kMaxGroups) + " groups");

@@ -9,6 +9,7 @@
 #include "auth/acl.hpp"
 #include "auth/authorize.hpp"
 #include "query/encode.hpp"
+#include "query/visibility.hpp"
 #include "query/where_parser.hpp"
 #include "schema/names.hpp"
 #include "storage/database.hpp"
@@ -101,16 +102,16 @@ const schema::ClassSchema* IncludedClass(const schema::Snapshot& snapshot, const
 // The records of `target` named by `ids` that an include shows the caller. An included record is
 // read through the same door as a direct get: none when the class is closed to the caller, and
 // a record its ACL hides is left out (its pointer stays a Pointer, as a direct get answers 404).
-std::vector<storage::Row> ReadableIncluded(const auth::Context& ctx, const schema::ClassSchema& target,
-                                           const std::unordered_set<std::string>& ids) {
+std::vector<storage::Row> ReadableIncluded(const auth::Context& ctx, const schema::Snapshot& snapshot,
+                                           const schema::ClassSchema& target, const std::unordered_set<std::string>& ids) {
   if (ids.empty()) return {};
   if (!auth::Authorize(ctx.identity, auth::Operation::kGet, target.name, &target).ok()) return {};
   auto found = ctx.app->db().GetMany(target, {ids.begin(), ids.end()});
   if (ctx.identity.IsMaster()) return std::move(found.rows);
-  const auto principals = ctx.identity.Principals();
+  const ReadableRows readable(ctx.identity, snapshot);
   std::vector<storage::Row> out;
   for (auto& row : found.rows)
-    if (auth::AclGrants(row.acl, principals, false)) out.push_back(std::move(row));
+    if (readable.Allows(target, row)) out.push_back(std::move(row));
   return out;
 }
 
@@ -140,7 +141,7 @@ void ExpandArrays(const auth::Context& ctx, const schema::Snapshot& snapshot, co
     const auto* target = snapshot.Find(class_name);
     if (!target) continue;
     std::unordered_map<std::string, json::object> found;
-    for (const auto& row : ReadableIncluded(ctx, *target, ids)) found.emplace(row.object_id, IncludedObject(*target, row));
+    for (const auto& row : ReadableIncluded(ctx, snapshot, *target, ids)) found.emplace(row.object_id, IncludedObject(*target, row));
     std::vector<json::object*> next;
     for (auto* obj : objects) {
       auto* v = obj->if_contains(field);
@@ -172,7 +173,7 @@ void Expand(const auth::Context& ctx, const schema::Snapshot& snapshot,
       if (auto* v = obj->if_contains(field); v && !PointerId(*v).empty())
         unique.emplace(PointerId(*v));
     std::unordered_map<std::string, json::object> found;
-    for (const auto& row : ReadableIncluded(ctx, *target, unique))
+    for (const auto& row : ReadableIncluded(ctx, snapshot, *target, unique))
       found.emplace(row.object_id, IncludedObject(*target, row));
     std::vector<json::object*> next;
     for (auto* obj : objects) {
@@ -211,7 +212,7 @@ Expansions LookUpIncluded(const auth::Context& ctx, const schema::Snapshot& snap
     std::unordered_set<std::string> unique;
     for (const auto& span : spans)
       if (span.field == field) unique.insert(span.id);
-    auto readable = ReadableIncluded(ctx, *target, unique);
+    auto readable = ReadableIncluded(ctx, snapshot, *target, unique);
     if (readable.empty()) continue;
     auto& records = out[field];
     for (const auto& row : readable) {
@@ -289,7 +290,7 @@ Result<Readable> FetchReadable(auth::Context& ctx, std::string_view class_name, 
   if (!cls) return errors::ObjectNotFound();
   auto row = ctx.app->db().Get(*cls, object_id);
   if (!row) return errors::ObjectNotFound();
-  if (!ctx.identity.IsMaster() && !auth::AclGrants(row->acl, ctx.identity.Principals(), false))
+  if (!ReadableRows(ctx.identity, *snapshot).Allows(*cls, *row))
     return errors::ObjectNotFound();  // hidden and missing look the same (spec §7)
   return Readable{std::move(snapshot), cls, std::move(*row)};
 }
@@ -327,7 +328,6 @@ Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRe
   if (request.count) CRMD_TRY(auth::Authorize(ctx.identity, auth::Operation::kCount, class_name, cls));
 
   Query query;
-  if (!ctx.identity.IsMaster()) query.readable_by = ctx.identity.Principals();
   if (request.where) {
     // A class that does not exist has no rows, but its where is still checked: a malformed one is
     // the same error whatever the class (Parse validates a query before it looks at the schema).
@@ -336,6 +336,7 @@ Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRe
     CRMD_ASSIGN(auto where, ParseWhere(*request.where, cls ? *cls : missing, *snapshot, ctx.identity));
     if (cls) query.where = std::move(where);
   }
+  if (cls) LimitToReadable(ctx.identity, *snapshot, *cls, query);
   out += "{\"results\":[";
   if (cls && request.limit != 0) {
     query.order = SortableOrder(*cls, request.order);

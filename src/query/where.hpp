@@ -110,6 +110,10 @@ struct Query {
   // Record ACL hook (permissions issue): when set, only rows that are public (no ACL) or whose
   // read list names one of these principals are visible, in the main query and in sub-queries.
   std::optional<std::vector<std::string>> readable_by;
+  // With readable_by, for `_Timeline` (in the main query and in sub-queries): only the rows whose
+  // `objectClass` is one of these, the classes whose records the caller may get (issue 31 #8;
+  // query/visibility.hpp).
+  std::optional<std::vector<std::string>> history_of;
 };
 
 }  // namespace crmd::query

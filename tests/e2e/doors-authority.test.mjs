@@ -170,3 +170,41 @@ test('issue 31 #8: a record\'s history follows its read rights: restricted to it
   assert.equal((await history(M)).body.count, 3, 'the master too; no row was deleted');
   assert.ok(agent);
 });
+
+test('issue 31 #8: the history of a class a session may not read stays hidden from it, whatever read path it takes', async () => {
+  await doors.makeUser(app, 'payroll.agent', null, { role: 'Agents' });
+  const token = (await request(server, 'POST', '/core/login', { headers: appHeaders(app), body: { username: 'payroll.agent', password: 'Agent5ecret' } })).body.sessionToken;
+  const agent = { ...appHeaders(app), 'X-Core-Session-Token': token };
+  // Records without an ACL, kept from Agents by the class's permissions alone (a common Parse setup).
+  const closed = { 'role:Administrators': true };
+  const made = await request(server, 'POST', '/core/schemas/Payroll', { headers: M, body: { className: 'Payroll',
+    fields: { Name: { type: 'String' }, Salary: { type: 'Number' } },
+    classLevelPermissions: { find: closed, count: closed, get: closed, create: closed, update: closed, delete: closed, addField: closed },
+    timeline: { displayFields: {}, index: {} } } });
+  assert.equal(made.status, 200, made.text);
+  const row = await request(server, 'POST', '/core/classes/Payroll', { headers: M, body: { Name: 'CEO', Salary: 1000000 } });
+  assert.equal(row.status, 201, row.text);
+  assert.equal((await request(server, 'GET', '/core/classes/Payroll', { headers: agent })).status, 400, 'the class is closed to Agents');
+  const mine = await request(server, 'GET', `/core/classes/_Timeline?where=${where({ objectClass: 'Payroll' })}&count=1`, { headers: agent });
+  assert.equal(mine.status, 200, mine.text);
+  assert.equal(mine.body.count, 0, 'its history is too');
+  const all = await request(server, 'GET', `/core/classes/_Timeline?where=${where({ objectClass: 'Payroll' })}`, { headers: M });
+  assert.equal(all.body.results.length, 1, 'the master reads it');
+  const historyId = all.body.results[0].objectId;
+  assert.equal((await request(server, 'GET', `/core/classes/_Timeline/${historyId}`, { headers: agent })).status, 404, 'nor by its id');
+  const grouped = await request(server, 'GET', `/core/classes-aggregate/_Timeline?group=${encodeURIComponent(JSON.stringify({ _id: '$objectClass', n: { $sum: 1 } }))}`, { headers: agent });
+  assert.equal(grouped.status, 200, grouped.text);
+  assert.ok(!JSON.stringify(grouped.body).includes('Payroll'), `nor through an aggregate: ${grouped.text}`);
+  // A record the Agent reads, whose Name is the hidden record's id: a sub-query of the history
+  // would tell the id by matching it.
+  assert.equal((await request(server, 'POST', '/core/classes/Tasks', { headers: M, body: { Name: row.body.objectId } })).status, 201);
+  const sub = await request(server, 'GET', `/core/classes/Tasks?count=1&limit=0&where=${where({ Name: { $select: { query: { className: '_Timeline', where: { objectClass: 'Payroll' } }, key: 'objectIdValue' } } })}`, { headers: agent });
+  assert.equal(sub.status, 200, sub.text);
+  assert.equal(sub.body.count, 0, 'nor through a sub-query');
+  const subMaster = await request(server, 'GET', `/core/classes/Tasks?count=1&limit=0&where=${where({ Name: { $select: { query: { className: '_Timeline', where: { objectClass: 'Payroll' } }, key: 'objectIdValue' } } })}`, { headers: M });
+  assert.equal(subMaster.body.count, 1, 'which finds it for the master');
+  // Rows of the classes an Agent reads stay readable.
+  const account = await request(server, 'POST', '/core/classes/Accounts', { headers: M, body: { Name: 'Visible Person' } });
+  const seen = await request(server, 'GET', `/core/classes/_Timeline?where=${where({ objectIdValue: account.body.objectId })}&count=1`, { headers: agent });
+  assert.equal(seen.body.count, 1, seen.text);
+});

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "schema/log_classes.hpp"
+
 namespace crmd::storage::sql {
 
 namespace {
@@ -21,6 +23,14 @@ class Compiler {
     if (q.readable_by) {
       sql += " AND ";
       sql += d_.ReadableBy(alias, *q.readable_by, bind_);
+    }
+    if (q.history_of && cls.name == schema::kTimelineClass) {
+      Expr of_classes;
+      of_classes.kind = ExprKind::kIn;
+      of_classes.flag = false;  // In's flag negates
+      of_classes.field.column = "objectClass";
+      for (const auto& name : *q.history_of) of_classes.values.emplace_back(name);
+      sql += " AND " + Emit(of_classes, cls, alias, q);
     }
     return sql;
   }
@@ -78,6 +88,7 @@ class Compiler {
                        d_.Table(e.sub->cls->name));
     query::Query sub_query;
     sub_query.readable_by = q.readable_by;
+    sub_query.history_of = q.history_of;
     if (e.sub->where) sub_query.where = Clone(*e.sub->where);
     sql += Where(sub_query, *e.sub->cls, sub) + ")";
     return e.flag ? Not(sql) : sql;

@@ -156,6 +156,7 @@ SqlFragment SeekWhere(const schema::ClassSchema& cls, const query::Query& query,
   Conjuncts(*query.where, conjuncts);
   query::Query seek;
   seek.readable_by = query.readable_by;
+  seek.history_of = query.history_of;
   seek.where = Expr{};
   seek.where->kind = ExprKind::kAnd;
   for (const Expr* e : conjuncts) {
