@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { setup, stopAll, createApp, pollUntil, request, masterHeaders, cliJson } from './lib/harness.mjs';
-import { MemoryProvider, hiddenFields, postForm, REDIRECT } from './lib/oauth.mjs';
+import { MemoryProvider, hiddenFields, postForm, REDIRECT, oauthDoors } from './lib/oauth.mjs';
 
 let server;
 let app;
@@ -38,22 +38,7 @@ async function signIn(provider, username, password, decision = 'allow') {
 const mcpUrl = (a = app) => `${server.base}/mcp/${a.appId}`;
 
 // A user of the application with `switches`, in the Viewers role (who may read Accounts).
-async function makeUser(username, switches, { role = 'Viewers', a = app } = {}) {
-  const M = masterHeaders(a);
-  const made = await request(server, 'POST', '/core/users', { headers: M, body: { username, password: 'Agent5ecret' } });
-  assert.equal(made.status, 201, made.text);
-  if (switches) {
-    const set = await request(server, 'PUT', `/core/users/${made.body.objectId}`, { headers: M, body: { mcpPermissions: switches } });
-    assert.equal(set.status, 200, set.text);
-  }
-  if (role) {
-    const roles = await request(server, 'GET', `/core/classes/_Role?where=${encodeURIComponent(JSON.stringify({ name: role }))}`, { headers: M });
-    const added = await request(server, 'PUT', `/core/classes/_Role/${roles.body.results[0].objectId}`, { headers: M,
-      body: { users: { __op: 'AddRelation', objects: [{ __type: 'Pointer', className: '_User', objectId: made.body.objectId }] } } });
-    assert.equal(added.status, 200, added.text);
-  }
-  return made.body.objectId;
-}
+const makeUser = (username, switches, { role = 'Viewers', a = app } = {}) => oauthDoors(server).makeUser(a, username, switches, { role });
 
 // The whole flow, as an MCP client runs it: the provider ends up holding tokens.
 async function authorized(username, a = app) {
