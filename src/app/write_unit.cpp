@@ -19,11 +19,10 @@ std::unique_ptr<storage::WriteTransaction> Begin(Application& app, QueuedGroup* 
 
 }  // namespace
 
-WriteUnit::WriteUnit(Application& app, QueuedGroup* queued, bool exclusive, auth::Identity identity)
+WriteUnit::WriteUnit(Application& app, QueuedGroup* queued, bool exclusive)
     : app_(app),
       queued_(queued),
       exclusive_(exclusive),
-      identity_(std::move(identity)),
       txn_(Begin(app, queued, exclusive)),
       // Read once the transaction holds the store: schema changes are made by exclusive writes
       // only, so nobody changes it while the unit runs.
@@ -120,12 +119,8 @@ WriteUnit::Nested::~Nested() {
   }
 }
 
-void BeforeSlowWork(auth::Context& ctx) {
-  if (!ctx.unit && ctx.queued) ctx.queued->storage().Flush();
-}
-
 namespace detail {
-Application& AppOf(const auth::Context& ctx) { return *ctx.app; }
+void FlushGroup(QueuedGroup& queued) { queued.storage().Flush(); }
 }  // namespace detail
 
 }  // namespace crmd::app

@@ -29,7 +29,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "auth/context.hpp"
 #include "schema/class_schema.hpp"
 #include "storage/database.hpp"
 #include "util/result.hpp"
@@ -45,14 +44,13 @@ class WriteUnit {
 
   // Begins an outermost write of `app`: in `queued` (a write queue's group) when given, else a
   // transaction of its own.
-  WriteUnit(Application& app, QueuedGroup* queued, bool exclusive, auth::Identity identity);
+  WriteUnit(Application& app, QueuedGroup* queued, bool exclusive);
   ~WriteUnit();  // rolls back unless committed
   WriteUnit(const WriteUnit&) = delete;
   WriteUnit& operator=(const WriteUnit&) = delete;
 
   storage::WriteTransaction& txn() { return *txn_; }
   Application& app() { return app_; }
-  const auth::Identity& identity() const { return identity_; }
   bool exclusive() const { return exclusive_; }
   // 0 while the outermost write runs; each nested write adds one for as long as it runs.
   int depth() const { return depth_; }
@@ -112,7 +110,6 @@ class WriteUnit {
   Application& app_;
   QueuedGroup* queued_;
   bool exclusive_;
-  auth::Identity identity_;
   std::unique_ptr<storage::WriteTransaction> txn_;
   std::shared_ptr<const schema::Snapshot> schema_;
   bool schema_changed_ = false;
@@ -129,26 +126,35 @@ enum class WriteStart {
   kExclusive,  // a write that changes the schema for sure (the schema API)
 };
 
-// Before work that takes long and needs no store (a password hash): what the caller's write group
-// holds is made durable and the store let go, so no other write waits behind that work (a batch's
-// items share a group that holds the store from their first write to its flush). A nested write
-// cannot let go of its unit: it does the work holding it.
-void BeforeSlowWork(auth::Context& ctx);
+// The functions below take the request's context: any type with `app`
+// (std::shared_ptr<Application>), `unit` (WriteUnit*) and `queued` (QueuedGroup*) members, such as
+// auth::Context, which lives in a layer above this one.
 
 namespace detail {
+void FlushGroup(QueuedGroup& queued);
+
 // Points the context at `unit` for as long as the outermost write runs.
+template <typename Context>
 class UnitScope {
  public:
-  UnitScope(auth::Context& ctx, WriteUnit& unit) : ctx_(ctx) { ctx_.unit = &unit; }
+  UnitScope(Context& ctx, WriteUnit& unit) : ctx_(ctx) { ctx_.unit = &unit; }
   ~UnitScope() { ctx_.unit = nullptr; }
   UnitScope(const UnitScope&) = delete;
   UnitScope& operator=(const UnitScope&) = delete;
 
  private:
-  auth::Context& ctx_;
+  Context& ctx_;
 };
-Application& AppOf(const auth::Context& ctx);
 }  // namespace detail
+
+// Before work that takes long and needs no store (a password hash): what the caller's write group
+// holds is made durable and the store let go, so no other write waits behind that work (a batch's
+// items share a group that holds the store from their first write to its flush). A nested write
+// cannot let go of its unit: it does the work holding it.
+template <typename Context>
+void BeforeSlowWork(Context& ctx) {
+  if (!ctx.unit && ctx.queued) detail::FlushGroup(*ctx.queued);
+}
 
 // Runs `body(unit)` as one write of `ctx`; `body` returns a Result (or Status).
 //   - Nested (ctx.unit is set): in a savepoint of that unit, kept when the body succeeds, rolled
@@ -158,8 +164,8 @@ Application& AppOf(const auth::Context& ctx);
 //     a schema change the unit could not make, the unit is rolled back and the body runs again in
 //     an exclusive unit: a body must therefore do nothing outside the unit that it cannot do twice
 //     (what must happen once goes into AfterCommit).
-template <typename Body>
-auto RunWrite(auth::Context& ctx, Body&& body, WriteStart start = WriteStart::kGrouped)
+template <typename Context, typename Body>
+auto RunWrite(Context& ctx, Body&& body, WriteStart start = WriteStart::kGrouped)
     -> std::invoke_result_t<Body&, WriteUnit&> {
   using Outcome = std::invoke_result_t<Body&, WriteUnit&>;
   if (ctx.unit) {
@@ -173,8 +179,8 @@ auto RunWrite(auth::Context& ctx, Body&& body, WriteStart start = WriteStart::kG
   }
   bool exclusive = start == WriteStart::kExclusive;
   for (;;) {
-    WriteUnit unit(detail::AppOf(ctx), ctx.queued, exclusive, ctx.identity);
-    detail::UnitScope scope(ctx, unit);
+    WriteUnit unit(*ctx.app, ctx.queued, exclusive);
+    detail::UnitScope<Context> scope(ctx, unit);
     Outcome outcome = body(unit);
     if (unit.restarting() && !exclusive) {
       exclusive = true;

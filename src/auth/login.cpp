@@ -5,7 +5,7 @@
 #include "auth/password.hpp"
 #include "auth/password_gate.hpp"
 #include "auth/sessions.hpp"
-#include "query/encode.hpp"
+#include "schema/encode.hpp"
 #include "schema/system_classes.hpp"
 #include "util/errors.hpp"
 #include "util/time.hpp"
@@ -122,7 +122,7 @@ Result<json::object> LogIn(Context& ctx, std::string_view username, std::string_
     }
     txn.Update(cls, columns, update);
     auto stored = txn.Get(cls, fresh->row.object_id);
-    json::object out = query::EncodeRow(cls, *stored);
+    json::object out = schema::EncodeRow(cls, *stored);
     // Spec §4.7 lists these in every login answer: null when the user has none.
     for (const char* field : {"email", "name", "createdBy", "updatedBy"})
       if (!out.contains(field)) out[field] = nullptr;
@@ -140,7 +140,7 @@ Result<json::object> CurrentUser(Context& ctx, std::string_view token) {
   const auto& cls = *snapshot->Find("_User");
   auto row = ctx.app->db().Get(cls, ctx.identity.user_id);
   if (!row) return errors::InvalidSessionToken();
-  json::object out = query::EncodeRow(cls, *row);
+  json::object out = schema::EncodeRow(cls, *row);
   out["sessionToken"] = token;
   return out;
 }

@@ -216,8 +216,8 @@ void SetGrant(storage::WriteTransaction& txn, const schema::ClassSchema& cls, st
 // Every row of `family`: a revoked grant.
 void DeleteFamily(storage::WriteTransaction& txn, const schema::ClassSchema& cls, const std::string& user_id,
                   const std::string& family) {
-  query::Query q;
-  q.where = query::FieldEquals("user", user_id);
+  schema::Query q;
+  q.where = schema::FieldEquals("user", user_id);
   q.limit = -1;
   std::vector<std::string> ids;
   txn.Find(cls, q, [&](const storage::Row& row) {

@@ -33,9 +33,9 @@ const schema::ClassSchema& SessionClass(const schema::Snapshot& snapshot) {
   return *snapshot.Find("_Session");
 }
 
-query::Query SessionsWhere(const std::string& column, storage::Cell value) {
-  query::Query q;
-  q.where = query::FieldEquals(column, std::move(value));
+schema::Query SessionsWhere(const std::string& column, storage::Cell value) {
+  schema::Query q;
+  q.where = schema::FieldEquals(column, std::move(value));
   q.limit = -1;
   return q;
 }

@@ -23,7 +23,7 @@ std::set<std::string, std::less<>> Referenced(app::Application& app) {
     for (const auto& [field, def] : cls->fields)
       if (def.type == schema::FieldType::kFile || def.type == schema::FieldType::kPrivateFile) fields.push_back(field);
     if (fields.empty()) continue;
-    query::Query all;
+    schema::Query all;
     all.limit = -1;
     app.db().Find(*cls, all, [&](storage::Row& row) {
       for (const auto& field : fields) {

@@ -13,8 +13,8 @@ constexpr std::string_view kConfigClass = "Config";
 bool ReadFlag(app::Application& app, const schema::Snapshot& snapshot, std::string_view flag) {
   const auto* cls = snapshot.Find(kConfigClass);
   if (!cls || !cls->FindField("Name") || !cls->FindField("Value")) return false;
-  query::Query q;
-  q.where = query::FieldEquals("Name", std::string(flag));
+  schema::Query q;
+  q.where = schema::FieldEquals("Name", std::string(flag));
   q.order = {{"createdAt", false}, {"objectId", false}};
   q.limit = 1;
   std::optional<storage::Row> first;

@@ -205,8 +205,8 @@ Result<json::object> WebToTable(auth::Context& ctx, const json::object& body, co
   if (auto name = body.if_contains("Name"); name && name->is_string()) row["Name"] = *name;
   row["AccountId"] = PointerTo(kAccounts, contact_id);
   if (form.sale) {
-    query::Query earlier;
-    earlier.where = query::FieldEquals("AccountId", contact_id);
+    schema::Query earlier;
+    earlier.where = schema::FieldEquals("AccountId", contact_id);
     earlier.limit = 1;
     bool had_sale = false;
     if (target->FindField("AccountId")) txn.Find(*target, earlier, [&](storage::Row&) { return had_sale = true, false; });

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "app/write_unit.hpp"
+#include "auth/context.hpp"
 #include "schema/log_classes.hpp"
 #include "storage/database.hpp"
 #include "util/log.hpp"
@@ -225,9 +226,9 @@ void RequestLog::Prune(app::Application& app) {
   const auto* cls = app.schema()->Find(schema::kRequestLogClass);
   if (!cls) return;
   const std::int64_t cutoff = timeutil::NowMillis() - std::int64_t{options_.retention_days} * 86'400'000;
-  query::Query older;
-  older.where = query::FieldEquals("createdAt", timeutil::FormatIso(cutoff));
-  older.where->op = query::CompareOp::kLt;
+  schema::Query older;
+  older.where = schema::FieldEquals("createdAt", timeutil::FormatIso(cutoff));
+  older.where->op = schema::CompareOp::kLt;
   older.order = {{"createdAt", false}};
   older.limit = kPruneBatch;
   auth::Context ctx;

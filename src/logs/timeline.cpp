@@ -41,12 +41,12 @@ std::string DataOf(const schema::ClassSchema& cls, const json::object& body, con
 }
 
 // The history of the record before this change: its rows no longer hold the newest state.
-query::Expr NewestRowOf(std::string_view class_name, std::string_view object_id) {
-  query::Expr all;
-  all.kind = query::ExprKind::kAnd;
-  all.children.push_back(query::FieldEquals("objectIdValue", std::string(object_id)));
-  all.children.push_back(query::FieldEquals("objectClass", std::string(class_name)));
-  all.children.push_back(query::FieldEquals("Last", std::int64_t{1}));
+schema::Expr NewestRowOf(std::string_view class_name, std::string_view object_id) {
+  schema::Expr all;
+  all.kind = schema::ExprKind::kAnd;
+  all.children.push_back(schema::FieldEquals("objectIdValue", std::string(object_id)));
+  all.children.push_back(schema::FieldEquals("objectClass", std::string(class_name)));
+  all.children.push_back(schema::FieldEquals("Last", std::int64_t{1}));
   return all;
 }
 
@@ -73,10 +73,10 @@ void FollowAcl(app::WriteUnit& unit, std::string_view class_name, std::string_vi
                const std::optional<std::string>& acl) {
   const schema::ClassSchema* history = unit.schema()->Find(schema::kTimelineClass);
   if (!history) return;
-  query::Expr rows;
-  rows.kind = query::ExprKind::kAnd;
-  rows.children.push_back(query::FieldEquals("objectIdValue", std::string(object_id)));
-  rows.children.push_back(query::FieldEquals("objectClass", std::string(class_name)));
+  schema::Expr rows;
+  rows.kind = schema::ExprKind::kAnd;
+  rows.children.push_back(schema::FieldEquals("objectIdValue", std::string(object_id)));
+  rows.children.push_back(schema::FieldEquals("objectClass", std::string(class_name)));
   unit.txn().SetAclWhere(*history, rows, acl);
 }
 

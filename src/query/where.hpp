@@ -1,119 +1,19 @@
-// The `where` AST: what query/where_parser.cpp builds from a request's JSON and the class schema,
-// and what each storage dialect compiles to SQL. Values are already typed cells; names are
-// already resolved against the schema, so nothing here is raw client text.
-//
-// Grammar:
-//   Expr := And(Expr+) | Or(Expr+) | Nor(Expr+) | Const(true|false)
-//         | Compare(Field, =|<>|<|<=|>|>=, Cell)       null-aware: `= null` is IS NULL
-//         | In(Field, Cell*, has_null, negated)
-//         | Exists(Field, bool)                        spec §4.3: null present, "" neither
-//         | Regex(Field, pattern)                      query/portable_regex.hpp's form, flags folded in
-//         | All(Field, Cell*) | ContainedBy(Field, Cell*)        array fields
-//         | Text(Field, term*)                          any of the words; needs a text index on the field
-//         | InQuery(Field, SubQuery, negated)          Field IN (SELECT objectId FROM sub ...)
-//         | Select(Field, SubQuery, negated)           Field IN (SELECT key FROM sub ...)
-//         | RelatedTo(owner class, owner id, relation key)
-//         | HoldsAny(Relation field, id+, negated)    the row's relation holds one of the ids
-//         | HoldsAll(Relation field, id+)             ... holds every one of them
-// Array fields compare element-wise (Mongo semantics): `tags = "a"` means "contains a".
+// The `where` AST and the list query, as query/ names them: they are value types of the bottom
+// layer (schema/query.hpp), which storage compiles.
 #pragma once
 
-#include <memory>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "schema/class_schema.hpp"
+#include "schema/query.hpp"
 #include "storage/row.hpp"
 
 namespace crmd::query {
 
-enum class ExprKind {
-  kAnd,
-  kOr,
-  kNor,
-  kConst,
-  kCompare,
-  kIn,
-  kExists,
-  kRegex,
-  kAll,
-  kContainedBy,
-  kText,
-  kInQuery,
-  kSelect,
-  kRelatedTo,
-  kHoldsAny,
-  kHoldsAll,
-};
-
-enum class CompareOp { kEq, kNe, kLt, kLte, kGt, kGte };
-
-// A resolved field reference.
-struct FieldRef {
-  // A builtin column (objectId, createdAt, updatedAt) or a declared field; empty when the class
-  // does not declare the field, which then reads as absent everywhere (never an error).
-  std::string column;
-  // JSON path inside an Object field (`Meta.a.b` -> {"a","b"}); empty for the whole value.
-  std::vector<std::string> path;
-  // Element-wise semantics: the field is an Array (and no path is used).
-  bool array = false;
-  // Whether explicit nulls of this field are tracked (declared fields, whole value).
-  bool tracks_nulls = false;
-};
-
-struct Expr;
-
-struct SubQuery {
-  std::shared_ptr<const schema::ClassSchema> cls;
-  std::unique_ptr<Expr> where;  // null: every row
-  std::string key;              // the selected column (objectId for $inQuery)
-};
-
-struct Expr {
-  ExprKind kind = ExprKind::kConst;
-  std::vector<Expr> children;        // And, Or, Nor
-  bool flag = true;                  // Const value, Exists value, In/InQuery/Select/HoldsAny negation
-  FieldRef field;
-  CompareOp op = CompareOp::kEq;
-  storage::Cell value;               // Compare (monostate: null)
-  std::vector<storage::Cell> values; // In, All, ContainedBy (never monostate); Holds: distinct ids
-  bool has_null = false;             // In: the list held null
-  std::string text;                  // Regex pattern; RelatedTo key
-  std::vector<std::string> terms;    // Text: the words, any of which matches (never empty)
-  std::string owner_class, owner_id; // RelatedTo
-  std::shared_ptr<SubQuery> sub;     // InQuery, Select
-
-  static Expr Const(bool value) {
-    Expr e;
-    e.kind = ExprKind::kConst;
-    e.flag = value;
-    return e;
-  }
-};
-
-// `column = value` on a builtin or declared column: for internal lookups (sessions, logins).
-inline Expr FieldEquals(std::string column, storage::Cell value) {
-  Expr e;
-  e.kind = ExprKind::kCompare;
-  e.field.column = std::move(column);
-  e.value = std::move(value);
-  return e;
-}
-
-// A list query as storage runs it.
-struct Query {
-  std::optional<Expr> where;
-  std::vector<std::pair<std::string, bool>> order;  // column, descending
-  std::int64_t limit = 100;
-  std::int64_t skip = 0;
-  // Record ACL hook (permissions issue): when set, only rows that are public (no ACL) or whose
-  // read list names one of these principals are visible, in the main query and in sub-queries.
-  std::optional<std::vector<std::string>> readable_by;
-  // With readable_by, for `_Timeline` (in the main query and in sub-queries): only the rows whose
-  // `objectClass` is one of these, the classes whose records the caller may get (issue 31 #8;
-  // query/visibility.hpp).
-  std::optional<std::vector<std::string>> history_of;
-};
+using schema::CompareOp;
+using schema::Expr;
+using schema::ExprKind;
+using schema::FieldEquals;
+using schema::FieldRef;
+using schema::kRegexMemory;
+using schema::Query;
+using schema::SubQuery;
 
 }  // namespace crmd::query

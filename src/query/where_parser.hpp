@@ -26,9 +26,6 @@ inline constexpr std::size_t kMaxInValues = 100000;
 // each is run on every row the query reads, and compiled with up to kRegexMemory of automaton.
 inline constexpr std::size_t kMaxRegexes = 16;
 inline constexpr std::size_t kMaxRegexLength = 1000;
-// RE2's default is 8 MiB; with 1 MiB a hostile pattern's automaton no longer fit and RE2 fell back to
-// its slow matcher (a 16-pattern read over 8 MB: 20 s against 0.6 s), with 4 MiB it takes 0.7 s.
-inline constexpr std::int64_t kRegexMemory = 4 << 20;
 
 // `snapshot` resolves sub-query classes; `identity` is checked (find) on each of them through
 // auth::Authorize, the same door as a direct query.

@@ -84,28 +84,28 @@ Result<std::optional<FieldDef>> InferFieldType(const json::value& value, std::st
   return std::optional<FieldDef>();
 }
 
-Result<storage::Cell> EncodeValue(const json::value& value, const FieldDef& def,
+Result<Cell> EncodeValue(const json::value& value, const FieldDef& def,
                                   std::string_view table, std::string_view field) {
   switch (def.type) {
     case FieldType::kString:
     case FieldType::kHtml:
-      if (value.is_string()) return storage::Cell(std::string(value.get_string()));
-      if (value.is_number()) return storage::Cell(NumberText(value));  // spec §2.2: coerced
+      if (value.is_string()) return Cell(std::string(value.get_string()));
+      if (value.is_number()) return Cell(NumberText(value));  // spec §2.2: coerced
       return Mismatch(table, field, def, value);
     case FieldType::kNumber:
-      if (value.is_int64()) return storage::Cell(value.get_int64());
-      if (value.is_uint64()) return storage::Cell(static_cast<double>(value.get_uint64()));
-      if (value.is_double()) return storage::Cell(value.get_double());
+      if (value.is_int64()) return Cell(value.get_int64());
+      if (value.is_uint64()) return Cell(static_cast<double>(value.get_uint64()));
+      if (value.is_double()) return Cell(value.get_double());
       return Mismatch(table, field, def, value);
     case FieldType::kBoolean:
-      if (value.is_bool()) return storage::Cell(std::int64_t{value.get_bool() ? 1 : 0});
+      if (value.is_bool()) return Cell(std::int64_t{value.get_bool() ? 1 : 0});
       return Mismatch(table, field, def, value);
     case FieldType::kDate: {
       if (!value.is_object() || TypeTag(value.get_object()) != "Date")
         return Mismatch(table, field, def, value);
       auto iso = timeutil::NormalizeIso(StringMember(value.get_object(), "iso"));
       if (!iso) return Mismatch(table, field, def, value);
-      return storage::Cell(std::move(*iso));
+      return Cell(std::move(*iso));
     }
     case FieldType::kPointer: {
       if (!value.is_object() || TypeTag(value.get_object()) != "Pointer")
@@ -114,17 +114,17 @@ Result<storage::Cell> EncodeValue(const json::value& value, const FieldDef& def,
       if (StringMember(o, "className") != def.target_class) return Mismatch(table, field, def, value);
       auto id = StringMember(o, "objectId");
       if (!ids::IsAlnumId(id, kMaxPointerIdLength)) return Mismatch(table, field, def, value);
-      return storage::Cell(std::string(id));
+      return Cell(std::string(id));
     }
     case FieldType::kArray:
       if (!value.is_array()) return Mismatch(table, field, def, value);
       CRMD_TRY(CheckNestedKeys(value));
-      return storage::Cell(ToJson(value));
+      return Cell(ToJson(value));
     case FieldType::kObject:
       if (!value.is_object() || !TypeTag(value.get_object()).empty())
         return Mismatch(table, field, def, value);
       CRMD_TRY(CheckNestedKeys(value));
-      return storage::Cell(ToJson(value));
+      return Cell(ToJson(value));
     case FieldType::kFile:
     case FieldType::kPrivateFile: {
       if (!value.is_object() || TypeTag(value.get_object()) != "File")
@@ -134,7 +134,7 @@ Result<storage::Cell> EncodeValue(const json::value& value, const FieldDef& def,
       if (name.empty()) return Mismatch(table, field, def, value);
       json::object file{{"__type", "File"}, {"name", name}};
       if (auto url = StringMember(o, "url"); !url.empty()) file["url"] = url;
-      return storage::Cell(ToJson(file));
+      return Cell(ToJson(file));
     }
     case FieldType::kRelation:
     case FieldType::kAcl:
@@ -143,8 +143,8 @@ Result<storage::Cell> EncodeValue(const json::value& value, const FieldDef& def,
   return Mismatch(table, field, def, value);
 }
 
-json::value DecodeCell(const storage::Cell& cell, const FieldDef& def) {
-  if (storage::IsNull(cell)) return nullptr;
+json::value DecodeCell(const Cell& cell, const FieldDef& def) {
+  if (IsNull(cell)) return nullptr;
   switch (def.type) {
     case FieldType::kString:
     case FieldType::kHtml:

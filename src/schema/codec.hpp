@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "schema/field_type.hpp"
-#include "storage/row.hpp"
+#include "schema/row.hpp"
 #include "util/result.hpp"
 
 namespace crmd::schema {
@@ -31,11 +31,11 @@ std::string DescribeValue(const boost::json::value& value);
 
 // Checks `value` against `def` and converts it to its stored cell. `table` and `field` name the
 // place in error messages. A null value is not handled here (callers record explicit nulls).
-Result<storage::Cell> EncodeValue(const boost::json::value& value, const FieldDef& def,
+Result<Cell> EncodeValue(const boost::json::value& value, const FieldDef& def,
                                   std::string_view table, std::string_view field);
 
 // The wire form of a stored cell; null for an SQL NULL.
-boost::json::value DecodeCell(const storage::Cell& cell, const FieldDef& def);
+boost::json::value DecodeCell(const Cell& cell, const FieldDef& def);
 
 // Refuses keys starting with `$` or containing `.` anywhere inside an Object or Array value
 // (spec's 121; the prototype-pollution and operator-injection class of SECURITY.md).

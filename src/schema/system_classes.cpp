@@ -1,6 +1,6 @@
 #include "schema/system_classes.hpp"
 
-#include "storage/database.hpp"
+#include "schema/row.hpp"
 
 namespace crmd::schema {
 
@@ -75,8 +75,8 @@ std::vector<ClassSchema> SystemClasses() {
   return out;
 }
 
-bool IsSystemUser(const ClassSchema& users, const storage::Row& row) {
-  const storage::Cell flag = storage::CellOf(users, row, kSystemUserFlag);
+bool IsSystemUser(const ClassSchema& users, const Row& row) {
+  const Cell flag = CellOf(users, row, kSystemUserFlag);
   const auto* on = std::get_if<std::int64_t>(&flag);
   return on && *on == 1;
 }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "schema/class_schema.hpp"
-#include "storage/row.hpp"
+#include "schema/row.hpp"
 
 namespace crmd::schema {
 
@@ -26,6 +26,6 @@ inline constexpr const char* kSystemUserFlag = "_system_user";
 std::vector<ClassSchema> SystemClasses();
 
 // Whether `row` (read with the columns of `users`, the `_User` class) is the system user.
-bool IsSystemUser(const ClassSchema& users, const storage::Row& row);
+bool IsSystemUser(const ClassSchema& users, const Row& row);
 
 }  // namespace crmd::schema

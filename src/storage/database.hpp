@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "query/aggregate_plan.hpp"
-#include "query/where.hpp"
+#include "schema/aggregate_plan.hpp"
+#include "schema/query.hpp"
 #include "schema/class_schema.hpp"
 #include "storage/row.hpp"
 #include "util/ids.hpp"
@@ -149,12 +149,12 @@ class WriteTransaction {
   // Sets `columns` to `cells` on every row `where` selects, leaving updatedAt, the ACL and the
   // null list as they are: bookkeeping of crmd's own (a history row's `Last`), not a record
   // update. Returns how many rows changed.
-  virtual std::int64_t UpdateWhere(const schema::ClassSchema& cls, const query::Expr& where,
+  virtual std::int64_t UpdateWhere(const schema::ClassSchema& cls, const schema::Expr& where,
                                    const std::vector<std::string>& columns, const std::vector<Cell>& cells) = 0;
   // Sets the ACL (and the read and write lists derived from it) of every row `where` selects,
   // leaving updatedAt and every field as they are: a record's history rows following its new ACL
   // (logs/timeline). Returns how many rows changed.
-  virtual std::int64_t SetAclWhere(const schema::ClassSchema& cls, const query::Expr& where,
+  virtual std::int64_t SetAclWhere(const schema::ClassSchema& cls, const schema::Expr& where,
                                    const std::optional<std::string>& acl) = 0;
 
   // The row with every declared column, read inside this transaction.
@@ -165,7 +165,7 @@ class WriteTransaction {
                                        const std::vector<std::string_view>& fields) = 0;
   virtual bool Exists(const schema::ClassSchema& cls, std::string_view object_id) = 0;
   // Find inside this transaction (uniqueness checks, single-use tokens).
-  virtual void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) = 0;
+  virtual void Find(const schema::ClassSchema& cls, const schema::Query& query, const RowSink& sink) = 0;
 
   // Records of `cls` whose `field` has phone key `key` (phone::Key), through the expression index
   // EnsurePhoneKeyIndex made (a scan without it): up to `limit` rows of objectId, createdAt and
@@ -241,14 +241,14 @@ class Database {
   virtual std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) = 0;
   virtual RowSet GetMany(const schema::ClassSchema& cls, const std::vector<std::string>& ids) = 0;
   // Streams the rows `query` selects, in its order, without holding them all.
-  virtual void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) = 0;
+  virtual void Find(const schema::ClassSchema& cls, const schema::Query& query, const RowSink& sink) = 0;
   // How many rows `query`'s where selects (limit and skip ignored).
-  virtual std::int64_t Count(const schema::ClassSchema& cls, const query::Query& query) = 0;
+  virtual std::int64_t Count(const schema::ClassSchema& cls, const schema::Query& query) = 0;
   // Rows of [key, accumulator...] (or [value] when plan.distinct), one per group.
   virtual std::vector<std::vector<Cell>> Aggregate(const schema::ClassSchema& cls,
-                                                   const query::AggregatePlan& plan) = 0;
+                                                   const schema::AggregatePlan& plan) = 0;
   // How the store would run Find, for tests and diagnosis, in terms every store can report.
-  virtual FindPlan ExplainFind(const schema::ClassSchema& cls, const query::Query& query) = 0;
+  virtual FindPlan ExplainFind(const schema::ClassSchema& cls, const schema::Query& query) = 0;
 
   // Owners (owningId) of Relation `field` of `cls` that hold any of `related_ids`.
   virtual std::vector<std::string> RelationOwners(const schema::ClassSchema& cls, std::string_view field,
@@ -279,19 +279,12 @@ class Database {
 };
 
 
-// The declared columns of a class in storage order: every field but Relations.
-std::vector<std::string> StoredColumns(const schema::ClassSchema& cls);
-
-// The cell of `field` in a row read with StoredColumns(cls); NULL when the class lacks it.
-Cell CellOf(const schema::ClassSchema& cls, const Row& row, std::string_view field);
-std::string TextOf(const schema::ClassSchema& cls, const Row& row, std::string_view field);
-
 // The first row of `cls` whose `column` equals `value`, read from a Database or inside a
 // WriteTransaction (both have Find). For internal lookups: sessions, logins, reset tokens.
 template <typename Source>
 std::optional<Row> FindFirst(Source& source, const schema::ClassSchema& cls, std::string column, Cell value) {
-  query::Query q;
-  q.where = query::FieldEquals(std::move(column), std::move(value));
+  schema::Query q;
+  q.where = schema::FieldEquals(std::move(column), std::move(value));
   q.limit = 1;
   std::optional<Row> found;
   source.Find(cls, q, [&](const Row& row) {

@@ -41,10 +41,10 @@ template <typename Sink>
 void EachRow(Database& db, const schema::ClassSchema& cls, Sink&& sink) {
   std::string after;
   for (;;) {
-    query::Query q;
+    schema::Query q;
     if (!after.empty()) {
-      query::Expr e = query::FieldEquals("objectId", after);
-      e.op = query::CompareOp::kGt;
+      schema::Expr e = schema::FieldEquals("objectId", after);
+      e.op = schema::CompareOp::kGt;
       q.where = std::move(e);
     }
     q.order = {{"objectId", false}};
@@ -113,9 +113,9 @@ TransferCounts ExportStore(Database& db, const json::object& header, std::ostrea
       const auto target = map.find(def.target_class);
       if (target == map.end()) continue;
       EachRow(db, cls, [&](const Row& owner) {
-        query::Query q;
-        query::Expr e;
-        e.kind = query::ExprKind::kRelatedTo;
+        schema::Query q;
+        schema::Expr e;
+        e.kind = schema::ExprKind::kRelatedTo;
         e.owner_class = cls.name;
         e.owner_id = owner.object_id;
         e.text = field;

@@ -1,7 +1,5 @@
 #include "util/errors.hpp"
 
-#include "schema/class_schema.hpp"
-
 #include <fmt/format.h>
 
 namespace crmd::errors {
@@ -151,8 +149,8 @@ ApiError Unavailable(std::string_view why) {
   return ApiError{503, kInternal, fmt::format("Service unavailable: {}", why)};
 }
 
-ApiError TooManyFields() {
-  return ApiError{400, 255, fmt::format("A class may have at most {} fields.", schema::kMaxFieldsPerClass)};
+ApiError TooManyFields(std::size_t max) {
+  return ApiError{400, 255, fmt::format("A class may have at most {} fields.", max)};
 }
 
 ApiError TooManyKeys(std::size_t max) { return ApiError{400, kInvalidJson, fmt::format("A body may hold at most {} keys.", max)}; }

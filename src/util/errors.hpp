@@ -68,7 +68,7 @@ ApiError FunctionNotFound();                   // 141 `function not found` (spec
 ApiError Unauthorized();               // 403 {"error":"unauthorized"}: missing or unknown app id
 ApiError MasterKeyRequired();          // 403 {"error":"unauthorized: master key is required"}
 ApiError SystemTableDenied();          // 400 {"error":"Action is denied for system tables"} (spec §7)
-ApiError TooManyFields();              // 400 255 `A class may have at most 500 fields.`
+ApiError TooManyFields(std::size_t max); // 400 255 `A class may have at most <max> fields.`
 ApiError TooManyKeys(std::size_t max); // 400 107 `A body may hold at most <max> keys.`
 ApiError RouteNotFound(std::string_view method, std::string_view path);
 ApiError Internal();                   // 500 {"code":1,"message":"Internal server error."}

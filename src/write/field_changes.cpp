@@ -69,7 +69,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
   // Adds a field the body introduces, to a copy of the class made the first time.
   auto add_field = [&](const std::string& name, schema::FieldDef def) -> Status {
     if (!may_add_fields.ok()) return may_add_fields;
-    if ((grown ? grown->fields.size() : base.fields.size()) >= schema::kMaxFieldsPerClass) return errors::TooManyFields();
+    if ((grown ? grown->fields.size() : base.fields.size()) >= schema::kMaxFieldsPerClass) return errors::TooManyFields(schema::kMaxFieldsPerClass);
     if (!grown) grown = base;
     grown->fields.emplace_back(name, std::move(def));
     out.schema_changed = true;

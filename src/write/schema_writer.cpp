@@ -135,7 +135,7 @@ Status ApplyFields(const json::value& body, schema::ClassSchema& cls) {
     CRMD_ASSIGN(auto options, schema::ParseFieldOptions(spec.get_object(), def, cls.name, name));
     if (!options.empty()) cls.field_options.emplace(name, std::move(options));
     cls.fields.emplace_back(name, std::move(def));
-    if (cls.fields.size() > schema::kMaxFieldsPerClass) return errors::TooManyFields();
+    if (cls.fields.size() > schema::kMaxFieldsPerClass) return errors::TooManyFields(schema::kMaxFieldsPerClass);
   }
   return {};
 }

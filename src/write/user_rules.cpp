@@ -16,8 +16,8 @@ namespace {
 // True when another `_User` row than `self` holds `value` in `field`.
 bool TakenByAnother(storage::WriteTransaction& txn, const schema::ClassSchema& cls, const std::string& field,
                     const std::string& value, const std::string& self) {
-  query::Query q;
-  q.where = query::FieldEquals(field, value);
+  schema::Query q;
+  q.where = schema::FieldEquals(field, value);
   q.limit = 2;
   bool taken = false;
   txn.Find(cls, q, [&](const storage::Row& row) {

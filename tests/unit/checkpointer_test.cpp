@@ -156,7 +156,7 @@ TEST(StoreCheckpointTest, UnderSteadyWritesTheLogStaysNearItsStartSize) {
   // reached ~47 MiB here.
   EXPECT_LT(largest, 8200u * 4120);
   EXPECT_GE(largest, 4000u * 4096);  // it did reach the start, so passes ran
-  EXPECT_EQ(db->Count(cls, query::Query{}), kCommits * kRowsPerCommit);
+  EXPECT_EQ(db->Count(cls, schema::Query{}), kCommits * kRowsPerCommit);
   EXPECT_TRUE(db->CheckIntegrity());
 }
 

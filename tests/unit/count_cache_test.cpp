@@ -22,7 +22,7 @@ class CountCacheTest : public ::testing::Test {
   test::RowsStore store_{"count"};
   std::unique_ptr<Database>& db_ = store_.db;
   const schema::ClassSchema& cls_ = store_.cls;
-  query::Query all_;
+  schema::Query all_;
 };
 
 TEST_F(CountCacheTest, EveryKindOfCommitRetiresTheCachedCount) {

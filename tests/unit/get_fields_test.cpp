@@ -103,7 +103,7 @@ TEST_F(GetFieldsTest, ASnapshotTakenJustBeforeNewFieldsCommittedReadsTheTableWit
   auto read = Read(cls_, {"N"});
   ASSERT_TRUE(read.has_value());
   EXPECT_EQ(read->cells, (std::vector<Cell>{std::monostate{}, std::int64_t{7}, std::monostate{}}));
-  query::Query all;
+  schema::Query all;
   all.limit = -1;
   std::size_t rows = 0;
   db_->Find(cls_, all, [&](Row& row) {

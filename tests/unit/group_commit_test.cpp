@@ -36,7 +36,7 @@ TEST(GroupCommitTest, ConcurrentWritersKeepExactlyTheirCommittedRows) {
     }
     for (auto& th : threads) th.join();
 
-    query::Query all;
+    schema::Query all;
     all.limit = -1;
     int kept = 0, rolled_back_present = 0;
     db->Find(cls, all, [&](const Row& row) {

@@ -56,13 +56,13 @@ class GroupedTopTest : public ::testing::Test {
     master_.principal = auth::Principal::kMaster;
   }
 
-  query::Query Page(const std::string& where, bool descending, std::int64_t limit, std::int64_t skip,
+  schema::Query Page(const std::string& where, bool descending, std::int64_t limit, std::int64_t skip,
                     bool id_too = false) {
     auto parsed = ParseJson(where);
     EXPECT_TRUE(parsed.ok()) << where;
     auto expr = query::ParseWhere(parsed.value(), *snapshot_->Find("Deals"), *snapshot_, master_);
     EXPECT_TRUE(expr.ok()) << where;
-    query::Query q;
+    schema::Query q;
     q.where = std::move(expr).value();
     q.order = {{"createdAt", descending}};
     if (id_too) q.order.emplace_back("objectId", descending);
@@ -71,7 +71,7 @@ class GroupedTopTest : public ::testing::Test {
     return q;
   }
 
-  std::vector<std::string> Ids(const query::Query& q) {
+  std::vector<std::string> Ids(const schema::Query& q) {
     std::vector<std::string> out;
     db_->Find(cls_, q, [&](const Row& row) { return out.push_back(row.object_id), true; });
     return out;
@@ -79,10 +79,10 @@ class GroupedTopTest : public ::testing::Test {
 
   // The same page through the plain statement: an `$or` of one branch is not a conjunction, so
   // PlanGroupedTop has no plan for it.
-  std::vector<std::string> PlainIds(const query::Query& q) {
-    query::Query plain;
-    plain.where = query::Expr{};
-    plain.where->kind = query::ExprKind::kOr;
+  std::vector<std::string> PlainIds(const schema::Query& q) {
+    schema::Query plain;
+    plain.where = schema::Expr{};
+    plain.where->kind = schema::ExprKind::kOr;
     plain.where->children.push_back(*q.where);
     plain.order = q.order;
     plain.limit = q.limit;
@@ -92,7 +92,7 @@ class GroupedTopTest : public ::testing::Test {
   }
 
   // FindGroupedTop itself, on a connection of its own: whether it served the page.
-  bool Served(const query::Query& q, GroupedTopStats* stats = nullptr) {
+  bool Served(const schema::Query& q, GroupedTopStats* stats = nullptr) {
     const auto plan = PlanGroupedTop(cls_, q);
     if (!plan) return false;
     Connection c(dir_.File("data.db"), false);
@@ -102,7 +102,7 @@ class GroupedTopTest : public ::testing::Test {
 
   // The page the store gives equals the plain statement's and holds `rows` rows; `served` says
   // whether the runs served it.
-  void ExpectPage(const query::Query& q, bool served, std::size_t rows, const std::string& what) {
+  void ExpectPage(const schema::Query& q, bool served, std::size_t rows, const std::string& what) {
     EXPECT_EQ(Served(q), served) << what;
     const auto page = Ids(q);
     EXPECT_EQ(page, PlainIds(q)) << what;
@@ -223,7 +223,7 @@ TEST_F(GroupedTopTest, SortsAnIndexServesNeedNoSorter) {
   by_score.order = {{"Score", false}};
   const auto score_plan = db_->ExplainFind(cls_, by_score);
   EXPECT_EQ(score_plan.sorts, 1) << score_plan.text;
-  query::Query newest;
+  schema::Query newest;
   newest.order = {{"createdAt", true}};
   newest.limit = 10;
   const auto newest_plan = db_->ExplainFind(cls_, newest);

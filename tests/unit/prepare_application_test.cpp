@@ -7,6 +7,7 @@
 #include "app/application.hpp"
 #include "storage/sqlite/sqlite_store.hpp"
 #include "app/write_unit.hpp"
+#include "auth/context.hpp"
 #include "schema/log_classes.hpp"
 #include "schema/system_classes.hpp"
 #include "storage/database.hpp"
@@ -89,7 +90,7 @@ TEST(PrepareApplicationTest, AnOlderReleasesApplicationGainsTheSystemUserAndThis
   auto again = Open(dir, settings);
   PrepareApplication(*again);
   EXPECT_EQ(again->system_user_id(), system_user);  // the same user, not a second one
-  query::Query all;
+  schema::Query all;
   all.limit = -1;
   int flagged = 0;
   const auto& users = *again->schema()->Find("_User");

@@ -215,8 +215,8 @@ TEST_F(FireTest, AWriteAtTheThirdLevelFiresABlockedStepAndNoActivation) {
   EXPECT_TRUE(Outbox().empty());
   const auto* log = app_->schema()->Find("_syslogTriggers");
   ASSERT_NE(log, nullptr);
-  query::Query q;
-  q.where = query::FieldEquals("error", std::string(BlockedText("First12345")));
+  schema::Query q;
+  q.where = schema::FieldEquals("error", std::string(BlockedText("First12345")));
   EXPECT_EQ(app_->db().Count(*log, q), 1);
 }
 

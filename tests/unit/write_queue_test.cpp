@@ -111,14 +111,14 @@ class FailingFlushes final : public storage::Database {
   storage::RowSet GetMany(const schema::ClassSchema&, const std::vector<std::string>&) override {
     throw std::logic_error("unused");
   }
-  void Find(const schema::ClassSchema&, const query::Query&, const storage::RowSink&) override {
+  void Find(const schema::ClassSchema&, const schema::Query&, const storage::RowSink&) override {
     throw std::logic_error("unused");
   }
-  std::int64_t Count(const schema::ClassSchema&, const query::Query&) override { throw std::logic_error("unused"); }
-  std::vector<std::vector<storage::Cell>> Aggregate(const schema::ClassSchema&, const query::AggregatePlan&) override {
+  std::int64_t Count(const schema::ClassSchema&, const schema::Query&) override { throw std::logic_error("unused"); }
+  std::vector<std::vector<storage::Cell>> Aggregate(const schema::ClassSchema&, const schema::AggregatePlan&) override {
     throw std::logic_error("unused");
   }
-  storage::FindPlan ExplainFind(const schema::ClassSchema&, const query::Query&) override { throw std::logic_error("unused"); }
+  storage::FindPlan ExplainFind(const schema::ClassSchema&, const schema::Query&) override { throw std::logic_error("unused"); }
   std::vector<std::string> RelationOwners(const schema::ClassSchema&, std::string_view, const std::vector<std::string>&) override {
     throw std::logic_error("unused");
   }

@@ -54,8 +54,8 @@ class WriteUnitTest : public ::testing::Test {
   }
   // Rows of A whose x is `x`, read by another connection: what is committed.
   std::size_t CommittedWithX(std::int64_t x) {
-    query::Query q;
-    q.where = query::FieldEquals("x", storage::Cell(x));
+    schema::Query q;
+    q.where = schema::FieldEquals("x", storage::Cell(x));
     q.limit = -1;
     std::size_t n = 0;
     app_->db().Find(*app_->schema()->Find("A"), q, [&](storage::Row&) { return ++n, true; });

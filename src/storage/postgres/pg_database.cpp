@@ -230,7 +230,7 @@ std::optional<std::string> PhoneKeyParam(const Cell& cell) {
 }
 
 // The SQL of a Find: its where's parameters, then LIMIT and OFFSET.
-std::string FindSql(const Shared& s, const schema::ClassSchema& cls, const query::Query& query, sql::SqlFragment& where) {
+std::string FindSql(const Shared& s, const schema::ClassSchema& cls, const schema::Query& query, sql::SqlFragment& where) {
   const PgDialect& d = s.dialect;
   where = sql::CompileWhere(d, query, cls);
   const std::size_t next = where.params.size() + 1;
@@ -238,7 +238,7 @@ std::string FindSql(const Shared& s, const schema::ClassSchema& cls, const query
                      where.sql, sql::CompileOrder(d, query), next, next + 1);
 }
 
-void RunFind(Connection& c, const Shared& s, const schema::ClassSchema& cls, const query::Query& query,
+void RunFind(Connection& c, const Shared& s, const schema::ClassSchema& cls, const schema::Query& query,
              const RowSink& sink) {
   sql::SqlFragment where;
   const std::string sql = FindSql(s, cls, query, where);
@@ -377,9 +377,9 @@ class PgWrite final : public WriteTransaction {
                .Affected() > 0;
   }
 
-  std::int64_t UpdateWhere(const schema::ClassSchema& cls, const query::Expr& where,
+  std::int64_t UpdateWhere(const schema::ClassSchema& cls, const schema::Expr& where,
                            const std::vector<std::string>& columns, const std::vector<Cell>& cells) override {
-    query::Query q;
+    schema::Query q;
     q.where = where;
     sql::SqlFragment compiled = sql::CompileWhere(s_.dialect, q, cls);
     Params params = ToParams(compiled.params);
@@ -392,9 +392,9 @@ class PgWrite final : public WriteTransaction {
         .Affected();
   }
 
-  std::int64_t SetAclWhere(const schema::ClassSchema& cls, const query::Expr& where,
+  std::int64_t SetAclWhere(const schema::ClassSchema& cls, const schema::Expr& where,
                            const std::optional<std::string>& acl) override {
-    query::Query q;
+    schema::Query q;
     q.where = where;
     sql::SqlFragment compiled = sql::CompileWhere(s_.dialect, q, cls);
     Params params = ToParams(compiled.params);
@@ -422,7 +422,7 @@ class PgWrite final : public WriteTransaction {
                .size() > 0;
   }
 
-  void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) override {
+  void Find(const schema::ClassSchema& cls, const schema::Query& query, const RowSink& sink) override {
     RunFind(c_, s_, cls, query, sink);
   }
 
@@ -573,12 +573,12 @@ class PgDatabase final : public Database {
     return out;
   }
 
-  void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) override {
+  void Find(const schema::ClassSchema& cls, const schema::Query& query, const RowSink& sink) override {
     auto c = s_.pool.Acquire();
     RunFind(*c, s_, cls, query, sink);
   }
 
-  std::int64_t Count(const schema::ClassSchema& cls, const query::Query& query) override {
+  std::int64_t Count(const schema::ClassSchema& cls, const schema::Query& query) override {
     const auto where = sql::CompileWhere(s_.dialect, query, cls);
     auto c = s_.pool.Acquire();
     auto rows = c->Query(fmt::format("SELECT count(*) FROM {} AS t0 WHERE {}", s_.dialect.Table(cls.name), where.sql),
@@ -586,7 +586,7 @@ class PgDatabase final : public Database {
     return std::get<std::int64_t>(NumberCell(*rows.Value(0, 0)));
   }
 
-  std::vector<std::vector<Cell>> Aggregate(const schema::ClassSchema& cls, const query::AggregatePlan& plan) override {
+  std::vector<std::vector<Cell>> Aggregate(const schema::ClassSchema& cls, const schema::AggregatePlan& plan) override {
     sql::SqlFragment where = sql::CompileWhere(s_.dialect, plan.query, cls);
     Params params = ToParams(where.params);
     const auto key_type = sql::ColumnType(cls, plan.key_column);
@@ -606,7 +606,7 @@ class PgDatabase final : public Database {
         if (type == FieldType::kBoolean) col += "::int";
         std::optional<FieldType> out_type = FieldType::kNumber;
         switch (acc.op) {
-          case query::AccumulatorOp::kSum:
+          case schema::AccumulatorOp::kSum:
             if (acc.column.empty()) {
               params.push_back(CellParam(acc.constant));
               sql += fmt::format(", COUNT(*) * ${}::float8", params.size());
@@ -614,15 +614,15 @@ class PgDatabase final : public Database {
               sql += ", COALESCE(SUM(" + col + ")::float8, 0)";
             }
             break;
-          case query::AccumulatorOp::kAvg: sql += ", AVG(" + col + ")::float8"; break;
-          case query::AccumulatorOp::kMin:
-          case query::AccumulatorOp::kMax: {
-            const std::string fn = acc.op == query::AccumulatorOp::kMin ? "MIN(" : "MAX(";
+          case schema::AccumulatorOp::kAvg: sql += ", AVG(" + col + ")::float8"; break;
+          case schema::AccumulatorOp::kMin:
+          case schema::AccumulatorOp::kMax: {
+            const std::string fn = acc.op == schema::AccumulatorOp::kMin ? "MIN(" : "MAX(";
             sql += ", " + Selected(fn + col + ")", type == FieldType::kDate ? FieldType::kDate : FieldType::kString);
             out_type = type == FieldType::kNumber || type == FieldType::kBoolean ? std::optional(FieldType::kNumber) : type;
             break;
           }
-          case query::AccumulatorOp::kCount: sql += ", COUNT(*)"; break;
+          case schema::AccumulatorOp::kCount: sql += ", COUNT(*)"; break;
         }
         types.push_back(out_type);
       }
@@ -644,7 +644,7 @@ class PgDatabase final : public Database {
     return out;
   }
 
-  FindPlan ExplainFind(const schema::ClassSchema& cls, const query::Query& query) override {
+  FindPlan ExplainFind(const schema::ClassSchema& cls, const schema::Query& query) override {
     sql::SqlFragment where;
     const std::string sql = "EXPLAIN " + FindSql(s_, cls, query, where);
     Params params = ToParams(where.params);

@@ -10,7 +10,7 @@ namespace crmd::storage::postgres {
 
 namespace {
 
-using query::CompareOp;
+using schema::CompareOp;
 using sql::SqlOp;
 using schema::FieldType;
 using sql::Binder;

@@ -49,7 +49,7 @@ class PgDialect final : public sql::Dialect {
   std::string NotEmptyText(const std::string& scalar, const sql::FieldAt& field) const override;
   std::string HoldsNull(const sql::FieldAt& field, sql::Binder& bind) const override;
   std::string PathExists(const sql::FieldAt& field, bool present, sql::Binder& bind) const override;
-  std::string AnyElement(const sql::FieldAt& field, query::CompareOp op, const Cell& value,
+  std::string AnyElement(const sql::FieldAt& field, schema::CompareOp op, const Cell& value,
                          sql::Binder& bind) const override;
   std::string AnyElementIn(const sql::FieldAt& field, const std::vector<Cell>& values, sql::Binder& bind) const override;
   std::string AllElements(const sql::FieldAt& field, const std::vector<Cell>& values, sql::Binder& bind) const override;

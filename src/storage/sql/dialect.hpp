@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "query/where.hpp"
+#include "schema/query.hpp"
 #include "schema/class_schema.hpp"
 #include "storage/row.hpp"
 
@@ -40,7 +40,7 @@ class Binder {
 // A field of a row of the query: the table alias (`t<alias>`), the reference, and the declared
 // type when the field is a whole declared or builtin column (nullopt for a path or an unknown name).
 struct FieldAt {
-  const query::FieldRef& ref;
+  const schema::FieldRef& ref;
   int alias;
   std::optional<schema::FieldType> type;
 };
@@ -75,7 +75,7 @@ class Dialect {
   // Element-wise over an Array field (or the value at a path): some element compares `op` to
   // `value` (kNe is never asked: the compiler negates kEq), some element is one of `values`,
   // every one of `values` is an element, every element is one of `values`.
-  virtual std::string AnyElement(const FieldAt& field, query::CompareOp op, const Cell& value, Binder& bind) const = 0;
+  virtual std::string AnyElement(const FieldAt& field, schema::CompareOp op, const Cell& value, Binder& bind) const = 0;
   virtual std::string AnyElementIn(const FieldAt& field, const std::vector<Cell>& values, Binder& bind) const = 0;
   virtual std::string AllElements(const FieldAt& field, const std::vector<Cell>& values, Binder& bind) const = 0;
   virtual std::string ContainedBy(const FieldAt& field, const std::vector<Cell>& values, Binder& bind) const = 0;
@@ -88,14 +88,14 @@ class Dialect {
 };
 
 // The SQL operator of a comparison (the same in every dialect).
-inline const char* SqlOp(query::CompareOp op) {
+inline const char* SqlOp(schema::CompareOp op) {
   switch (op) {
-    case query::CompareOp::kEq: return "=";
-    case query::CompareOp::kNe: return "<>";
-    case query::CompareOp::kLt: return "<";
-    case query::CompareOp::kLte: return "<=";
-    case query::CompareOp::kGt: return ">";
-    case query::CompareOp::kGte: return ">=";
+    case schema::CompareOp::kEq: return "=";
+    case schema::CompareOp::kNe: return "<>";
+    case schema::CompareOp::kLt: return "<";
+    case schema::CompareOp::kLte: return "<=";
+    case schema::CompareOp::kGt: return ">";
+    case schema::CompareOp::kGte: return ">=";
   }
   return "=";
 }

@@ -8,9 +8,9 @@ namespace crmd::storage::sql {
 
 namespace {
 
-using query::CompareOp;
-using query::Expr;
-using query::ExprKind;
+using schema::CompareOp;
+using schema::Expr;
+using schema::ExprKind;
 
 // The where's structure and meaning; the dialect spells the leaves. Strings that hold placeholders
 // are built one after another, in text order: the operands of `+` are not sequenced.
@@ -18,7 +18,7 @@ class Compiler {
  public:
   Compiler(const Dialect& dialect, SqlFragment& out) : d_(dialect), out_(out), bind_(dialect, out.params) {}
 
-  std::string Where(const query::Query& q, const schema::ClassSchema& cls, int alias) {
+  std::string Where(const schema::Query& q, const schema::ClassSchema& cls, int alias) {
     std::string sql = q.where ? Emit(*q.where, cls, alias, q) : std::string(d_.Bool(true));
     if (q.readable_by) {
       sql += " AND ";
@@ -36,7 +36,7 @@ class Compiler {
   }
 
  private:
-  FieldAt At(const query::FieldRef& ref, const schema::ClassSchema& cls, int alias) const {
+  FieldAt At(const schema::FieldRef& ref, const schema::ClassSchema& cls, int alias) const {
     return FieldAt{ref, alias, ref.path.empty() ? ColumnType(cls, ref.column) : std::nullopt};
   }
 
@@ -47,7 +47,7 @@ class Compiler {
   }
 
   std::string Group(const Expr& e, const char* joiner, bool empty, const schema::ClassSchema& cls, int alias,
-                    const query::Query& q) {
+                    const schema::Query& q) {
     if (e.children.empty()) return d_.Bool(empty);
     std::string sql = "(";
     for (std::size_t i = 0; i < e.children.size(); ++i) {
@@ -57,7 +57,7 @@ class Compiler {
     return sql + ")";
   }
 
-  std::string Emit(const Expr& e, const schema::ClassSchema& cls, int alias, const query::Query& q) {
+  std::string Emit(const Expr& e, const schema::ClassSchema& cls, int alias, const schema::Query& q) {
     const FieldAt field = At(e.field, cls, alias);
     const bool known = !e.field.column.empty();
     switch (e.kind) {
@@ -81,12 +81,12 @@ class Compiler {
     return d_.Bool(false);
   }
 
-  std::string SubQuery(const Expr& e, const FieldAt& field, const query::Query& q) {
+  std::string SubQuery(const Expr& e, const FieldAt& field, const schema::Query& q) {
     std::string sql = d_.Scalar(field, std::string(), bind_);
     const int sub = ++next_alias_;
     sql += fmt::format(" IN (SELECT t{0}.{1} FROM {2} AS t{0} WHERE ", sub, d_.Quote(e.sub->key),
                        d_.Table(e.sub->cls->name));
-    query::Query sub_query;
+    schema::Query sub_query;
     sub_query.readable_by = q.readable_by;
     sub_query.history_of = q.history_of;
     if (e.sub->where) sub_query.where = Clone(*e.sub->where);
@@ -94,7 +94,7 @@ class Compiler {
     return e.flag ? Not(sql) : sql;
   }
 
-  std::string RelatedTo(const Expr& e, int alias, const query::Query& q) {
+  std::string RelatedTo(const Expr& e, int alias, const schema::Query& q) {
     const std::string owner_id = bind_(e.owner_id);
     std::string sql = fmt::format("(t{}.{} IN (SELECT {} FROM {} WHERE {} = {})", alias, d_.Quote("objectId"),
                                   d_.Quote("relatedId"), d_.JoinTable(e.text, e.owner_class), d_.Quote("owningId"),
@@ -114,7 +114,7 @@ class Compiler {
   // What the row's Relation holds, from its join table. The rows are already the ones the caller
   // may read; a related record's own ACL hides nothing here, as in Parse (the client named it).
   std::string Holds(const Expr& e, const schema::ClassSchema& cls, int alias) {
-    query::FieldRef related;
+    schema::FieldRef related;
     related.column = "relatedId";
     const FieldAt related_at{related, 0, schema::FieldType::kString};
     const std::string table = d_.JoinTable(e.field.column, cls.name);
@@ -234,14 +234,14 @@ std::optional<schema::FieldType> ColumnType(const schema::ClassSchema& cls, std:
   return std::nullopt;
 }
 
-SqlFragment CompileWhere(const Dialect& dialect, const query::Query& query, const schema::ClassSchema& cls) {
+SqlFragment CompileWhere(const Dialect& dialect, const schema::Query& query, const schema::ClassSchema& cls) {
   SqlFragment out;
   Compiler compiler(dialect, out);
   out.sql = compiler.Where(query, cls, 0);
   return out;
 }
 
-std::string CompileOrder(const Dialect& dialect, const query::Query& query) {
+std::string CompileOrder(const Dialect& dialect, const schema::Query& query) {
   std::string sql;
   bool has_created = false, has_id = false;
   for (std::size_t i = 0; i < query.order.size(); ++i) {

@@ -10,9 +10,9 @@ namespace crmd::storage::sqlite {
 
 namespace {
 
-using query::CompareOp;
-using query::Expr;
-using query::ExprKind;
+using schema::CompareOp;
+using schema::Expr;
+using schema::ExprKind;
 
 // Rows of a run read after its first row that missed the page, before seeking past the run: a
 // seek costs about ten steps (measured on the bench's index: ~2 us against ~0.2 us), and a short
@@ -79,7 +79,7 @@ bool HasRange(const std::vector<const Expr*>& conjuncts, const std::string& colu
                      [&](const Expr* e) { return IsScalarCompare(*e, column) && IsRange(e->op); });
 }
 
-bool OrderedByCreation(const query::Query& query) {
+bool OrderedByCreation(const schema::Query& query) {
   const auto& order = query.order;
   if (order.empty() || order.size() > 2 || order[0].first != "createdAt") return false;
   return order.size() == 1 || (order[1].first == "objectId" && order[1].second == order[0].second);
@@ -121,7 +121,7 @@ struct Kept {
 
 }  // namespace
 
-std::optional<GroupedTopPlan> PlanGroupedTop(const schema::ClassSchema& cls, const query::Query& query) {
+std::optional<GroupedTopPlan> PlanGroupedTop(const schema::ClassSchema& cls, const schema::Query& query) {
   if (!query.where || query.limit <= 0 || query.skip < 0 || query.limit > kMaxGroupedTopRows - query.skip ||
       !OrderedByCreation(query) || CostsPerStatement(*query.where))
     return std::nullopt;
@@ -151,10 +151,10 @@ namespace {
 // column on the side the seek bound takes. SQLite seeks on one bound per side and may pick the
 // query's (say `Score >= 0`), which would read every run before the bound again on each seek; the
 // seek bound implies it, as the run it starts after met it.
-SqlFragment SeekWhere(const schema::ClassSchema& cls, const query::Query& query, const GroupedTopPlan& plan) {
+SqlFragment SeekWhere(const schema::ClassSchema& cls, const schema::Query& query, const GroupedTopPlan& plan) {
   std::vector<const Expr*> conjuncts;
   Conjuncts(*query.where, conjuncts);
-  query::Query seek;
+  schema::Query seek;
   seek.readable_by = query.readable_by;
   seek.history_of = query.history_of;
   seek.where = Expr{};
@@ -171,7 +171,7 @@ SqlFragment SeekWhere(const schema::ClassSchema& cls, const query::Query& query,
 }  // namespace
 
 std::optional<std::vector<GroupedTopRow>> FindGroupedTop(Connection& c, const schema::ClassSchema& cls,
-                                                         const query::Query& query, const GroupedTopPlan& plan,
+                                                         const schema::Query& query, const GroupedTopPlan& plan,
                                                          GroupedTopStats* stats) {
   const std::string table = Quote(cls.name);
   const std::string group = "t0." + Quote(plan.group_column);

@@ -21,7 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "query/where.hpp"
+#include "schema/query.hpp"
 #include "schema/class_schema.hpp"
 #include "storage/database.hpp"
 #include "storage/sqlite/connection.hpp"
@@ -46,7 +46,7 @@ inline constexpr std::int64_t kMaxGroupedTopRows = 1000;
 // last, and a range on the last. Further conjuncts (and the ACL) only filter, except those SQLite
 // would evaluate again for every run read (sub-queries, $text, $relatedTo, long value lists):
 // with those, none. Otherwise none.
-std::optional<GroupedTopPlan> PlanGroupedTop(const schema::ClassSchema& cls, const query::Query& query);
+std::optional<GroupedTopPlan> PlanGroupedTop(const schema::ClassSchema& cls, const schema::Query& query);
 
 // What FindGroupedTop did, for tests and profiles.
 struct GroupedTopStats {
@@ -65,7 +65,7 @@ struct GroupedTopRow {
 // `query` on `cls`. Call inside one read transaction (ReadSnapshot): the runs are read by several
 // statements, which must see one snapshot. Throws StorageError as Statement does.
 std::optional<std::vector<GroupedTopRow>> FindGroupedTop(Connection& c, const schema::ClassSchema& cls,
-                                                         const query::Query& query, const GroupedTopPlan& plan,
+                                                         const schema::Query& query, const GroupedTopPlan& plan,
                                                          GroupedTopStats* stats = nullptr);
 
 // Hands the page's rows to a sink in page order, whatever order they are read in: a row that comes

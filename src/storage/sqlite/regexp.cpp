@@ -2,7 +2,7 @@
 
 #include <re2/re2.h>
 
-#include "query/where_parser.hpp"
+#include "schema/query.hpp"
 #include "storage/database.hpp"
 
 #include <string_view>
@@ -37,7 +37,7 @@ void Regexp(sqlite3_context* ctx, int, sqlite3_value** argv) {
     RE2::Options options;
     options.set_log_errors(false);
     // Its automaton's memory, per pattern and statement: past it RE2 runs slower, not larger.
-    options.set_max_mem(query::kRegexMemory);
+    options.set_max_mem(schema::kRegexMemory);
     re = new RE2(std::string_view(pattern, static_cast<std::size_t>(sqlite3_value_bytes(argv[0]))),
                  options);
     if (!re->ok()) {

@@ -190,7 +190,7 @@ Row ReadRow(const Statement& st, std::size_t cell_count) {
 // a rowid, not whole rows: thousands of matches of a filter are sorted to keep 100), and only the
 // page's rows are then read whole. Placeholders: the where's, then LIMIT, then OFFSET. `_rowid_`,
 // not `rowid`: a class may declare a field named rowid, never one starting with an underscore.
-std::string FindSql(const schema::ClassSchema& cls, const query::Query& query, SqlFragment& where) {
+std::string FindSql(const schema::ClassSchema& cls, const schema::Query& query, SqlFragment& where) {
   where = CompileWhere(query, cls);
   const std::string table = Quote(cls.name), order = sql::CompileOrder(SqliteDialect(), query);
   if (order.empty())
@@ -202,7 +202,7 @@ std::string FindSql(const schema::ClassSchema& cls, const query::Query& query, S
 
 // A page found by FindGroupedTop (grouped_top.hpp), its rows read in one statement. False when
 // the runs do not pay for this query and the plain statement must run.
-bool RunGroupedTop(Connection& c, const schema::ClassSchema& cls, const query::Query& query,
+bool RunGroupedTop(Connection& c, const schema::ClassSchema& cls, const schema::Query& query,
                    const GroupedTopPlan& plan, const RowSink& sink) {
   const std::string table = Quote(cls.name);
   const auto page = FindGroupedTop(c, cls, query, plan);
@@ -229,7 +229,7 @@ bool RunGroupedTop(Connection& c, const schema::ClassSchema& cls, const query::Q
   return true;
 }
 
-void RunFind(Connection& c, const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) {
+void RunFind(Connection& c, const schema::ClassSchema& cls, const schema::Query& query, const RowSink& sink) {
   if (const auto plan = PlanGroupedTop(cls, query)) {
     ReadSnapshot snapshot(c);
     if (RunGroupedTop(c, cls, query, *plan, sink)) return;
@@ -439,9 +439,9 @@ class SqliteWriteTransaction final : public WriteTransaction {
     return deleted;
   }
 
-  std::int64_t UpdateWhere(const schema::ClassSchema& cls, const query::Expr& where,
+  std::int64_t UpdateWhere(const schema::ClassSchema& cls, const schema::Expr& where,
                            const std::vector<std::string>& columns, const std::vector<Cell>& cells) override {
-    query::Query q;
+    schema::Query q;
     q.where = where;
     SqlFragment compiled = CompileWhere(q, cls);
     std::string sql = "UPDATE " + Quote(cls.name) + " AS t0 SET ";
@@ -455,9 +455,9 @@ class SqliteWriteTransaction final : public WriteTransaction {
     return c_.Changes();
   }
 
-  std::int64_t SetAclWhere(const schema::ClassSchema& cls, const query::Expr& where,
+  std::int64_t SetAclWhere(const schema::ClassSchema& cls, const schema::Expr& where,
                            const std::optional<std::string>& acl) override {
-    query::Query q;
+    schema::Query q;
     q.where = where;
     SqlFragment compiled = CompileWhere(q, cls);
     auto st = c_.Prepare("UPDATE " + Quote(cls.name) + " AS t0 SET _acl = ?, _rperm = ?, _wperm = ? WHERE " + compiled.sql);
@@ -486,7 +486,7 @@ class SqliteWriteTransaction final : public WriteTransaction {
     return st.Step();
   }
 
-  void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) override {
+  void Find(const schema::ClassSchema& cls, const schema::Query& query, const RowSink& sink) override {
     RunFind(c_, cls, query, sink);
   }
 
@@ -646,7 +646,7 @@ class SqliteDatabase final : public Database {
     return out;
   }
 
-  void Find(const schema::ClassSchema& cls, const query::Query& query, const RowSink& sink) override {
+  void Find(const schema::ClassSchema& cls, const schema::Query& query, const RowSink& sink) override {
     auto reader = Acquire();
     RunFind(*reader, cls, query, sink);
   }
@@ -666,7 +666,7 @@ class SqliteDatabase final : public Database {
     return owners;
   }
 
-  std::int64_t Count(const schema::ClassSchema& cls, const query::Query& query) override {
+  std::int64_t Count(const schema::ClassSchema& cls, const schema::Query& query) override {
     SqlFragment where = CompileWhere(query, cls);
     const std::string sql = fmt::format("SELECT count(*) FROM {} AS t0 WHERE {}", Quote(cls.name), where.sql);
     std::string key = CountCache::Key(sql, where.params);
@@ -681,7 +681,7 @@ class SqliteDatabase final : public Database {
     return count;
   }
 
-  std::vector<std::vector<Cell>> Aggregate(const schema::ClassSchema& cls, const query::AggregatePlan& plan) override {
+  std::vector<std::vector<Cell>> Aggregate(const schema::ClassSchema& cls, const schema::AggregatePlan& plan) override {
     SqlFragment where = CompileWhere(plan.query, cls);
     const std::string key = plan.key_column.empty() ? std::string("NULL") : "t0." + Quote(plan.key_column);
     std::string sql;
@@ -693,7 +693,7 @@ class SqliteDatabase final : public Database {
       for (const auto& acc : plan.accumulators) {
         const std::string col = "t0." + Quote(acc.column);
         switch (acc.op) {
-          case query::AccumulatorOp::kSum:
+          case schema::AccumulatorOp::kSum:
             if (acc.column.empty()) {
               sql += ", COUNT(*) * ?";
               params.emplace_back(acc.constant);
@@ -701,10 +701,10 @@ class SqliteDatabase final : public Database {
               sql += ", TOTAL(" + col + ")";
             }
             break;
-          case query::AccumulatorOp::kAvg: sql += ", AVG(" + col + ")"; break;
-          case query::AccumulatorOp::kMin: sql += ", MIN(" + col + ")"; break;
-          case query::AccumulatorOp::kMax: sql += ", MAX(" + col + ")"; break;
-          case query::AccumulatorOp::kCount: sql += ", COUNT(*)"; break;
+          case schema::AccumulatorOp::kAvg: sql += ", AVG(" + col + ")"; break;
+          case schema::AccumulatorOp::kMin: sql += ", MIN(" + col + ")"; break;
+          case schema::AccumulatorOp::kMax: sql += ", MAX(" + col + ")"; break;
+          case schema::AccumulatorOp::kCount: sql += ", COUNT(*)"; break;
         }
       }
       sql += fmt::format(" FROM {} AS t0 WHERE {}", Quote(cls.name), where.sql);
@@ -724,7 +724,7 @@ class SqliteDatabase final : public Database {
     return rows;
   }
 
-  FindPlan ExplainFind(const schema::ClassSchema& cls, const query::Query& query) override {
+  FindPlan ExplainFind(const schema::ClassSchema& cls, const schema::Query& query) override {
     SqlFragment where;
     const std::string sql = "EXPLAIN QUERY PLAN " + FindSql(cls, query, where);
     auto reader = Acquire();

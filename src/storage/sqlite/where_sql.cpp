@@ -10,7 +10,7 @@ namespace crmd::storage::sqlite {
 
 namespace {
 
-using query::CompareOp;
+using schema::CompareOp;
 using sql::SqlOp;
 using sql::Binder;
 using sql::FieldAt;
@@ -28,7 +28,7 @@ std::string JsonList(const std::vector<Cell>& cells) {
   return ToJson(out);
 }
 
-std::string JsonPath(const query::FieldRef& f) {
+std::string JsonPath(const schema::FieldRef& f) {
   std::string path = "$";
   for (const auto& part : f.path) path += ".\"" + part + "\"";
   return path;
@@ -163,7 +163,7 @@ const sql::Dialect& SqliteDialect() {
 
 std::string TextIndexTable(const std::string& table) { return "fts:" + table; }
 
-SqlFragment CompileWhere(const query::Query& query, const schema::ClassSchema& cls) {
+SqlFragment CompileWhere(const schema::Query& query, const schema::ClassSchema& cls) {
   return sql::CompileWhere(SqliteDialect(), query, cls);
 }
 

@@ -15,7 +15,7 @@ using sql::SqlFragment;
 const sql::Dialect& SqliteDialect();
 
 // The where of `query` against the table of `cls` aliased as `t0` (sql::CompileWhere).
-SqlFragment CompileWhere(const query::Query& query, const schema::ClassSchema& cls);
+SqlFragment CompileWhere(const schema::Query& query, const schema::ClassSchema& cls);
 
 // The `FTS5` table that indexes `table`'s text fields.
 std::string TextIndexTable(const std::string& table);

@@ -1,4 +1,4 @@
-#include "query/encode.hpp"
+#include "schema/encode.hpp"
 
 #include <algorithm>
 #include <string>
@@ -7,7 +7,7 @@
 #include "schema/names.hpp"
 #include "util/json.hpp"
 
-namespace crmd::query {
+namespace crmd::schema {
 
 namespace json = boost::json;
 
@@ -16,16 +16,16 @@ namespace {
 // Calls `visit(name, def, cell)` for each stored field a row shows, in schema order: secrets are
 // skipped, and so are absent values; an explicit null comes with `cell == nullptr`.
 template <typename Visit>
-void ForEachShownField(const schema::ClassSchema& cls, const storage::Row& row, Visit&& visit) {
+void ForEachShownField(const ClassSchema& cls, const Row& row, Visit&& visit) {
   // Cells follow the declared fields in order, Relations skipped: walking both in step keeps a row
   // linear in its field count.
   std::size_t i = 0;
   for (const auto& [name, def] : cls.fields) {
-    if (def.type == schema::FieldType::kRelation) continue;
+    if (def.type == FieldType::kRelation) continue;
     if (i >= row.cells.size()) break;
-    const storage::Cell& cell = row.cells[i++];
-    if (schema::IsSecretField(cls.name, name)) continue;
-    if (storage::IsNull(cell)) {
+    const Cell& cell = row.cells[i++];
+    if (IsSecretField(cls.name, name)) continue;
+    if (IsNull(cell)) {
       if (std::find(row.nulls.begin(), row.nulls.end(), name) != row.nulls.end()) visit(name, def, nullptr);
       continue;
     }
@@ -35,17 +35,17 @@ void ForEachShownField(const schema::ClassSchema& cls, const storage::Row& row, 
 
 }  // namespace
 
-json::object EncodeRow(const schema::ClassSchema& cls, const storage::Row& row) {
+json::object EncodeRow(const ClassSchema& cls, const Row& row) {
   json::object out;
   out.reserve(row.cells.size() + 4);
   out["objectId"] = row.object_id;
   out["createdAt"] = row.created_at;
   out["updatedAt"] = row.updated_at;
-  ForEachShownField(cls, row, [&](const std::string& name, const schema::FieldDef& def, const storage::Cell* cell) {
-    out[name] = cell ? schema::DecodeCell(*cell, def) : json::value(nullptr);
+  ForEachShownField(cls, row, [&](const std::string& name, const FieldDef& def, const Cell* cell) {
+    out[name] = cell ? DecodeCell(*cell, def) : json::value(nullptr);
   });
   for (const auto& [name, def] : cls.fields)
-    if (def.type == schema::FieldType::kRelation)
+    if (def.type == FieldType::kRelation)
       out[name] = json::object{{"__type", "Relation"}, {"className", def.target_class}};
   if (row.acl) {
     auto acl = ParseJson(*row.acl);
@@ -56,8 +56,7 @@ json::object EncodeRow(const schema::ClassSchema& cls, const storage::Row& row) 
 
 namespace {
 
-void WriteCell(const storage::Cell& cell, const schema::FieldDef& def, std::string& out) {
-  using schema::FieldType;
+void WriteCell(const Cell& cell, const FieldDef& def, std::string& out) {
   const auto* text = std::get_if<std::string>(&cell);
   switch (def.type) {
     case FieldType::kString:
@@ -110,7 +109,7 @@ void WriteCell(const storage::Cell& cell, const schema::FieldDef& def, std::stri
       break;
     case FieldType::kRelation: break;
   }
-  WriteJson(schema::DecodeCell(cell, def), out);  // a cell of another SQL type: as DecodeCell shows it
+  WriteJson(DecodeCell(cell, def), out);  // a cell of another SQL type: as DecodeCell shows it
 }
 
 // `,"name":`. Field names are identifiers, which need no escape: checked per byte here instead of
@@ -131,7 +130,7 @@ void AppendMemberKey(std::string_view name, std::string& out) {
 }
 
 // The members of the row's object, without the braces.
-void WriteMembers(const schema::ClassSchema& cls, const storage::Row& row, const std::vector<std::string>* included,
+void WriteMembers(const ClassSchema& cls, const Row& row, const std::vector<std::string>* included,
                   std::vector<PointerSpan>* spans, std::string& out) {
   out += "\"objectId\":";
   AppendJsonString(row.object_id, out);
@@ -139,13 +138,13 @@ void WriteMembers(const schema::ClassSchema& cls, const storage::Row& row, const
   AppendJsonString(row.created_at, out);
   out += ",\"updatedAt\":";
   AppendJsonString(row.updated_at, out);
-  ForEachShownField(cls, row, [&](const std::string& name, const schema::FieldDef& def, const storage::Cell* cell) {
+  ForEachShownField(cls, row, [&](const std::string& name, const FieldDef& def, const Cell* cell) {
     AppendMemberKey(name, out);
     if (!cell) {
       out += "null";
       return;
     }
-    if (included && def.type == schema::FieldType::kPointer) {
+    if (included && def.type == FieldType::kPointer) {
       const auto* id = std::get_if<std::string>(cell);
       if (id && std::find(included->begin(), included->end(), name) != included->end()) {
         const std::size_t begin = out.size();
@@ -158,7 +157,7 @@ void WriteMembers(const schema::ClassSchema& cls, const storage::Row& row, const
   });
   // Relations after the stored fields, as EncodeRow orders them.
   for (const auto& [name, def] : cls.fields) {
-    if (def.type != schema::FieldType::kRelation) continue;
+    if (def.type != FieldType::kRelation) continue;
     AppendMemberKey(name, out);
     out += "{\"__type\":\"Relation\",\"className\":";
     AppendJsonString(def.target_class, out);
@@ -172,13 +171,13 @@ void WriteMembers(const schema::ClassSchema& cls, const storage::Row& row, const
 
 }  // namespace
 
-void WriteRow(const schema::ClassSchema& cls, const storage::Row& row, std::string& out) {
+void WriteRow(const ClassSchema& cls, const Row& row, std::string& out) {
   out += "{";
   WriteMembers(cls, row, nullptr, nullptr, out);
   out += "}";
 }
 
-void WriteRow(const schema::ClassSchema& cls, const storage::Row& row, const std::vector<std::string>& included,
+void WriteRow(const ClassSchema& cls, const Row& row, const std::vector<std::string>& included,
               std::vector<PointerSpan>& spans, std::string& out) {
   out += "{";
   WriteMembers(cls, row, &included, &spans, out);
@@ -200,7 +199,7 @@ void SpliceIncluded(std::string_view text, const std::vector<PointerSpan>& spans
   out.append(text.substr(done));
 }
 
-void WriteIncludedRow(const schema::ClassSchema& cls, const storage::Row& row, std::string& out) {
+void WriteIncludedRow(const ClassSchema& cls, const Row& row, std::string& out) {
   out += "{\"__type\":\"Object\",\"className\":";
   AppendJsonString(cls.name, out);
   out += ",";
@@ -208,4 +207,4 @@ void WriteIncludedRow(const schema::ClassSchema& cls, const storage::Row& row, s
   out += "}";
 }
 
-}  // namespace crmd::query
+}  // namespace crmd::schema
