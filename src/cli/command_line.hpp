@@ -1,6 +1,6 @@
-// crmd's command line (its grammar and outputs: main.cpp), parsed here with CLI11: the one
-// translation unit that compiles CLI11's headers, so that changing what a command does (main.cpp)
-// does not compile them again.
+// crmd's command line (its grammar and outputs: the README, cli/commands.hpp), parsed here with
+// CLI11: the one translation unit that compiles CLI11's headers, so that changing what a command
+// does (cli/*_commands.cpp, main.cpp) does not compile them again.
 #pragma once
 
 #include <cstdint>
