@@ -51,4 +51,8 @@ bool AclGrants(const std::optional<std::string>& acl, const std::vector<std::str
   return false;
 }
 
+bool AclAllows(const Identity& identity, const std::optional<std::string>& acl, AclRight right) {
+  return identity.SkipsAcl() || AclGrants(acl, identity.Principals(), right == AclRight::kWrite);
+}
+
 }  // namespace crmd::auth

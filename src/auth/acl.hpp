@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/identity.hpp"
 #include "util/result.hpp"
 
 namespace crmd::auth {
@@ -18,5 +19,10 @@ Result<std::string> NormalizeAcl(const boost::json::value& acl);
 // Whether a stored ACL (JSON text; nullopt = public) grants `write` (else read) to any of
 // `principals`. A malformed stored ACL grants nothing.
 bool AclGrants(const std::optional<std::string>& acl, const std::vector<std::string>& principals, bool write);
+
+enum class AclRight { kRead, kWrite };
+// Whether `identity` may `right` a record whose stored ACL is `acl`: the Master identity always
+// (Identity::SkipsAcl), anyone else when the ACL names one of their principals or is public.
+bool AclAllows(const Identity& identity, const std::optional<std::string>& acl, AclRight right);
 
 }  // namespace crmd::auth

@@ -33,6 +33,10 @@ struct Identity {
   bool IsMaster() const {
     return principal == Principal::kMaster || principal == Principal::kApiKey || principal == Principal::kSystem;
   }
+  // Whether record ACLs bind this identity: the Master identity (spec §5.2: keys and crmd's own
+  // writes) reads and writes every record; everyone else only what an ACL grants. The one place
+  // that says so; auth::AclAllows and query/visibility ask it.
+  bool SkipsAcl() const { return IsMaster(); }
   // The identity crmd writes as on its own behalf.
   static Identity System() {
     Identity id;

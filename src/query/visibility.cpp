@@ -27,7 +27,7 @@ bool MayGet(const auth::Identity& identity, const schema::Snapshot& snapshot, st
 
 void LimitToReadable(const auth::Identity& identity, const schema::Snapshot& snapshot, const schema::ClassSchema& cls,
                      Query& query) {
-  if (identity.IsMaster()) return;
+  if (identity.SkipsAcl()) return;
   query.readable_by = identity.Principals();
   if (!IsHistory(cls) && !(query.where && ReadsHistory(*query.where))) return;
   std::vector<std::string> classes;
@@ -38,11 +38,11 @@ void LimitToReadable(const auth::Identity& identity, const schema::Snapshot& sna
 
 ReadableRows::ReadableRows(const auth::Identity& identity, const schema::Snapshot& snapshot)
     : identity_(identity), snapshot_(snapshot) {
-  if (!identity.IsMaster()) principals_ = identity.Principals();
+  if (!identity.SkipsAcl()) principals_ = identity.Principals();
 }
 
 bool ReadableRows::Allows(const schema::ClassSchema& cls, const storage::Row& row) const {
-  if (identity_.IsMaster()) return true;
+  if (identity_.SkipsAcl()) return true;
   if (!auth::AclGrants(row.acl, principals_, false)) return false;
   if (!IsHistory(cls)) return true;
   const storage::Cell of = storage::CellOf(cls, row, "objectClass");

@@ -224,7 +224,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
                                                : txn.GetFields(*existing, object_id, FieldsToRead(sent, *existing, dotted));
     if (!current) return errors::ObjectNotFound();
     // Without write permission on the record, it answers as if it did not exist (Parse).
-    if (!ctx.identity.IsMaster() && !auth::AclGrants(current->acl, ctx.identity.Principals(), true))
+    if (!auth::AclAllows(ctx.identity, current->acl, auth::AclRight::kWrite))
       return errors::ObjectNotFound();
     std::optional<json::object> folded;  // the body with its dotted keys folded into their fields
     if (dotted) {
@@ -302,7 +302,7 @@ Result<json::object> DeleteRecord(auth::Context& ctx, std::string_view class_nam
     if (!cls) return errors::ObjectNotFound();
     auto current = txn.Get(*cls, object_id);
     if (!current) return errors::ObjectNotFound();
-    if (!ctx.identity.IsMaster() && !auth::AclGrants(current->acl, ctx.identity.Principals(), true))
+    if (!auth::AclAllows(ctx.identity, current->acl, auth::AclRight::kWrite))
       return errors::ObjectNotFound();
     // The system user is what `_RequestLog.user` points at (spec §2.6): refused by the pointer
     // rule, also before (and after retention pruned) any row of the log names it.
