@@ -44,13 +44,18 @@ PgCluster::PgCluster() {
   conninfo_ = "host=" + dir_ + " port=5432 user=postgres dbname=postgres";
 }
 
+PgCluster::PgCluster(std::string dir) : dir_(std::move(dir)), owned_(false) {
+  conninfo_ = "host=" + dir_ + " port=5432 user=postgres dbname=postgres";
+}
+
 std::string PgCluster::NewDatabase() {
-  const std::string name = "db" + std::to_string(++databases_);
+  const std::string name = "db" + std::to_string(::getpid()) + "_" + std::to_string(++databases_);
   Run(std::string(kBin) + "createdb -h " + dir_ + " -U postgres " + name, dir_ + "/tools.log");
   return "postgresql://postgres@/" + name + "?host=" + dir_;
 }
 
 PgCluster::~PgCluster() {
+  if (!owned_) return;
   const std::string as = ::geteuid() == 0 ? "runuser -u postgres -- " : "";
   (void)std::system((as + kBin + "pg_ctl stop -w -t 30 -m immediate -D " + dir_ + "/data >/dev/null 2>&1").c_str());
   std::error_code ignored;

@@ -12,19 +12,24 @@ class PgCluster {
  public:
   // Throws std::runtime_error with the tools' output when the cluster cannot start.
   PgCluster();
+  // The running cluster of `dir` (tests/support/pg-fixture, started once for a whole test run),
+  // which this object neither starts nor stops.
+  explicit PgCluster(std::string dir);
   ~PgCluster();
   PgCluster(const PgCluster&) = delete;
   PgCluster& operator=(const PgCluster&) = delete;
 
   // A libpq connection string for the cluster's `postgres` database as its superuser.
   const std::string& conninfo() const { return conninfo_; }
-  // A `postgresql://` URL (crmd's --store) of a new, empty database of the cluster.
+  // A `postgresql://` URL (crmd's --store) of a new, empty database of the cluster (named after
+  // this process too: the processes of a test run share one cluster).
   std::string NewDatabase();
 
  private:
   std::string dir_;
   std::string conninfo_;
   int databases_ = 0;
+  bool owned_ = true;
 };
 
 }  // namespace crmd::test

@@ -11,8 +11,8 @@
 #include "auth/registry.hpp"
 #include "storage/registry_store.hpp"
 #include "storage/sqlite/connection.hpp"
-#include "pg_cluster.hpp"
 #include "temp_dir.hpp"
+#include "test_store.hpp"
 #include "util/json.hpp"
 
 namespace crmd::storage {
@@ -41,22 +41,18 @@ TEST(RegistryWebhookSecretTest, NewSecretsAre64LowercaseHexAndDiffer) {
 // The registry's location on the store the test runs on: the file, or a new database.
 class RegistryStoreTest : public ::testing::TestWithParam<std::string> {
  protected:
-  static void SetUpTestSuite() {}
-  static void TearDownTestSuite() { cluster_.reset(); }
   std::string Location() {
     if (location_.empty()) {
       if (GetParam() == "sqlite") {
         location_ = dir_.File("registry.db");
       } else {
-        if (!cluster_) cluster_ = std::make_unique<test::PgCluster>();
-        location_ = cluster_->NewDatabase();
+        location_ = test::SharedPgCluster().NewDatabase();
       }
     }
     return location_;
   }
   test::TempDir dir_{"registry"};
   std::string location_;
-  static inline std::unique_ptr<test::PgCluster> cluster_;
 };
 
 INSTANTIATE_TEST_SUITE_P(Stores, RegistryStoreTest, ::testing::Values("sqlite", "postgresql"),

@@ -1,8 +1,10 @@
 // The stores a unit test of storage runs on (issue 22: one suite, two stores): "sqlite", a file in
 // the test's temporary directory, or "postgresql", a new database of a throw-away PostgreSQL 15
-// cluster that the test binary starts on first use and stops at exit.
+// cluster: the test run's (tests/support/pg-fixture), or one the test binary starts on first use
+// and stops at exit.
 #pragma once
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -17,8 +19,13 @@ namespace crmd::test {
 // Every store a storage test runs on, for INSTANTIATE_TEST_SUITE_P.
 inline auto AllStores() { return ::testing::Values(std::string("sqlite"), std::string("postgresql")); }
 
+// The run's cluster when ctest started one (the `pg` fixture: CRMD_TEST_PG_DIR), else one of
+// this process, stopped by its destructor at exit.
 inline PgCluster& SharedPgCluster() {
-  static PgCluster cluster;  // stopped by its destructor at exit
+  static PgCluster cluster = [] {
+    if (const char* dir = std::getenv("CRMD_TEST_PG_DIR"); dir && *dir) return PgCluster(std::string(dir));
+    return PgCluster();
+  }();
   return cluster;
 }
 

@@ -1,7 +1,8 @@
 // The PostgreSQL store under the end-to-end suite (issue 22): with CRMD_E2E_STORE=postgresql the
 // harness gives every data directory a database of its own in one throw-away PostgreSQL 15
-// cluster per test file (initdb and pg_ctl in a temporary directory, a Unix socket there and no
-// TCP port, run as the postgres user when the tests run as root), and passes it as `--store`.
+// cluster: the test run's (CRMD_TEST_PG_DIR, tests/support/pg-fixture), or one of the test file's
+// own (initdb and pg_ctl in a temporary directory, a Unix socket there and no TCP port, run as the
+// postgres user when the tests run as root), and passes it as `--store`.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,6 +21,12 @@ function asPostgres(command, args, opts = {}) {
 }
 
 function startCluster() {
+  // The test run's cluster, when ctest started one (tests/support/pg-fixture): databases of this
+  // process are made in it, and it is left running.
+  if (process.env.CRMD_TEST_PG_DIR) {
+    cluster = { dir: process.env.CRMD_TEST_PG_DIR, shared: true };
+    return;
+  }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'crmd-e2e-pg-'));
   if (process.getuid?.() === 0) execFileSync('chown', ['postgres:', dir]);
   asPostgres(`${BIN}/initdb`, ['-D', `${dir}/data`, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
@@ -33,6 +40,10 @@ function startCluster() {
 
 export function stopCluster() {
   if (!cluster) return;
+  if (cluster.shared) {
+    cluster = undefined;
+    return;
+  }
   try {
     asPostgres(`${BIN}/pg_ctl`, ['stop', '-w', '-t', '30', '-m', 'immediate', '-D', `${cluster.dir}/data`]);
   } catch { /* already stopped */ }
@@ -45,7 +56,7 @@ export function storeUrl(dataDir) {
   let url = databases.get(dataDir);
   if (url) return url;
   if (!cluster) startCluster();
-  const name = `db${databases.size + 1}`;
+  const name = `db${process.pid}_${databases.size + 1}`;  // unique in a shared cluster
   asPostgres(`${BIN}/createdb`, ['-h', cluster.dir, '-U', 'postgres', name]);
   url = `postgresql://postgres@/${name}?host=${cluster.dir}`;
   databases.set(dataDir, url);
@@ -70,6 +81,7 @@ export function storeDirs(dataDir) {
 // Stops the cluster's server (fast: open connections are closed) and starts it again, for the
 // tests of a PostgreSQL restart under crmd.
 export function stopPostgres() {
+  if (cluster?.shared) throw new Error('this test stops PostgreSQL: it needs a cluster of its own (tests/CMakeLists.txt)');
   asPostgres(`${BIN}/pg_ctl`, ['stop', '-w', '-t', '60', '-m', 'fast', '-D', `${cluster.dir}/data`]);
 }
 export function startPostgres() {
