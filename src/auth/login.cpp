@@ -135,14 +135,4 @@ Result<json::object> LogIn(Context& ctx, std::string_view username, std::string_
   return std::move(*attempt.value().user);
 }
 
-Result<json::object> CurrentUser(Context& ctx, std::string_view token) {
-  auto snapshot = ctx.app->schema();
-  const auto& cls = *snapshot->Find("_User");
-  auto row = ctx.app->db().Get(cls, ctx.identity.user_id);
-  if (!row) return errors::InvalidSessionToken();
-  json::object out = schema::EncodeRow(cls, *row);
-  out["sessionToken"] = token;
-  return out;
-}
-
 }  // namespace crmd::auth

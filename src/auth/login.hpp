@@ -19,7 +19,5 @@ inline constexpr int kMaxFailedLogins = 8;
 Result<boost::json::object> LogIn(Context& ctx, std::string_view username, std::string_view password,
                                   bool open_session = true);
 
-// The user object of `/users/me` for a session identity, with its `sessionToken`.
-Result<boost::json::object> CurrentUser(Context& ctx, std::string_view token);
 
 }  // namespace crmd::auth
