@@ -310,8 +310,6 @@ std::optional<Response> Router::Early(const Request& head) {
           decided = ErrorResponse(*refused);
       } else if (family == "schemas" && !identity.IsMaster()) {
         decided = ErrorResponse(errors::MasterKeyRequired());
-      } else if (family == "users" && segments.size() == 2 && head.method == Method::kPost && !identity.IsMaster()) {
-        decided = ErrorResponse(errors::PermissionDenied("create", "_User"));
       }
     }
     if (!decided) return std::nullopt;
