@@ -150,7 +150,7 @@ test('§4.8 DELETE /core/files/{name}: the application id alone gets 403 and the
 test('§4.8 SECURITY tenant isolation: another application\'s keys delete nothing of this one', async () => {
   const other = createApp(dataDir);
   const known = await pollUntil(async () => ({ done: (await upload('x.pdf', PDF, { a: other })).status === 201 }),
-    { timeoutMs: 5000, intervalMs: 100 });
+    { timeoutMs: 30_000, intervalMs: 100 });
   assert.ok(known.ok, 'the server knows the second application');
   const mine = await upload('mine.pdf', PDF);
   const r = await request(server, 'DELETE', `/core/files/${encodeURIComponent(mine.body.name)}`, { headers: masterHeaders(other) });
@@ -246,7 +246,7 @@ test('§4.8 SECURITY files: nothing a download holds runs in a browser; only ima
 
 test('§4.8 SECURITY tenant isolation and deletion: another application\'s key or session gets nothing; a deleted file answers 404 File not found', async () => {
   const other = createApp(dataDir);
-  await pollUntil(async () => ({ done: (await upload('x.pdf', PDF, { a: other })).status === 201 }), { timeoutMs: 5000, intervalMs: 100 });
+  await pollUntil(async () => ({ done: (await upload('x.pdf', PDF, { a: other })).status === 201 }), { timeoutMs: 30_000, intervalMs: 100 });
   const up = await upload('secret.pdf', PDF);
   await assertGate(await open(up.body.url), app, up.body.url, 'an anonymous browser');
   await assertGate(await open(up.body.url, { 'X-Core-Application-Id': other.appId, 'X-Core-Master-Key': other.masterKey }), app, up.body.url,
@@ -303,7 +303,7 @@ test('§3.3 §4.8 attach: a File field stores {static-url}/<APP_ID>/<name> with 
   assert.equal(served.headers.get('x-content-type-options'), 'nosniff');
   assert.deepEqual(Buffer.from(await served.arrayBuffer()), PNG);
   const other = createApp(dataDir);
-  await pollUntil(async () => ({ done: (await upload('x.pdf', PDF, { a: other })).status === 201 }), { timeoutMs: 5000, intervalMs: 100 });
+  await pollUntil(async () => ({ done: (await upload('x.pdf', PDF, { a: other })).status === 201 }), { timeoutMs: 30_000, intervalMs: 100 });
   const crossed = await open(staticUrl.replace(`/static/${app.appId}/`, `/static/${other.appId}/`));
   assert.equal(crossed.status, 404, 'another application\'s static path does not reach this one\'s files');
   await crossed.arrayBuffer();
@@ -380,7 +380,7 @@ test('§4.8 PrivateFile rights: master and a permitted user get the file; a user
   await viaCookie.arrayBuffer();
   await assertGate(await open(url, { 'X-Core-Session-Token': clerk.sessionToken }), app, url, 'a user without the role');
   const other = createApp(dataDir);
-  await pollUntil(async () => ({ done: (await upload('x.pdf', PDF, { a: other })).status === 201 }), { timeoutMs: 5000, intervalMs: 100 });
+  await pollUntil(async () => ({ done: (await upload('x.pdf', PDF, { a: other })).status === 201 }), { timeoutMs: 30_000, intervalMs: 100 });
   const outsider = await signUp('lawyer', other);
   await assertGate(await open(url, { 'X-Core-Session-Token': outsider.sessionToken }), app, url, 'another application\'s user');
   await assertGate(await open(url), app, url, 'an anonymous browser');

@@ -181,7 +181,7 @@ test('issue 23 profile: the spec gates by default, each its own switch, the Pars
   // One switch: anonymous writes go to the permissions; sign-up still needs a key.
   const set = cliJson(['app', 'set', '--data', dir, '--app', gated.appId, '--captcha', 'off']);
   assert.deepEqual(set.gates, { captcha: 'off', signup: 'key', passwordPolicy: 'on', newClasses: 'closed', dottedKeys: 'off' });
-  const opened = await pollUntil(async () => ({ done: (await request(srv, 'POST', '/core/classes/Open', { headers: A, body: { n: 1 } })).status === 201 }), { timeoutMs: 3000 });
+  const opened = await pollUntil(async () => ({ done: (await request(srv, 'POST', '/core/classes/Open', { headers: A, body: { n: 1 } })).status === 201 }), { timeoutMs: 30_000, intervalMs: 50 });
   assert.ok(opened.ok, 'an anonymous create on an open class once the captcha gate is off');
   const closed = await request(srv, 'POST', '/core/classes/Closed', { headers: A, body: { n: 1 } });
   assert.equal(closed.body.code, 119, 'new classes stay closed');
@@ -195,7 +195,7 @@ test('issue 23 profile: the spec gates by default, each its own switch, the Pars
   const user = await pollUntil(async () => {
     const r = await request(srv, 'POST', '/core/users', { headers: A, body: { username: 'bob', password: 'x' } });
     return { done: r.status === 201, body: r.body };
-  }, { timeoutMs: 3000 });
+  }, { timeoutMs: 30_000, intervalMs: 50 });
   assert.ok(user.ok, `open sign-up with any password: ${JSON.stringify(user.last)}`);
   const token = user.last.body.sessionToken;
   const S = { ...A, 'X-Core-Session-Token': token };
@@ -221,7 +221,7 @@ test('issue 23 profile: the spec gates by default, each its own switch, the Pars
 
   // And back: the spec's gates again.
   cliJson(['app', 'set', '--data', dir, '--app', gated.appId, '--profile', 'crmd']);
-  const refused = await pollUntil(async () => ({ done: (await request(srv, 'PUT', `/core/classes/ClientMade/${id}`, { headers: M, body: { 'note.city': 'x' } })).body.code === 105 }), { timeoutMs: 3000 });
+  const refused = await pollUntil(async () => ({ done: (await request(srv, 'PUT', `/core/classes/ClientMade/${id}`, { headers: M, body: { 'note.city': 'x' } })).body.code === 105 }), { timeoutMs: 30_000, intervalMs: 50 });
   assert.ok(refused.ok, 'a dotted key is an invalid field name with the spec gates');
 });
 

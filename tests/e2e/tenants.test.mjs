@@ -44,7 +44,7 @@ test('issue 17 #18: 40 applications under a 160-descriptor limit: every request 
     }
   }
   // Stores in use when a newer one opened are closed once idle, by the closer (every second).
-  const settled = await pollUntil(() => ({ done: openStores(srv.proc.pid) <= 16 }), { timeoutMs: 5000, intervalMs: 100 });
+  const settled = await pollUntil(() => ({ done: openStores(srv.proc.pid) <= 16 }), { timeoutMs: 30_000, intervalMs: 100 });
   assert.ok(settled.ok, `${openStores(srv.proc.pid)} stores still open`);
   // Closed stores lost nothing: each application has its three records.
   for (const a of apps) {
