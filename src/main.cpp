@@ -82,6 +82,7 @@ int Serve(const cli::ServeFlags& flags) {
   options.drain_expired = [] { storage::ReadDeadline::EndAll(); };
   options.short_of_descriptors = [&apps] { apps.Relieve(); };
   options.unwrap = [&router](api::Request& r) { return router.Unwrap(r); };
+  options.body_of = [&router](api::Method method, std::string_view target) { return router.BodyOf(method, target); };
   http::Server server(
       options, [&router](const api::Request& r) { return router.Handle(r); },
       [&router](api::Request& r, std::function<void(api::Response)>& done) { return router.QueueWrite(r, done); },

@@ -82,7 +82,6 @@ Response Upload(const Request& request, const std::string& name, auth::Context& 
 }
 
 Response Delete(const std::string& name, auth::Context& ctx) {
-  if (!ctx.identity.IsMaster()) return ErrorResponse(errors::MasterKeyRequired());
   // A name that does not exist answers the same (§4.8).
   if (files::Remove(ctx.app->dir(), name)) files::FileUsage::Of(ctx.app->dir()).Forget();
   Response response;

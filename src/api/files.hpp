@@ -1,6 +1,7 @@
 // The file routes under the prefix (spec §4.8, §3.3): `POST /<prefix>/files/<fileName>` uploads
 // (any credential, the application id alone included) and `DELETE /<prefix>/files/<name>`
-// removes (master key or API key). Answers and errors are `{"error": ...}` without a code (§7).
+// removes (master key or API key: the route table, api/routes.hpp, refuses anyone else). Answers
+// and errors are `{"error": ...}` without a code (§7).
 #pragma once
 
 #include <string>

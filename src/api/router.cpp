@@ -14,6 +14,7 @@
 #include "api/parse_routes.hpp"
 #include "api/password_page.hpp"
 #include "api/records.hpp"
+#include "api/routes.hpp"
 #include "api/schemas.hpp"
 #include "api/signin_gate.hpp"
 #include "api/users.hpp"
@@ -141,6 +142,13 @@ Router::Router(RouterOptions options, auth::Registry& registry, app::Application
   upload_rate_.SetPerMinute(options_.upload_rate);
 }
 
+BodyKind Router::BodyOf(Method method, std::string_view target) const {
+  // Reads have no body to speak of: no path to decode for them.
+  if (method == Method::kGet || method == Method::kHead || method == Method::kOptions) return BodyKind::kJson;
+  const auto parsed = ParseTarget(target);
+  return parsed ? MatchRoute(method, parsed->segments, options_.prefix).body : BodyKind::kJson;
+}
+
 std::optional<Response> Router::Unwrap(Request& request) {
   try {
     // A file sent as JSON is admitted as a raw upload is by its head, before its base64 is decoded.
@@ -261,56 +269,35 @@ std::optional<Response> Router::Early(const Request& head) {
     auto target = ParseTarget(head.target);
     if (!target) return std::nullopt;  // the handler answers it as it always does
     const auto& segments = target->segments;
+    const RouteEntry route = MatchRoute(head.method, segments, options_.prefix);
     Caller caller;
     std::optional<Response> decided;
-    if (segments.size() == 3 && segments[0] == "functions" && head.method == Method::kPost) {
-      return EarlyFunction(head, segments);
-    } else if (!segments.empty() && segments[0] == "mcp" && segments.size() <= 2) {
-      const auto app_id = segments.size() == 2 ? std::optional<std::string_view>(segments[1]) : head.Header(app_id_header_);
-      const bool sent = head.Header(master_key_header_) || head.Header(api_key_header_) || head.Header("authorization");
-      auto refused = RefuseMcpHead(head, sent, app_id && registry_.Find(*app_id));
-      if (refused) AddCorsHeaders(head, *refused);
-      return refused;
-    } else if (segments.size() == 3 && segments[0] == "oauth" && !registry_.Find(segments[1])) {
-      // An OAuth server is its application's: none for an application that does not exist.
-      decided = ErrorResponse(ApiError{404, 0, "Not found", ErrorBody::kErrorOnly});
-    } else if ((segments.size() == 3 && segments[0] == "functions") ||
-               (!segments.empty() && (segments[0] == "mcp" || segments[0] == "oauth"))) {
-      return std::nullopt;  // an MCP message or an OAuth request: its handler decides
-    } else if (segments.empty() || segments[0] != options_.prefix) {
-      decided = ErrorResponse(errors::RouteNotFound(head.method_name, target->path));
-    } else if (segments.size() == 4 && segments[1] == "apps") {
-      return std::nullopt;  // the password page: a form, its own application
-    } else if (head.method == Method::kPost && segments.size() == 3 && segments[1] == "files" &&
-               head.Header(app_id_header_)) {
-      // A raw upload (issue 31 #9, #18): its caller and the room it asks for are known from here.
-      decided = AdmitUpload(head, caller, /*raw=*/true);
-    } else if (auto app_id = head.Header(app_id_header_); head.method == Method::kPost && app_id && !registry_.Find(*app_id)) {
-      // The header wins over a Parse body's `_ApplicationId` (api/client_transport.hpp): no body
-      // can name an application this one does not (issue 31 #9).
-      decided = ErrorResponse(errors::Unauthorized());
-    } else if (head.method == Method::kPost && !IsRawUploadWithoutApplication(head, segments)) {
-      return std::nullopt;  // its body may be a client's call (api/client_transport.hpp): method and credentials
-    } else if (auto app_id = head.Header(app_id_header_); !app_id || !registry_.Find(*app_id)) {
-      decided = ErrorResponse(errors::Unauthorized());
-    } else {
-      auto credentials = registry_.Find(*app_id);
-      const auto identity = auth::ResolveKeys(*credentials, head.Header(master_key_header_), head.Header(api_key_header_));
-      // A session token is read from the store by the handler; its answers depend on the user.
-      if (identity.principal == auth::Principal::kAnonymous && head.Header(session_token_header_)) return std::nullopt;
-      const std::string_view family = segments.size() > 1 ? std::string_view(segments[1]) : std::string_view();
-      auto app = apps_.Open(credentials->app_id);
-      caller = Caller{app, identity};
-      if (family == "classes" && (segments.size() == 3 || segments.size() == 4) &&
-          (head.method == Method::kPost || head.method == Method::kPut || head.method == Method::kDelete)) {
-        const auth::Operation op = head.method == Method::kPost ? auth::Operation::kCreate
-                                   : head.method == Method::kPut ? auth::Operation::kUpdate
-                                                                 : auth::Operation::kDelete;
-        if (auto refused = write::RefuseBeforeBody(identity, op, segments[2], *app->schema()))
-          decided = ErrorResponse(*refused);
-      } else if (family == "schemas" && !identity.IsMaster()) {
-        decided = ErrorResponse(errors::MasterKeyRequired());
+    switch (route.id) {
+      case RouteId::kFunction: return EarlyFunction(head, route);
+      case RouteId::kMcp: {
+        const auto app_id = route.app_in_path.empty() ? head.Header(app_id_header_) : std::optional(route.app_in_path);
+        const bool sent = head.Header(master_key_header_) || head.Header(api_key_header_) || head.Header("authorization");
+        decided = RefuseMcpHead(head, sent, app_id && registry_.Find(*app_id));
+        break;
       }
+      case RouteId::kOAuth:
+        // An OAuth server is its application's: none for an application that does not exist.
+        if (!registry_.Find(route.app_in_path)) decided = ErrorResponse(ApiError{404, 0, "Not found", ErrorBody::kErrorOnly});
+        break;
+      case RouteId::kPreflight:
+      case RouteId::kHealth:
+      case RouteId::kOAuthMetadata:
+      case RouteId::kStatic:
+      case RouteId::kFileDownload:
+      case RouteId::kPage:
+        return std::nullopt;  // a browser's or a client's request its handler decides
+      default:
+        if (!route.prefixed) {
+          decided = ErrorResponse(errors::RouteNotFound(head.method_name, target->path));
+          break;
+        }
+        decided = EarlyPrefixed(head, route, segments, caller);
+        break;
     }
     if (!decided) return std::nullopt;
     AddCorsHeaders(head, *decided);
@@ -321,11 +308,38 @@ std::optional<Response> Router::Early(const Request& head) {
   }
 }
 
-std::optional<Response> Router::EarlyFunction(const Request& head, const std::vector<std::string>& segments) {
+std::optional<Response> Router::EarlyPrefixed(const Request& head, const RouteEntry& route, const std::vector<std::string>& segments,
+                                              Caller& caller) {
+  const auto app_id = head.Header(app_id_header_);
+  if (head.method == Method::kPost) {
+    // A raw upload (issue 31 #9, #18): its caller and the room it asks for are known from here.
+    if (route.id == RouteId::kFiles && app_id) return AdmitUpload(head, caller, /*raw=*/true);
+    // The header wins over a Parse body's `_ApplicationId` (api/client_transport.hpp): no body
+    // can name an application this one does not (issue 31 #9).
+    if (app_id && !registry_.Find(*app_id)) return ErrorResponse(errors::Unauthorized());
+    // Its body may be a client's call (api/client_transport.hpp): method and credentials.
+    if (!IsRawUploadWithoutApplication(head, segments)) return std::nullopt;
+  }
+  auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
+  if (!credentials) return ErrorResponse(errors::Unauthorized());
+  const auto identity = auth::ResolveKeys(*credentials, head.Header(master_key_header_), head.Header(api_key_header_));
+  // A session token is read from the store by the handler; its answers depend on the user.
+  if (identity.principal == auth::Principal::kAnonymous && head.Header(session_token_header_)) return std::nullopt;
+  auto app = apps_.Open(credentials->app_id);
+  caller = Caller{app, identity};
+  if (route.keys_only && !identity.IsMaster()) return ErrorResponse(errors::MasterKeyRequired());
+  if (route.id == RouteId::kRecords && (head.method == Method::kPut || head.method == Method::kDelete)) {
+    const auth::Operation op = head.method == Method::kPut ? auth::Operation::kUpdate : auth::Operation::kDelete;
+    if (auto refused = write::RefuseBeforeBody(identity, op, segments[2], *app->schema())) return ErrorResponse(*refused);
+  }
+  return std::nullopt;
+}
+
+std::optional<Response> Router::EarlyFunction(const Request& head, const RouteEntry& route) {
   auto app_id = head.Header(app_id_header_);
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
   std::optional<Response> decided;
-  if (!credentials || credentials->app_id != segments[1]) {
+  if (!credentials || credentials->app_id != route.app_in_path) {
     decided = ErrorResponse(errors::Unauthorized());
   } else {
     const auto identity = auth::ResolveKeys(*credentials, head.Header(master_key_header_), head.Header(api_key_header_));
@@ -364,14 +378,14 @@ bool Router::QueueFunction(Request& request, const std::shared_ptr<const auth::A
 bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   auto target = ParseTarget(request.target);
   if (!target) return false;
-  const bool batch = request.method == Method::kPost && target->segments.size() == 2 &&
-                     target->segments[0] == options_.prefix && target->segments[1] == "batch";
-  // A form call is a short write of its application, as a record write is.
-  const bool form = request.method == Method::kPost && target->segments.size() == 3 &&
-                    target->segments[0] == "functions" && functions::IsForm(target->segments[2]);
-  const bool function = !form && options_.function_pool && request.method == Method::kPost &&
-                        target->segments.size() == 3 && target->segments[0] == "functions";
-  if (!batch && !form && !function && !IsOwnRecordWrite(request.method, target->segments, options_.prefix)) return false;
+  const RouteEntry route = MatchRoute(request.method, target->segments, options_.prefix);
+  const bool batch = route.id == RouteId::kBatch;
+  // A form call is a short write of its application, as a record write is; a deployed function
+  // runs in the function pool, its application's share at most.
+  const bool form = route.id == RouteId::kFunction && functions::IsForm(target->segments[2]);
+  const bool function = route.id == RouteId::kFunction && !form && options_.function_pool;
+  const bool record = route.id == RouteId::kRecords && IsOwnRecordWrite(request.method, target->segments, options_.prefix);
+  if (!batch && !form && !function && !record) return false;
   auto app_id = request.Header(app_id_header_);
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
   if (!credentials) return false;  // no body is parsed for a request of no application
@@ -429,93 +443,48 @@ void FollowRegion(app::Application& app, const auth::AppCredentials& credentials
 
 Response Router::Route(const Request& request, const std::shared_ptr<app::Application>& opened,
                        app::QueuedGroup* queued, Caller& caller) {
-  if (request.method == Method::kOptions) return Preflight(request, header_prefix_);
-
   auto target = ParseTarget(request.target);
   if (!target) return ErrorResponse(errors::BadRequest("Invalid request target."));
   const auto& segments = target->segments;
-
-  if (segments.size() == 1 && segments[0] == "health" &&
-      (request.method == Method::kGet || request.method == Method::kHead))
-    return JsonResponse(200, boost::json::object{{"status", "ok"}});
-
-  // Spec §4.9: the public form functions, outside the prefix.
-  if (segments.size() == 3 && segments[0] == "functions" && request.method == Method::kPost) {
-    auto app_id = request.Header(app_id_header_);
-    auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
-    // The header must name the application the path names.
-    if (!credentials || credentials->app_id != segments[1]) return ErrorResponse(errors::Unauthorized());
-    auth::Context ctx;
-    ctx.remote_ip = request.remote_ip;
-    ctx.app = opened && opened->id() == credentials->app_id ? opened : apps_.Open(credentials->app_id);
-    ctx.credentials = credentials;
-    if (ctx.app == opened) ctx.queued = queued;
-    caller.app = ctx.app;
-    FollowRegion(*ctx.app, *credentials);
-    return HandleFunction(request, CallOf(credentials.get(), segments[2]), ctx);
-  }
-
-  // MCP's OAuth server and its metadata (api/oauth.hpp): the application is the path's.
-  if ((segments.size() == 4 && segments[0] == ".well-known") || (segments.size() == 3 && segments[0] == "oauth")) {
-    auto credentials = registry_.Find(segments[0] == "oauth" ? segments[1] : segments[3]);
-    auth::Context oauth_ctx;
-    oauth_ctx.app = credentials ? apps_.Open(credentials->app_id) : nullptr;
-    oauth_ctx.credentials = credentials;
-    oauth_ctx.remote_ip = request.remote_ip;
-    caller.app = oauth_ctx.app;
-    return HandleOAuth(request, *target, oauth_ctx);
-  }
-
-  // The MCP endpoint (spec §4.10): `/mcp` with the application id header, or `/mcp/<appId>`.
-  if (!segments.empty() && segments[0] == "mcp" && segments.size() <= 2) return RouteMcp(request, segments, caller);
-
-  // The static host of public files (spec §4.8), when no CDN fronts crmd.
-  if (segments.size() == 3 && segments[0] == "static" && (request.method == Method::kGet || request.method == Method::kHead)) {
-    auto credentials = registry_.Find(segments[1]);
-    if (!credentials) return ErrorResponse(ApiError{404, 0, "File not found", ErrorBody::kErrorOnly});
-    return HandleStatic(request, *apps_.Open(credentials->app_id), segments[2]);
-  }
-
-  if (segments.empty() || segments[0] != options_.prefix)
-    return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
-
-  // A file's address is opened in a browser: the application is the path's, not a header's, and
-  // the caller a key, a session token, or the sign-in gate's cookie.
-  if ((segments.size() == 4 || segments.size() == 7) && segments[1] == "files" &&
-      (request.method == Method::kGet || request.method == Method::kHead)) {
-    auto credentials = registry_.Find(segments[2]);
-    if (!credentials) return ErrorResponse(ApiError{404, 0, "File not found", ErrorBody::kErrorOnly});
-    auth::Context file_ctx;
-    file_ctx.app = apps_.Open(credentials->app_id);
-    file_ctx.credentials = credentials;
-    file_ctx.remote_ip = request.remote_ip;
-    file_ctx.identity = auth::ResolveKeys(*credentials, request.Header(master_key_header_), request.Header(api_key_header_));
-    std::optional<std::string> token;
-    if (auto header = request.Header(session_token_header_)) token = std::string(*header);
-    else token = SessionCookie(request);
-    // A token this application does not know (expired, or another application's) is no one:
-    // the gate is where a browser gets a good one.
-    if (token && file_ctx.identity.principal == auth::Principal::kAnonymous) {
-      auto identity = auth::ResolveSession(*file_ctx.app, *token);
-      if (identity.ok()) {
-        file_ctx.identity = std::move(identity).value();
-        file_ctx.identity.gates = credentials->gates;
-      }
+  const RouteEntry route = MatchRoute(request.method, segments, options_.prefix);
+  switch (route.id) {
+    case RouteId::kPreflight: return Preflight(request, header_prefix_);
+    case RouteId::kHealth: return JsonResponse(200, boost::json::object{{"status", "ok"}});
+    case RouteId::kFunction: return RouteFunction(request, route, segments[2], opened, queued, caller);
+    case RouteId::kOAuth:
+    case RouteId::kOAuthMetadata: {
+      // MCP's OAuth server and its metadata (api/oauth.hpp): the application is the path's.
+      auto credentials = registry_.Find(route.app_in_path);
+      auth::Context oauth_ctx;
+      oauth_ctx.app = credentials ? apps_.Open(credentials->app_id) : nullptr;
+      oauth_ctx.credentials = credentials;
+      oauth_ctx.remote_ip = request.remote_ip;
+      caller.app = oauth_ctx.app;
+      return HandleOAuth(request, *target, oauth_ctx);
     }
-    return HandleDownload(request, std::vector<std::string>(segments.begin() + 3, segments.end()), file_ctx);
-  }
-
-  // The pages a person opens in a browser, from a mail or a file's address: no application-id header.
-  if (segments.size() == 4 && segments[1] == "apps" && (segments[3] == "reset-password" || segments[3] == "signin")) {
-    auto credentials = registry_.Find(segments[2]);
-    auth::Context page_ctx;  // the browser: no credential
-    page_ctx.app = credentials ? apps_.Open(credentials->app_id) : nullptr;
-    page_ctx.credentials = credentials;
-    if (credentials) page_ctx.identity.gates = credentials->gates;
-    page_ctx.remote_ip = request.remote_ip;
-    caller.app = page_ctx.app;
-    if (segments[3] == "signin") return HandleSignInGate(request, *target, page_ctx, signin_rate_);
-    return HandlePasswordPage(request, *target, page_ctx);
+    case RouteId::kMcp: return RouteMcp(request, route, caller);
+    case RouteId::kStatic: {
+      // The static host of public files (spec §4.8), when no CDN fronts crmd.
+      auto credentials = registry_.Find(route.app_in_path);
+      if (!credentials) return ErrorResponse(ApiError{404, 0, "File not found", ErrorBody::kErrorOnly});
+      return HandleStatic(request, *apps_.Open(credentials->app_id), segments[2]);
+    }
+    case RouteId::kFileDownload: return RouteDownload(request, route, segments);
+    case RouteId::kPage: {
+      // The pages a person opens in a browser, from a mail or a file's address: no application-id header.
+      auto credentials = registry_.Find(route.app_in_path);
+      auth::Context page_ctx;  // the browser: no credential
+      page_ctx.app = credentials ? apps_.Open(credentials->app_id) : nullptr;
+      page_ctx.credentials = credentials;
+      if (credentials) page_ctx.identity.gates = credentials->gates;
+      page_ctx.remote_ip = request.remote_ip;
+      caller.app = page_ctx.app;
+      if (segments[3] == "signin") return HandleSignInGate(request, *target, page_ctx, signin_rate_);
+      return HandlePasswordPage(request, *target, page_ctx);
+    }
+    default:
+      if (!route.prefixed) return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
+      break;
   }
 
   auto app_id = request.Header(app_id_header_);
@@ -548,9 +517,51 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
   return RouteFamily(request, std::move(*target), ctx, token);
 }
 
-Response Router::RouteMcp(const Request& request, const std::vector<std::string>& segments, Caller& caller) {
-  std::optional<std::string_view> app_id = segments.size() == 2 ? std::optional<std::string_view>(segments[1])
-                                                                 : request.Header(app_id_header_);
+Response Router::RouteFunction(const Request& request, const RouteEntry& route, std::string_view name,
+                              const std::shared_ptr<app::Application>& opened, app::QueuedGroup* queued, Caller& caller) {
+  // Spec §4.9: the public form functions and the operator's, outside the prefix.
+  auto app_id = request.Header(app_id_header_);
+  auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
+  // The header must name the application the path names.
+  if (!credentials || credentials->app_id != route.app_in_path) return ErrorResponse(errors::Unauthorized());
+  auth::Context ctx;
+  ctx.remote_ip = request.remote_ip;
+  ctx.app = opened && opened->id() == credentials->app_id ? opened : apps_.Open(credentials->app_id);
+  ctx.credentials = credentials;
+  if (ctx.app == opened) ctx.queued = queued;
+  caller.app = ctx.app;
+  FollowRegion(*ctx.app, *credentials);
+  return HandleFunction(request, CallOf(credentials.get(), name), ctx);
+}
+
+Response Router::RouteDownload(const Request& request, const RouteEntry& route, const std::vector<std::string>& segments) {
+  // A file's address is opened in a browser: the application is the path's, not a header's, and
+  // the caller a key, a session token, or the sign-in gate's cookie.
+  auto credentials = registry_.Find(route.app_in_path);
+  if (!credentials) return ErrorResponse(ApiError{404, 0, "File not found", ErrorBody::kErrorOnly});
+  auth::Context file_ctx;
+  file_ctx.app = apps_.Open(credentials->app_id);
+  file_ctx.credentials = credentials;
+  file_ctx.remote_ip = request.remote_ip;
+  file_ctx.identity = auth::ResolveKeys(*credentials, request.Header(master_key_header_), request.Header(api_key_header_));
+  std::optional<std::string> token;
+  if (auto header = request.Header(session_token_header_)) token = std::string(*header);
+  else token = SessionCookie(request);
+  // A token this application does not know (expired, or another application's) is no one:
+  // the gate is where a browser gets a good one.
+  if (token && file_ctx.identity.principal == auth::Principal::kAnonymous) {
+    auto identity = auth::ResolveSession(*file_ctx.app, *token);
+    if (identity.ok()) {
+      file_ctx.identity = std::move(identity).value();
+      file_ctx.identity.gates = credentials->gates;
+    }
+  }
+  return HandleDownload(request, std::vector<std::string>(segments.begin() + 3, segments.end()), file_ctx);
+}
+
+Response Router::RouteMcp(const Request& request, const RouteEntry& route, Caller& caller) {
+  std::optional<std::string_view> app_id = route.app_in_path.empty() ? request.Header(app_id_header_)
+                                                                     : std::optional<std::string_view>(route.app_in_path);
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
   auto master_key = request.Header(master_key_header_);
   auto api_key = request.Header(api_key_header_);
@@ -636,51 +647,40 @@ FunctionCall Router::CallOf(const auth::AppCredentials* credentials, std::string
 
 Response Router::RouteFamily(const Request& request, Target target, auth::Context& ctx,
                              std::optional<std::string_view> token) {
-  // Routes below the prefix, one handler per family.
   target.segments.erase(target.segments.begin());  // the prefix; the path stays whole, for messages
-  const std::string_view family = target.segments.empty() ? std::string_view() : target.segments[0];
-  if (family == "classes" && (target.segments.size() == 2 || target.segments.size() == 3))
-    return HandleRecords(request, target, ctx);
-  if (family == "schemas" && target.segments.size() <= 2) return HandleSchemas(request, target, ctx);
-  if (family == "files" && target.segments.size() == 2) return HandleFiles(request, target, ctx);
-  if (family == "users" || family == "login" || family == "logout" || family == "requestPasswordReset")
-    return HandleUsers(request, target, ctx, token);
-  // Routes Parse's SDKs call, under `--prefix parse` only (api/parse_routes.hpp); `/core` keeps
-  // answering them 404 as the spec says (§4.6: there is no `/core/aggregate/`).
-  if (options_.prefix == "parse") {
-    const auto send = [this, &ctx](std::string_view method, const std::string& path, const boost::json::value* body) {
-      return Dispatch(ctx, method, path, body);
-    };
-    if (family == "config" && target.segments.size() == 1 &&
-        (request.method == Method::kGet || request.method == Method::kPut))
-      return HandleParseConfig(request, ctx, send);
-    if (family == "purge" && target.segments.size() == 2 && request.method == Method::kDelete)
-      return HandleParsePurge(target.segments[1], ctx, send);
-    if (family == "sessions" && target.segments.size() == 2 && target.segments[1] == "me" && request.method == Method::kGet)
-      return HandleParseSessionMe(ctx, token, send);
+  const RouteEntry route = MatchPrefixedRoute(request.method, target.segments, options_.prefix);
+  // Spec §4.5, §4.8, Parse's Config and purge: the route table says which are the keys'.
+  if (route.keys_only && !ctx.identity.IsMaster()) return ErrorResponse(errors::MasterKeyRequired());
+  const auto send = [this, &ctx](std::string_view method, const std::string& path, const boost::json::value* body) {
+    return Dispatch(ctx, method, path, body);
+  };
+  switch (route.id) {
+    case RouteId::kRecords: return HandleRecords(request, target, ctx);
+    case RouteId::kSchemas: return HandleSchemas(request, target, ctx);
+    case RouteId::kFiles: return HandleFiles(request, target, ctx);
+    case RouteId::kUsers: return HandleUsers(request, target, ctx, token);
+    case RouteId::kParseConfig: return HandleParseConfig(request, ctx, send);
+    case RouteId::kParsePurge: return HandleParsePurge(target.segments[1], ctx, send);
+    case RouteId::kParseSessionMe: return HandleParseSessionMe(ctx, token, send);
+    case RouteId::kAggregate: {
+      Response response;
+      auto status = query::Aggregate(ctx, target.segments[1], target.params, response.body);
+      if (!status.ok()) return ErrorResponse(status.error());
+      return response;
+    }
+    // Spec §4.9: the generic functions path exists but holds no function.
+    case RouteId::kGenericFunction: return ErrorResponse(errors::FunctionNotFound());
+    case RouteId::kBatch:
+      return HandleBatch(request, ctx, options_.prefix, [this, &ctx, token](const Request& item) {
+        // The batch checked the prefix and refused the reset page (no API route).
+        auto item_target = ParseTarget(item.target);
+        if (!item_target) return ErrorResponse(errors::BadRequest("Invalid request target."));
+        // Each item its own context, as if resolved again; it joins the batch's write unit.
+        auth::Context item_ctx = ctx;
+        return RouteFamily(item, std::move(*item_target), item_ctx, token);
+      });
+    default: return ErrorResponse(errors::RouteNotFound(request.method_name, target.path));
   }
-  const bool aggregate_route = family == "classes-aggregate" || (family == "aggregate" && options_.prefix == "parse");
-  if (aggregate_route && target.segments.size() == 2 && request.method == Method::kGet) {
-    Response response;
-    auto status = query::Aggregate(ctx, target.segments[1], target.params, response.body);
-    if (!status.ok()) return ErrorResponse(status.error());
-    return response;
-  }
-  // Spec §4.9: the generic functions path exists but holds no function.
-  if (family == "functions" && target.segments.size() == 2 &&
-      (request.method == Method::kPost || request.method == Method::kGet))
-    return ErrorResponse(errors::FunctionNotFound());
-  if (family == "batch" && target.segments.size() == 1 && request.method == Method::kPost)
-    return HandleBatch(request, ctx, options_.prefix, [this, &ctx, token](const Request& item) {
-      // The batch checked the prefix and refused the reset page (no API route).
-      auto item_target = ParseTarget(item.target);
-      if (!item_target) return ErrorResponse(errors::BadRequest("Invalid request target."));
-      // Each item its own context, as if resolved again; it joins the batch's write unit.
-      auth::Context item_ctx = ctx;
-      return RouteFamily(item, std::move(*item_target), item_ctx, token);
-    });
-
-  return ErrorResponse(errors::RouteNotFound(request.method_name, target.path));
 }
 
 }  // namespace crmd::api

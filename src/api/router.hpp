@@ -13,6 +13,7 @@
 #include "api/client_transport.hpp"
 #include "api/functions.hpp"
 #include "api/message.hpp"
+#include "api/routes.hpp"
 #include "api/signin_gate.hpp"
 #include "functions/lua_function.hpp"
 #include "api/target.hpp"
@@ -81,6 +82,9 @@ class Router {
 
   const std::string& header_prefix() const { return header_prefix_; }
 
+  // What kind of body `method` on `target` reads (the route table; http::ServerOptions::body_of).
+  BodyKind BodyOf(Method method, std::string_view target) const;
+
   // A request below the prefix made by a function's `crm` API or a trigger's action, with their
   // context (it joins the context's write unit).
   std::pair<int, boost::json::value> Dispatch(auth::Context& ctx, std::string_view method, const std::string& target,
@@ -103,14 +107,23 @@ class Router {
                  Caller& caller);
   // `/mcp` and `/mcp/<appId>` (api/mcp.hpp): the caller from the key headers, tools re-entering
   // Dispatch.
-  Response RouteMcp(const Request& request, const std::vector<std::string>& segments, Caller& caller);
+  Response RouteMcp(const Request& request, const RouteEntry& route, Caller& caller);
+  // `POST /functions/<appId>/<fn>` (spec §4.9): the header must name the path's application.
+  Response RouteFunction(const Request& request, const RouteEntry& route, std::string_view name,
+                         const std::shared_ptr<app::Application>& opened, app::QueuedGroup* queued, Caller& caller);
+  // A file's address (spec §4.8), opened with a key, a session token or the gate's cookie.
+  Response RouteDownload(const Request& request, const RouteEntry& route, const std::vector<std::string>& segments);
+  // What the head of a request below the prefix decides: its application, a raw upload's
+  // admission, a keys-only route, a write the caller cannot make (nullopt: read the body).
+  std::optional<Response> EarlyPrefixed(const Request& head, const RouteEntry& route, const std::vector<std::string>& segments,
+                                        Caller& caller);
   // An upload with no application-id header that cannot be Parse's JSON upload either (no length,
   // or a larger one): refused by its head, before its body is streamed to disk.
   bool IsRawUploadWithoutApplication(const Request& head, const std::vector<std::string>& segments) const;
   // `POST /functions/<appId>/<fn>` decided from its head: the header must name the path's
   // application (403), and a caller without a key spends its address's budget (429). Nothing is
   // read of a refused call's body.
-  std::optional<Response> EarlyFunction(const Request& head, const std::vector<std::string>& segments);
+  std::optional<Response> EarlyFunction(const Request& head, const RouteEntry& route);
   // A call of a deployed function, queued to the function pool (true: it answers through `done`).
   bool QueueFunction(Request& request, const std::shared_ptr<const auth::AppCredentials>& credentials,
                      std::function<void(Response)>& done);

@@ -1,4 +1,5 @@
-// Handlers of `/schemas[/{Table}]` (spec §4.5): master or API key only.
+// Handlers of `/schemas[/{Table}]` (spec §4.5): master or API key only, which the route table
+// (api/routes.hpp) says and the router checks before these run.
 #pragma once
 
 #include "api/message.hpp"

@@ -59,7 +59,6 @@ std::optional<std::string> PlanServer(const ServeFlags& flags, int cores, std::u
   // Reads run on the network threads; writes, which wait for their group's fsync, on their own.
   out.threads = flags.threads > 0 ? flags.threads : cores * 2;
   out.write_threads = flags.write_threads > 0 ? flags.write_threads : cores * 8;
-  out.upload_path_prefix = "/" + flags.prefix + "/files/";
   // Uploads stream to the data folder's file system, so that keeping one is a rename.
   out.upload_dir = (std::filesystem::path(flags.data) / "tmp" / "uploads").string();
   if (flags.max_file_size_mib < 0) return "--max-file-size must be 0 (no cap) or more";

@@ -444,6 +444,12 @@ struct Server::Impl {
     setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kSlowReadNice);
   }
 
+  // The body a head announces (ServerOptions::body_of), JSON when nobody says.
+  template <typename Header>
+  api::BodyKind BodyOf(const Header& header) const {
+    return options.body_of ? options.body_of(ToMethod(header.method()), header.target()) : api::BodyKind::kJson;
+  }
+
   static bool IsQuietDisconnect(const beast::error_code& ec) {
     return ec == bhttp::error::end_of_stream || ec == beast::error::timeout ||
            ec == asio::error::eof || ec == asio::error::connection_reset ||
@@ -617,7 +623,7 @@ struct Server::Impl {
         if (ec == bhttp::error::header_limit)
           co_await WriteError(stream, errors::HeaderTooLarge(), {}, facts, start);
         else if (ec == bhttp::error::body_limit)  // the start line is parsed by then
-          co_await WriteError(stream, TooLarge(parser.get().target().starts_with(options.upload_path_prefix), options.upload_body_limit),
+          co_await WriteError(stream, TooLarge(BodyOf(parser.get()) == api::BodyKind::kUpload, options.upload_body_limit),
                               {}, facts, start);
         else if (!IsQuietDisconnect(ec))
           co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."), {}, facts, start);
@@ -635,10 +641,11 @@ struct Server::Impl {
       facts.method = std::string(header.method_string());
       facts.path = std::string(header.target().substr(0, header.target().find('?')));
       const std::string origin(header[bhttp::field::origin]);
-      const bool upload = header.target().starts_with(options.upload_path_prefix);
-      const std::string_view path = header.target().substr(0, header.target().find('?'));
-      const bool mcp = path == options.mcp_path_prefix || path.starts_with(options.mcp_path_prefix + "/");
-      const std::size_t body_limit = upload ? options.upload_body_limit : mcp ? options.mcp_body_limit : options.json_body_limit;
+      const api::BodyKind body_kind = BodyOf(header);
+      const bool upload = body_kind == api::BodyKind::kUpload;
+      const std::size_t body_limit = upload                               ? options.upload_body_limit
+                                     : body_kind == api::BodyKind::kMcp ? options.mcp_body_limit
+                                                                          : options.json_body_limit;
       if (parser.content_length() && *parser.content_length() > body_limit) {
         co_await WriteError(stream, TooLarge(upload, body_limit), origin, facts, start);
         co_return;

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "api/message.hpp"
+#include "api/routes.hpp"
 
 namespace crmd::http {
 
@@ -31,22 +32,24 @@ struct ServerOptions {
   // JSON bodies: a batch of 1,000 records of 20 fields is ~2 MiB; 8 MiB leaves room and still
   // refuses the 10 MB strings of a memory attack.
   std::size_t json_body_limit = 8u << 20;
-  // Paths starting with this get upload_body_limit instead (files: spec §4.8 sets no cap; an
-  // operator may, with --max-file-size).
-  std::string upload_path_prefix = "/core/files/";
-  // MCP messages (`/mcp`, `/mcp/<appId>`) get mcp_body_limit: Upload-Public-File carries a file
-  // in base64, and spec §8 accepts 15 MB files (20 MB of base64).
-  std::string mcp_path_prefix = "/mcp";
+  // What kind of body a request's head announces (api/routes.hpp): an upload gets
+  // upload_body_limit and streams to disk, an MCP message mcp_body_limit, anything else
+  // json_body_limit. Unset: every body is JSON. Called on a network thread with each head; must
+  // be quick and must not throw.
+  std::function<api::BodyKind(api::Method method, std::string_view target)> body_of;
+  // MCP messages: Upload-Public-File carries a file in base64, and spec §8 accepts 15 MB files
+  // (20 MB of base64).
   std::size_t mcp_body_limit = 24u << 20;
+  // Files: spec §4.8 sets no cap; an operator may, with --max-file-size.
   std::uint64_t upload_body_limit = std::numeric_limits<std::uint64_t>::max();
-  // Where a POST under upload_path_prefix streams its body (api::Request::body_file) instead of
+  // Where an upload (a POST body_of calls one) streams its body (api::Request::body_file) instead of
   // into memory; empty: bodies are read into memory like any other.
   std::string upload_dir;
   // Request line plus headers; browsers send under 8 KiB.
   std::size_t header_limit = 16u << 10;
   // A client has this long to send a whole request once it started (an upload: see below).
   std::chrono::seconds request_timeout{30};
-  // Issue 31 #10: an upload (a POST under upload_path_prefix) must bring at least this many bytes a
+  // Issue 31 #10: an upload (a POST body_of calls one) must bring at least this many bytes a
   // second, counted over each request_timeout from its first byte (http/upload_pace.hpp), or it is
   // answered 408 and closed; 0: no minimum (each read then gets request_timeout). 1 KiB/s (8 kbit/s)
   // is a fifth of what the weakest mobile data (GPRS, ~40 kbit/s) carries, so no person's upload is

@@ -359,20 +359,25 @@ function letters(n, seed) {
   for (let i = 0; i < n; i++) { x = (x * 1103515245 + 12345) & 0x7fffffff; out[i] = 97 + (x % 26); }
   return out.toString('latin1');
 }
-// Patterns whose automaton RE2 cannot keep small: tens of milliseconds per 400 KB value each.
-const hostileWhere = (n) => ({ $or: Array.from({ length: n }, (_, i) => ({ Body: { $regex: `(?:[a-q][^u-z]{40}|[b-r][^t-y]{40})${i}` } })) });
+// A pattern costly on a large value but bounded: its automaton stays small in RE2 (a letter in
+// u-z ends every partial match), a few milliseconds per 400 KB value; hundreds in PostgreSQL's engine.
+const slowWhere = { Body: { $regex: '(?:[a-q][^u-z]{40}|[b-r][^t-y]{40})0' } };
+// Patterns whose automaton no engine can keep small: a partial match may start at any of the
+// last 41 letters, so RE2's cache of states overflows and it falls back to its NFA; about 300 ms
+// per 400 KB value each. The digit they end with never occurs in `letters`.
+const hostileWhere = (n) => ({ $or: Array.from({ length: n }, (_, i) => ({ Body: { $regex: `(?:[a-q].{40}|[b-r].{40})${i}` } })) });
 
 test('issue 17 #3: hostile $regex reads are bounded in patterns and time, and never hold /health or another application', async () => {
   const dir = makeDataDir();
   const victim = createApp(dir);
   const bystander = createApp(dir);
   // Four network threads, so that four hostile reads could take them all.
-  const srv = await startServer(dir, { threads: 4, extraArgs: ['--read-timeout', '1'] });
+  const srv = await startServer(dir, { threads: 4, extraArgs: ['--read-timeout', '5'] });
   const V = masterHeaders(victim);
-  // 16 MB: each hostile read takes over a second even alone.
-  for (let i = 0; i < 40; i++) await createRecord(srv, victim, 'Notes', { Body: letters(400_000, i + 1) });
+  // 4 MB: one hostile read would take some 50 s (16 patterns, 10 values, ~300 ms each).
+  for (let i = 0; i < 10; i++) await createRecord(srv, victim, 'Notes', { Body: letters(400_000, i + 1) });
   const bystanderId = await createRecord(srv, bystander, 'Accounts', { Name: 'elsewhere' });
-  const find = (where, limit = 10) => request(srv, 'GET', `/core/classes/Notes?where=${encodeURIComponent(JSON.stringify(where))}&limit=${limit}&keys=objectId`, { headers: V, timeoutMs: 60_000 });
+  const find = (where, limit = 10) => request(srv, 'GET', `/core/classes/Notes?where=${encodeURIComponent(JSON.stringify(where))}&limit=${limit}&keys=objectId`, { headers: V, timeoutMs: 40_000 });
 
   const tooMany = await find(hostileWhere(17));
   assert.equal(tooMany.status, 400, tooMany.text);
@@ -381,41 +386,32 @@ test('issue 17 #3: hostile $regex reads are bounded in patterns and time, and ne
   assert.equal(tooLong.status, 400, tooLong.text);
   assert.equal(tooLong.body.code, 102);
 
-  const started = performance.now();
-  const hostile = Array.from({ length: 4 }, () => find(hostileWhere(16)));
-  let worstHealth = 0;
-  let worstGet = 0;
+  let answered = 0;
+  const hostile = Array.from({ length: 4 }, () => find(hostileWhere(16)).finally(() => { answered++; }));
+  // Other callers are served while all four run: each probe is counted only if no hostile read
+  // had been answered when it came back.
   let probes = 0;
-  await sleep(100);
-  while (performance.now() - started < 2500) {
-    worstHealth = Math.max(worstHealth, await healthMs(srv, 30_000));
-    const t = performance.now();
+  while (answered === 0 && probes < 5) {
+    await healthMs(srv, 30_000);
     const got = await request(srv, 'GET', `/core/classes/Accounts/${bystanderId}`, { headers: masterHeaders(bystander), timeoutMs: 30_000 });
     assert.equal(got.status, 200, got.text);
-    worstGet = Math.max(worstGet, performance.now() - t);
-    probes++;
-    await sleep(10);
+    if (answered === 0) probes++;
   }
-  const answers = await Promise.all(hostile);
-  const hostileMs = performance.now() - started;
-  assert.ok(worstHealth < 800 && worstGet < 800,
-    `while four hostile reads ran: /health ${worstHealth.toFixed(0)} ms, another application's get ${worstGet.toFixed(0)} ms at worst`);
-  assert.ok(probes >= 10, `only ${probes} probes ran while the hostile reads did`);
-  for (const r of answers) {
+  assert.equal(probes, 5, `only ${probes} probes were answered before the first hostile read was`);
+  // The deadline ends them, far sooner than their work would.
+  for (const r of await Promise.all(hostile)) {
     assert.equal(r.status, 400, r.text);
-    assert.deepEqual(r.body, { code: 124, error: 'The query took longer than 1 s; narrow it with where, keys or limit.' });
+    assert.deepEqual(r.body, { code: 124, error: 'The query took longer than 5 s; narrow it with where, keys or limit.' });
   }
-  assert.ok(hostileMs < 10_000, `the hostile reads were answered after ${hostileMs.toFixed(0)} ms (read timeout 1 s)`);
 });
 
 test('issue 17 #3: a read longer than its slice on a network thread is not cut there: it ends off the loop', async () => {
   const dir = makeDataDir();
   const app = createApp(dir);
   const srv = await startServer(dir, { threads: 4, extraArgs: ['--read-timeout', '10', '--read-slice-ms', '1'] });
-  // 2.4 MB: one hostile pattern reads it in far more than a 1 ms slice (tens of milliseconds with
-  // RE2, hundreds with PostgreSQL's engine), well within 10 s.
+  // 2.4 MB: the slow pattern reads it in far more than a 1 ms slice and well within 10 s.
   for (let i = 0; i < 6; i++) await createRecord(srv, app, 'Notes', { Body: letters(400_000, i + 1) });
-  const where = encodeURIComponent(JSON.stringify(hostileWhere(1)));
+  const where = encodeURIComponent(JSON.stringify(slowWhere));
   const one = await request(srv, 'GET', `/core/classes/Notes?where=${where}&limit=10&keys=objectId`, { headers: masterHeaders(app), timeoutMs: 60_000 });
   assert.equal(one.status, 200, one.text);
   assert.deepEqual(one.body.results, []);
@@ -427,17 +423,17 @@ test('issue 17 #12: SIGTERM while long requests run: the process exits once the 
   // Reads may run two minutes; the drain allows two seconds.
   const srv = await startServer(dir, { threads: 2, extraArgs: ['--read-timeout', '120', '--drain-timeout', '2'] });
   const A = masterHeaders(a);
-  for (let i = 0; i < 20; i++) await createRecord(srv, a, 'Notes', { Body: letters(400_000, i + 1) });
+  // Each read would take some 30 s (16 patterns, 6 values).
+  for (let i = 0; i < 6; i++) await createRecord(srv, a, 'Notes', { Body: letters(400_000, i + 1) });
   const where = encodeURIComponent(JSON.stringify(hostileWhere(16)));
   const hostile = Array.from({ length: 2 }, () =>
     request(srv, 'GET', `/core/classes/Notes?where=${where}&keys=objectId`, { headers: A, timeoutMs: 60_000 }).catch((e) => e));
   // The issue's case 2 with the master key: a body of 200,000 new keys.
   const wide = request(srv, 'POST', '/core/classes/Wide', { headers: A, body: keysBody(200_000), timeoutMs: 60_000 }).catch((e) => e);
   await sleep(500);
-  const start = performance.now();
-  const { code } = await srv.stop({ timeoutMs: 30_000 });
-  const ms = performance.now() - start;
+  // The process exits with 0 within 20 s (stop() fails otherwise): before the reads
+  // could have ended on their own, so the drain timeout ended them.
+  const { code } = await srv.stop({ timeoutMs: 20_000 });
   assert.equal(code, 0);
-  assert.ok(ms < 8000, `exited ${ms.toFixed(0)} ms after SIGTERM (drain timeout 2 s)`);
   await Promise.all([...hostile, wide]);
 });

@@ -1,0 +1,85 @@
+#include "api/routes.hpp"
+
+namespace crmd::api {
+
+namespace {
+
+bool IsRead(Method method) { return method == Method::kGet || method == Method::kHead; }
+
+RouteEntry Make(RouteId id, BodyKind body = BodyKind::kJson) {
+  RouteEntry r;
+  r.id = id;
+  r.body = body;
+  return r;
+}
+
+}  // namespace
+
+RouteEntry MatchPrefixedRoute(Method method, std::span<const std::string> s, std::string_view prefix) {
+  RouteEntry r;
+  r.prefixed = true;
+  const std::string_view family = s.empty() ? std::string_view() : std::string_view(s[0]);
+  const bool parse = prefix == "parse";
+  if (family == "classes" && (s.size() == 2 || s.size() == 3)) r.id = RouteId::kRecords;
+  else if (family == "schemas" && s.size() <= 2) r.id = RouteId::kSchemas, r.keys_only = true;  // spec §4.5
+  else if (family == "files" && s.size() == 2)
+    r.id = RouteId::kFiles, r.body = BodyKind::kUpload, r.keys_only = method == Method::kDelete;  // spec §4.8
+  else if (family == "users" || family == "login" || family == "logout" || family == "requestPasswordReset") r.id = RouteId::kUsers;
+  else if (parse && family == "config" && s.size() == 1 && (method == Method::kGet || method == Method::kPut))
+    r.id = RouteId::kParseConfig, r.keys_only = method == Method::kPut;  // Parse: Config is the master key's to write
+  else if (parse && family == "purge" && s.size() == 2 && method == Method::kDelete) r.id = RouteId::kParsePurge, r.keys_only = true;
+  else if (parse && family == "sessions" && s.size() == 2 && s[1] == "me" && method == Method::kGet) r.id = RouteId::kParseSessionMe;
+  // Spec §4.6: there is no `/core/aggregate/`; Parse's SDKs call `/parse/aggregate/`.
+  else if ((family == "classes-aggregate" || (parse && family == "aggregate")) && s.size() == 2 && method == Method::kGet)
+    r.id = RouteId::kAggregate;
+  else if (family == "functions" && s.size() == 2 && (method == Method::kPost || method == Method::kGet)) r.id = RouteId::kGenericFunction;
+  else if (family == "batch" && s.size() == 1 && method == Method::kPost) r.id = RouteId::kBatch;
+  return r;
+}
+
+RouteEntry MatchRoute(Method method, const std::vector<std::string>& s, std::string_view prefix) {
+  if (method == Method::kOptions) return Make(RouteId::kPreflight);
+  const std::string_view first = s.empty() ? std::string_view() : std::string_view(s[0]);
+  if (s.size() == 1 && first == "health" && IsRead(method)) return Make(RouteId::kHealth);
+  if (s.size() == 3 && first == "functions" && method == Method::kPost) {
+    RouteEntry r = Make(RouteId::kFunction);
+    r.app_in_path = s[1];
+    return r;
+  }
+  if (s.size() == 4 && first == ".well-known") {
+    RouteEntry r = Make(RouteId::kOAuthMetadata);
+    r.app_in_path = s[3];
+    return r;
+  }
+  if (s.size() == 3 && first == "oauth") {
+    RouteEntry r = Make(RouteId::kOAuth);
+    r.app_in_path = s[1];
+    return r;
+  }
+  if (first == "mcp" && s.size() <= 2) {
+    RouteEntry r = Make(RouteId::kMcp, BodyKind::kMcp);
+    if (s.size() == 2) r.app_in_path = s[1];
+    return r;
+  }
+  if (s.size() == 3 && first == "static" && IsRead(method)) {
+    RouteEntry r = Make(RouteId::kStatic);
+    r.app_in_path = s[1];
+    return r;
+  }
+  if (s.empty() || first != prefix) return RouteEntry{};
+  // A file's address is opened in a browser: its application is the path's.
+  if ((s.size() == 4 || s.size() == 7) && s[1] == "files" && IsRead(method)) {
+    RouteEntry r = Make(RouteId::kFileDownload);
+    r.app_in_path = s[2];
+    return r;
+  }
+  // The pages a person opens from a mail or a file's address.
+  if (s.size() == 4 && s[1] == "apps" && (s[3] == "reset-password" || s[3] == "signin")) {
+    RouteEntry r = Make(RouteId::kPage);
+    r.app_in_path = s[2];
+    return r;
+  }
+  return MatchPrefixedRoute(method, std::span<const std::string>(s).subspan(1), prefix);
+}
+
+}  // namespace crmd::api
