@@ -1,6 +1,7 @@
 // Issue 17: no caller holds the others hostage. Each test reproduces one denial of service or
-// fail-open that crmd fell to (the issue's table, by number), bounded in count and time; the
-// bounds are generous against a fixed server and far below what the unfixed one took.
+// fail-open that crmd fell to (the issue's table, by number), bounded in count and time. They
+// assert what is refused and that other callers are answered while the hostile work runs; how
+// fast is bench/hostage-latency.mjs's (issue 32).
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -65,17 +66,14 @@ function pushBody(srv, head, bytes, { timeoutMs = 20_000 } = {}) {
 test('issue 17 #5: CORS preflights with ~15 KB of request headers cost linear work and are bounded', async () => {
   const names = Array.from({ length: 800 }, (_, i) => `X-Core-Custom-${i}`).join(', ');
   assert.ok(names.length > 14_000);
-  const start = performance.now();
   const answers = await Promise.all(Array.from({ length: 40 }, () =>
     rawRequest(server, `OPTIONS /core/classes/X HTTP/1.1\r\nOrigin: https://a.example\r\nAccess-Control-Request-Headers: ${names}`)));
-  const elapsed = performance.now() - start;
   for (const r of answers) {
     assert.equal(r.status, 200);
     const echoed = r.headers['access-control-allow-headers'].split(',').filter((h) => /x-core-custom/i.test(h));
     assert.ok(echoed.length > 0 && echoed.length <= 64, `${echoed.length} names echoed`);
   }
-  assert.ok(elapsed < 5000, `40 preflights took ${elapsed.toFixed(0)} ms`);
-  assert.ok(await healthMs(server) < 1000);
+  await healthMs(server, 30_000);
 });
 
 test('issue 17 #13: a body with a Transfer-Encoding crmd cannot decode is refused, not read as JSON', async () => {
@@ -97,19 +95,18 @@ test('issue 17 #13: a body with a Transfer-Encoding crmd cannot decode is refuse
 });
 
 test('issue 17 #16: slow headers get the request timeout, not the idle timeout', async () => {
-  const { server: slow } = await setup({ extraArgs: ['--request-timeout', '2', '--idle-timeout', '20'] });
+  // The idle timeout is far beyond the wait below: a close within it is the request timeout's.
+  const { server: slow } = await setup({ extraArgs: ['--request-timeout', '2', '--idle-timeout', '600'] });
   const sock = net.createConnection({ host: HOST, port: slow.port });
   await new Promise((r) => sock.once('connect', r));
-  const closed = new Promise((r) => sock.once('close', r));
-  const start = Date.now();
+  const closed = new Promise((r) => sock.once('close', () => r('closed')));
   sock.write('GET /health HTTP/1.1\r\n');  // the request started; its headers never end
   const trickle = setInterval(() => { if (!sock.destroyed) sock.write('X-Slow: 1\r\n'); }, 500);
   sock.on('error', () => {});
-  await Promise.race([closed, sleep(15_000)]);
+  const ended = await Promise.race([closed, sleep(30_000).then(() => 'open')]);
   clearInterval(trickle);
-  const held = Date.now() - start;
   sock.destroy();
-  assert.ok(held < 8000, `a request that never finished its headers held the connection ${held} ms`);
+  assert.equal(ended, 'closed', 'a request that never finished its headers held the connection 30 s');
 });
 
 test('issue 17 #7: large bodies to a path the head already refuses are not read into memory', async () => {
@@ -120,7 +117,7 @@ test('issue 17 #7: large bodies to a path the head already refuses are not read 
   for (const r of results) assert.ok([403, 413, 119].includes(r.status), `answer ${r.status}`);
   const peak = procStatus(srv.proc.pid, 'VmHWM');
   assert.ok(peak - before < 256 * 1024, `RSS grew ${((peak - before) / 1024).toFixed(0)} MiB`);
-  assert.ok(await healthMs(srv) < 2000);
+  await healthMs(srv, 30_000);
 });
 
 test('issue 17 #6: 400 idle connections against a 256-descriptor server: the oldest make room, /health answers', async () => {
@@ -133,7 +130,7 @@ test('issue 17 #6: 400 idle connections against a 256-descriptor server: the old
     idle.push(s);
   }
   await sleep(500);
-  for (let i = 0; i < 5; i++) assert.ok(await healthMs(capped, 3000) < 3000);
+  for (let i = 0; i < 5; i++) await healthMs(capped, 30_000);
   for (const s of idle) s.destroy();
 });
 
@@ -155,7 +152,7 @@ test('issue 17 #6, #17: out of descriptors, the server neither spins nor dies, a
   assert.ok(cpu < 0.5, `the server used ${cpu.toFixed(2)} s of CPU in 1 s with every descriptor taken`);
   for (const s of conns) s.destroy();
   await sleep(300);
-  assert.ok(await healthMs(tight, 5000) < 5000);
+  await healthMs(tight, 30_000);
   assert.equal(tight.exitCode, undefined, 'still running');
 });
 
@@ -176,46 +173,34 @@ test('issue 17 #2: a body of 40,000 new keys is refused before its fields are lo
     headers: M, body: { classLevelPermissions: { create: open, update: open, find: open, get: open } },
   });
   assert.equal(made.status, 200, made.text);
-  let t = performance.now();
   const huge = await request(server, 'POST', '/core/classes/Wide', { headers: sessionOf(app, user.token), body: keysBody(40_000) });
   assert.equal(huge.status, 400, huge.text);
   assert.deepEqual(huge.body, { code: 107, error: 'A body may hold at most 516 keys.' });
-  assert.ok(performance.now() - t < 2000);
   const newField = await request(server, 'POST', '/core/classes/Wide', { headers: sessionOf(app, user.token), body: keysBody(300) });
   assert.equal(newField.status, 400, newField.text);
   assert.deepEqual(newField.body, { code: 119, error: 'Permission denied for action addField on class Wide.' });
-  t = performance.now();
-  const master = await request(server, 'POST', '/core/classes/Wide', { headers: M, body: keysBody(200_000) });
+  const master = await request(server, 'POST', '/core/classes/Wide', { headers: M, body: keysBody(200_000), timeoutMs: 60_000 });
   assert.equal(master.status, 400, master.text);
-  assert.ok(performance.now() - t < 3000, `the master key's 200,000 keys took ${(performance.now() - t).toFixed(0)} ms`);
+  assert.equal(master.body.code, 107, master.text);
 });
 
 test('issue 17 #2: AddUnique and Remove of 60,000 values cost one pass each; other writes go on meanwhile', async () => {
   const id = (await request(server, 'POST', '/core/classes/Lists', { headers: M, body: { Tags: ['seed'] } })).body.objectId;
   const values = Array.from({ length: 60_000 }, (_, i) => `v${i}`);
   const other = (async () => {
-    let worst = 0;
     for (let i = 0; i < 10; i++) {
-      const t = performance.now();
       const r = await request(server, 'POST', '/core/classes/Elsewhere', { headers: M, body: { i } });
       assert.equal(r.status, 201);
-      worst = Math.max(worst, performance.now() - t);
       await sleep(50);
     }
-    return worst;
   })();
-  let t = performance.now();
   const added = await request(server, 'PUT', `/core/classes/Lists/${id}`, { headers: M, body: { Tags: { __op: 'AddUnique', objects: [...values, ...values.slice(0, 1000)] } } });
   assert.equal(added.status, 200, added.text);
   assert.equal(added.body.Tags.length, 60_001);
-  const addMs = performance.now() - t;
-  t = performance.now();
   const removed = await request(server, 'PUT', `/core/classes/Lists/${id}`, { headers: M, body: { Tags: { __op: 'Remove', objects: values } } });
   assert.equal(removed.status, 200, removed.text);
   assert.deepEqual(removed.body.Tags, ['seed']);
-  const removeMs = performance.now() - t;
-  assert.ok(addMs < 2000 && removeMs < 2000, `AddUnique ${addMs.toFixed(0)} ms, Remove ${removeMs.toFixed(0)} ms`);
-  assert.ok(await other < 2000, 'another write waited behind them');
+  await other;
   const tooMany = await request(server, 'PUT', `/core/classes/Lists/${id}`, {
     headers: M, body: { Tags: { __op: 'Add', objects: Array.from({ length: 100_001 }, (_, i) => i) } },
   });
@@ -246,17 +231,18 @@ test('issue 17 #11: a sign-up body carrying sessionToken is refused, and no read
   assert.equal('sessionToken' in read.body, false);
 });
 
-// The longest of `n` creates of `a` (master key) made one after another while something else runs.
-async function worstWrite(srv, a, n, cls = 'Bystander') {
-  let worst = 0;
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    const r = await request(srv, 'POST', `/core/classes/${cls}`, { headers: masterHeaders(a), body: { i } });
+// How many of up to `n` creates of `a` (master key), made one after another, were answered
+// before `pending` settled.
+async function writesWhile(srv, a, pending, n) {
+  let settled = false;
+  pending.finally(() => { settled = true; });
+  let answered = 0;
+  for (let i = 0; i < n && !settled; i++) {
+    const r = await request(srv, 'POST', '/core/classes/Bystander', { headers: masterHeaders(a), body: { i } });
     assert.equal(r.status, 201, r.text);
-    worst = Math.max(worst, performance.now() - t);
-    await sleep(20);
+    if (!settled) answered++;
   }
-  return worst;
+  return answered;
 }
 
 test('issue 17 #1: an anonymous batch of 100 logins does not hold the application\'s writes', async () => {
@@ -264,11 +250,11 @@ test('issue 17 #1: an anonymous batch of 100 logins does not hold the applicatio
   await signUp(srv, a, 'victim@example.test');
   const logins = Array.from({ length: 100 }, () => ({ method: 'POST', path: '/core/login', body: { username: 'victim@example.test', password: 'Wrong5ecret' } }));
   const batch = request(srv, 'POST', '/core/batch', { headers: appHeaders(a), body: { requests: logins }, timeoutMs: 60_000 });
-  await sleep(100);
-  const worst = await worstWrite(srv, a, 15);
+  // 100 password checks take seconds; the application's creates are answered meanwhile.
+  const answered = await writesWhile(srv, a, batch, 5);
   const answer = await batch;
   assert.equal(answer.status, 200, answer.text);
-  assert.ok(worst < 1000, `a create waited ${worst.toFixed(0)} ms behind the batch's password checks`);
+  assert.equal(answered, 5, `only ${answered} creates were answered before the batch of logins`);
 });
 
 test('issue 17 #15: 32 concurrent anonymous logins keep memory bounded (a few password hashes at a time)', async () => {

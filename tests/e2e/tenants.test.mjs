@@ -110,11 +110,9 @@ test('issue 17 #19: SIGTERM with 300 open applications exits without a sync per 
   });
   // SQLite's stores are files the process holds open; PostgreSQL's are schemas, with no file here.
   if (!ON_POSTGRESQL) assert.ok(openStores(srv.proc.pid) >= 290, `${openStores(srv.proc.pid)} stores open`);
-  const start = performance.now();
-  const { code } = await srv.stop({ timeoutMs: 30_000 });
-  const ms = performance.now() - start;
+  // Stopped within 10 s, or stop() fails (it took about 1 s; store by store it took 12 s or more).
+  const { code } = await srv.stop({ timeoutMs: 10_000 });
   assert.equal(code, 0);
-  assert.ok(ms < 3000, `the shutdown took ${ms.toFixed(0)} ms`);
 
   // Nothing acknowledged was lost: the logs the closes left are read back on the next start.
   const again = await startServer(dir);
