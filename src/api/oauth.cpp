@@ -12,6 +12,8 @@
 #include "auth/oauth.hpp"
 #include "util/json.hpp"
 #include "util/strings.hpp"
+#include "write/login_attempt.hpp"
+#include "write/oauth_grants.hpp"
 
 namespace crmd::api {
 
@@ -162,7 +164,7 @@ Response Decide(auth::Context& ctx, const Target& form) {
   auto ticket = oauth::ReadTicket(*ctx.credentials, form.Param("ticket"));
   if (!ticket) return ErrorPage(400, "This sign-in expired; start again from the application.");
   const oauth::Authorization& request = ticket->request;
-  auto decided = oauth::Decide(ctx, *ticket, form.Param("decision") == "allow");
+  auto decided = write::DecideTicket(ctx, *ticket, form.Param("decision") == "allow");
   if (const auto* error = std::get_if<oauth::Error>(&decided)) {
     if (error->status == 400) return ErrorPage(400, "This sign-in was already used; start again from the application.");
     return ErrorPage(500, "The sign-in could not be completed; try again.");
@@ -195,7 +197,8 @@ Response Authorize(const Request& request, const Target& target, auth::Context& 
   const auto& c = std::get<Checked>(checked);
   const std::string heading = "Sign in to " + app.id() + " for " + ClientLabel(c.client, c.authorization.redirect_uri);
   const std::string username = form->Param("username");
-  auto user = auth::LogIn(ctx, username, form->Param("password"), /*open_session=*/false);
+  auto check = auth::CheckPassword(ctx, username, form->Param("password"));
+  auto user = check.ok() ? write::RecordLogin(ctx, check.value(), /*open_session=*/false) : Result<json::object>(check.error());
   if (!user.ok()) return SignInForm(heading, params.Hidden(), user.error().message, SignInRefusedStatus(user.error()));
   // Spec §5.6: no MCP access without one of the user's switches, the owner's included.
   const auto* switches = user.value().if_contains("mcpPermissions");
@@ -245,10 +248,10 @@ Response Token(const Request& request, auth::Context& ctx) {
   const std::string grant = form->Param("grant_type");
   std::variant<oauth::Tokens, oauth::Error> outcome = oauth::Error{400, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token"};
   if (grant == "authorization_code")
-    outcome = oauth::ExchangeCode(ctx, *client, form->Param("code"), form->Param("code_verifier"), form->Param("redirect_uri"),
-                                  form->Param("resource"));
+    outcome = write::SpendGrant(ctx, *client, oauth::CodeExchange(form->Param("code"), form->Param("code_verifier"),
+                                                                  form->Param("redirect_uri"), form->Param("resource")));
   else if (grant == "refresh_token")
-    outcome = oauth::Refresh(ctx, *client, form->Param("refresh_token"), form->Param("resource"));
+    outcome = write::SpendGrant(ctx, *client, oauth::RefreshExchange(form->Param("refresh_token"), form->Param("resource")));
   if (const auto* error = std::get_if<oauth::Error>(&outcome)) return OAuthError(*error);
   return NoStore(JsonResponse(200, oauth::TokenAnswer(std::get<oauth::Tokens>(outcome))));
 }
@@ -258,7 +261,7 @@ Response Revoke(const Request& request, auth::Context& ctx) {
   if (!form) return OAuthError({400, "invalid_request", "the body must be application/x-www-form-urlencoded"});
   bool basic = false;
   if (!AuthenticateClient(request, *form, *ctx.credentials, basic)) return OAuthError({401, "invalid_client", "unknown client or wrong client credentials"});
-  oauth::Revoke(ctx, form->Param("token"));
+  write::RevokeGrant(ctx, form->Param("token"));
   return NoStore(JsonResponse(200, json::object{}));  // RFC 7009: also for a token that is unknown
 }
 

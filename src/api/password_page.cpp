@@ -2,6 +2,7 @@
 
 #include "api/html_page.hpp"
 #include "auth/password_reset.hpp"
+#include "write/reset_tokens.hpp"
 
 namespace crmd::api {
 
@@ -28,10 +29,11 @@ Response HandlePasswordPage(const Request& request, const Target& target, auth::
   auto form = ParseTarget("/?" + request.body);
   if (!form) return HtmlPage(400, "Password not changed", "<p>The form could not be read.</p>");
   const std::string token = form->Param("token");
-  auto outcome = auth::ResetPassword(ctx, token, form->Param("new_password"));
-  if (!outcome.ok())
-    return HtmlPage(outcome.error().http_status, "Password not changed", "<p>Too many attempts now; try again later.</p>");
-  switch (outcome.value()) {
+  auto prepared = auth::PrepareReset(ctx, token, form->Param("new_password"));
+  if (!prepared.ok())
+    return HtmlPage(prepared.error().http_status, "Password not changed", "<p>Too many attempts now; try again later.</p>");
+  const auto* ready = std::get_if<auth::PreparedReset>(&prepared.value());
+  switch (ready ? write::ConsumeResetToken(ctx, *ready) : std::get<auth::ResetOutcome>(prepared.value())) {
     case auth::ResetOutcome::kDone:
       return HtmlPage(200, "Password changed", "<p>Your password was changed. You can sign in with it now.</p>");
     case auth::ResetOutcome::kWeakPassword:

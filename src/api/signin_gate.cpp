@@ -8,6 +8,7 @@
 #include "auth/login.hpp"
 #include "files/file_names.hpp"
 #include "util/strings.hpp"
+#include "write/login_attempt.hpp"
 
 namespace crmd::api {
 
@@ -186,7 +187,8 @@ Response HandleSignInGate(const Request& request, const Target& target, auth::Co
   if (!IsReturnAddress(app, return_to)) return NotValid();
   if (!FromItsForm(request, *form, app, credentials))
     return Form(app, credentials, request, return_to, "This form expired or was not sent from its page; sign in again.", 403);
-  auto login = auth::LogIn(ctx, form->Param("username"), form->Param("password"));
+  auto check = auth::CheckPassword(ctx, form->Param("username"), form->Param("password"));
+  auto login = check.ok() ? write::RecordLogin(ctx, check.value()) : Result<boost::json::object>(check.error());
   if (!login.ok()) return Form(app, credentials, request, return_to, login.error().message, SignInRefusedStatus(login.error()));
   const auto* token = login.value().if_contains("sessionToken");
   if (!token || !token->is_string()) return Form(app, credentials, request, return_to, "Sign-in failed; try again.", 500);

@@ -8,7 +8,10 @@
 #include "query/read.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
+#include "write/login_attempt.hpp"
 #include "write/record_writer.hpp"
+#include "write/reset_tokens.hpp"
+#include "write/session_writes.hpp"
 
 namespace crmd::api {
 
@@ -75,19 +78,20 @@ Response HandleUsers(const Request& request, const Target& target, auth::Context
     json::value storage;
     auto body = BodyObject(request, storage);
     if (!body.ok()) return ErrorResponse(body.error());
-    return Answer(200, auth::LogIn(ctx, StringMember(*body.value(), "username"),
-                                   StringMember(*body.value(), "password")));
+    auto check = auth::CheckPassword(ctx, StringMember(*body.value(), "username"), StringMember(*body.value(), "password"));
+    if (!check.ok()) return ErrorResponse(check.error());
+    return Answer(200, write::RecordLogin(ctx, check.value()));
   }
   if (route == "logout" && s.size() == 1 && request.method == Method::kPost) {
     if (ctx.identity.principal != auth::Principal::kUser) return ErrorResponse(errors::InvalidSessionToken());
-    auth::DeleteSession(ctx, ctx.identity.session_id);
+    write::DeleteSession(ctx, ctx.identity.session_id);
     return JsonResponse(200, json::object{});
   }
   if (route == "requestPasswordReset" && s.size() == 1 && request.method == Method::kPost) {
     json::value storage;
     auto body = BodyObject(request, storage);
     if (!body.ok()) return ErrorResponse(body.error());
-    auto asked = auth::RequestPasswordReset(ctx, StringMember(*body.value(), "email"));
+    auto asked = auth::RequestPasswordReset(ctx, StringMember(*body.value(), "email"), write::StoreResetToken);
     if (!asked.ok()) return ErrorResponse(asked.error());
     return JsonResponse(200, json::object{{"message", "Your request will be processed shortly"}});
   }

@@ -7,7 +7,6 @@
 #include <functional>
 
 #include "app/application.hpp"
-#include "app/write_unit.hpp"
 #include "auth/sessions.hpp"
 #include "schema/system_classes.hpp"
 #include "storage/database.hpp"
@@ -147,17 +146,34 @@ bool IsAcceptableRedirect(std::string_view uri) {
 
 const schema::ClassSchema& Sessions(const schema::Snapshot& snapshot) { return *snapshot.Find("_Session"); }
 
-// What an OAuth `_Session` row holds beside its user and expiry.
-struct Grant {
-  std::string kind;    // code, access, refresh
-  std::string client;
-  std::string family;  // the authorization every token of it came from
-  std::string resource;
-  std::string generation;
-  std::string redirect_uri;  // code
-  std::string challenge;     // code
-  bool used = false;         // code, refresh: spent
-};
+std::string UserOf(const schema::ClassSchema& cls, const storage::Row& row) { return storage::TextOf(cls, row, "user"); }
+
+bool Expired(const schema::ClassSchema& cls, const storage::Row& row) {
+  const std::string expires = storage::TextOf(cls, row, "expiresAt");
+  return expires.empty() || expires <= timeutil::NowIso();
+}
+
+// A new token with `prefix`, as a row of `grant` for `user_id` valid `ttl`.
+GrantRow NewGrantRow(const std::string& user_id, Grant grant, std::string_view prefix, std::chrono::seconds ttl) {
+  GrantRow row{user_id, std::move(grant), NewToken(prefix), {},
+               timeutil::NowMillis() + std::chrono::duration_cast<std::chrono::milliseconds>(ttl).count()};
+  row.token_hash = ids::HashSecret(row.token);
+  return row;
+}
+
+// PKCE (RFC 7636): 43 to 128 unreserved characters whose SHA-256, base64url, is the challenge.
+bool VerifierMatches(std::string_view verifier, std::string_view challenge) {
+  if (verifier.size() < 43 || verifier.size() > 128) return false;
+  for (char c : verifier)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.' && c != '_' && c != '~') return false;
+  unsigned char digest[crypto_hash_sha256_BYTES];
+  crypto_hash_sha256(digest, reinterpret_cast<const unsigned char*>(verifier.data()), verifier.size());
+  return SameText(Base64Url(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest)), challenge);
+}
+
+Error InvalidGrant(std::string description) { return Error{400, "invalid_grant", std::move(description)}; }
+
+}  // namespace
 
 json::object GrantObject(const Grant& g) {
   json::object o{{"action", "oauth"}, {"authProvider", "mcp"}, {"kind", g.kind},     {"client", g.client},
@@ -178,84 +194,6 @@ std::optional<Grant> GrantOf(const schema::ClassSchema& cls, const storage::Row&
   if (const auto* used = o.if_contains("used"); used && used->is_bool()) g.used = used->get_bool();
   return g;
 }
-
-std::string UserOf(const schema::ClassSchema& cls, const storage::Row& row) { return storage::TextOf(cls, row, "user"); }
-
-bool Expired(const schema::ClassSchema& cls, const storage::Row& row) {
-  const std::string expires = storage::TextOf(cls, row, "expiresAt");
-  return expires.empty() || expires <= timeutil::NowIso();
-}
-
-// Writes a row of `grant` for `user_id`, found by `token_hash`, until `expires_ms`.
-void InsertGrantRow(storage::WriteTransaction& txn, const schema::ClassSchema& cls, const std::string& user_id,
-                    const Grant& grant, const std::string& token_hash, std::int64_t expires_ms) {
-  storage::Row row;
-  row.created_at = row.updated_at = timeutil::NowIso();
-  row.acl = ToJson(json::object{{user_id, json::object{{"read", true}, {"write", true}}}});
-  const std::vector<std::string> columns{"user", "expiresAt", "createdWith", schema::kSessionTokenHash};
-  row.cells = {user_id, timeutil::FormatIso(expires_ms), ToJson(GrantObject(grant)), token_hash};
-  storage::InsertWithNewId(txn, cls, columns, row, [](storage::Row&) {});
-}
-
-// Writes a row of `grant` for `user_id` valid `ttl`; returns its token.
-std::string AddGrantRow(storage::WriteTransaction& txn, const schema::ClassSchema& cls, const std::string& user_id,
-                        const Grant& grant, std::string_view prefix, std::chrono::seconds ttl) {
-  const std::string token = NewToken(prefix);
-  InsertGrantRow(txn, cls, user_id, grant, ids::HashSecret(token),
-                 timeutil::NowMillis() + std::chrono::duration_cast<std::chrono::milliseconds>(ttl).count());
-  return token;
-}
-
-void SetGrant(storage::WriteTransaction& txn, const schema::ClassSchema& cls, storage::Row row, const Grant& grant) {
-  row.updated_at = timeutil::NowIso();
-  const std::vector<std::string> columns{"createdWith"};
-  row.cells = {ToJson(GrantObject(grant))};
-  txn.Update(cls, columns, row);
-}
-
-// Every row of `family`: a revoked grant.
-void DeleteFamily(storage::WriteTransaction& txn, const schema::ClassSchema& cls, const std::string& user_id,
-                  const std::string& family) {
-  schema::Query q;
-  q.where = schema::FieldEquals("user", user_id);
-  q.limit = -1;
-  std::vector<std::string> ids;
-  txn.Find(cls, q, [&](const storage::Row& row) {
-    if (auto g = GrantOf(cls, row); g && g->family == family) ids.push_back(row.object_id);
-    return true;
-  });
-  for (const auto& id : ids) txn.Delete(cls, id);
-}
-
-Tokens IssueTokens(storage::WriteTransaction& txn, const schema::ClassSchema& cls, const std::string& user_id,
-                   const Grant& from) {
-  Grant access = from;
-  access.kind = "access";
-  access.redirect_uri.clear();
-  access.challenge.clear();
-  access.used = false;
-  Grant refresh = access;
-  refresh.kind = "refresh";
-  Tokens tokens;
-  tokens.access_token = AddGrantRow(txn, cls, user_id, access, kAccessPrefix, kAccessTtl);
-  tokens.refresh_token = AddGrantRow(txn, cls, user_id, refresh, kRefreshPrefix, kRefreshTtl);
-  tokens.expires_in = kAccessTtl.count();
-  return tokens;
-}
-
-// PKCE (RFC 7636): 43 to 128 unreserved characters whose SHA-256, base64url, is the challenge.
-bool VerifierMatches(std::string_view verifier, std::string_view challenge) {
-  if (verifier.size() < 43 || verifier.size() > 128) return false;
-  for (char c : verifier)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.' && c != '_' && c != '~') return false;
-  unsigned char digest[crypto_hash_sha256_BYTES];
-  crypto_hash_sha256(digest, reinterpret_cast<const unsigned char*>(verifier.data()), verifier.size());
-  return SameText(Base64Url(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest)), challenge);
-}
-
-Error InvalidGrant(std::string description) { return Error{400, "invalid_grant", std::move(description)}; }
-
-}  // namespace
 
 std::variant<json::object, Error> Register(const AppCredentials& app, const json::object& metadata) {
   const auto* uris = metadata.if_contains("redirect_uris");
@@ -345,101 +283,79 @@ std::optional<Ticket> ReadTicket(const AppCredentials& app, std::string_view tic
   return Ticket{std::move(request), Text(*opened, "u"), nonce, expires->get_int64()};
 }
 
-std::variant<std::optional<std::string>, Error> Decide(Context& ctx, const Ticket& ticket, bool allow) {
-  const AppCredentials& app = *ctx.credentials;
-  using Outcome = std::variant<std::optional<std::string>, Error>;
-  // The application's writes take turns (app::RunWrite), across servers too: the second post of a
-  // ticket reads the first one's row.
-  auto outcome = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<Outcome> {
-    auto& txn = unit.txn();
-    const auto& cls = Sessions(*unit.schema());
-    const std::string spent = ids::HashSecret(std::string(kSpentTicketPrefix) + ticket.nonce);
-    if (storage::FindFirst(txn, cls, schema::kSessionTokenHash, spent))
-      return Outcome(Error{400, "invalid_request", "this sign-in was already decided"});
-    const Authorization& request = ticket.request;
-    // Its own family: revoking the grant the code starts never forgets that the ticket was spent.
-    const Grant marker{"ticket", request.client_id, ids::RandomAlnum(16), request.resource, Generation(app), {}, {}, true};
-    InsertGrantRow(txn, cls, ticket.user_id, marker, spent, ticket.expires * 1000);
-    if (!allow) return Outcome(std::optional<std::string>());
-    const Grant code{"code", request.client_id, ids::RandomAlnum(16), request.resource, Generation(app),
-                     request.redirect_uri, request.challenge, false};
-    return Outcome(std::optional<std::string>(AddGrantRow(txn, cls, ticket.user_id, code, kCodePrefix, kCodeTtl)));
-  });
-  if (!outcome.ok()) return Error{500, "server_error", outcome.error().message};
-  return std::move(outcome).value();
+TicketDecision DecideTicket(const AppCredentials& app, const Ticket& ticket, bool allow) {
+  const Authorization& request = ticket.request;
+  TicketDecision decision;
+  // Its own family: revoking the grant the code starts never forgets that the ticket was spent.
+  decision.spent.user_id = ticket.user_id;
+  decision.spent.grant = Grant{"ticket", request.client_id, ids::RandomAlnum(16), request.resource, Generation(app), {}, {}, true};
+  decision.spent.token_hash = ids::HashSecret(std::string(kSpentTicketPrefix) + ticket.nonce);
+  decision.spent.expires_ms = ticket.expires * 1000;
+  if (allow)
+    decision.code = NewGrantRow(ticket.user_id,
+                                Grant{"code", request.client_id, ids::RandomAlnum(16), request.resource, Generation(app),
+                                      request.redirect_uri, request.challenge, false},
+                                kCodePrefix, kCodeTtl);
+  return decision;
 }
+
+Error AlreadyDecided() { return Error{400, "invalid_request", "this sign-in was already decided"}; }
 
 json::object TokenAnswer(const Tokens& tokens) {
   return json::object{{"access_token", tokens.access_token}, {"token_type", "Bearer"}, {"expires_in", tokens.expires_in},
                       {"refresh_token", tokens.refresh_token}, {"scope", kScope}};
 }
 
-namespace {
-
-// Spends the single-use row of `token`, a `kind` (code or refresh) grant for `client`: one that is
-// unknown, expired or of an older secret is invalid_grant; one used before revokes its whole grant
-// (RFC 9700 §4.2.4, §4.14.2); `check` refuses what else must match. Otherwise it is marked used
-// and a new access and refresh token are issued, in one write.
-std::variant<Tokens, Error> Spend(Context& ctx, const Client& client, std::string_view token, std::string_view kind,
-                                  std::string_view what, const std::function<std::optional<Error>(const Grant&)>& check) {
-  const AppCredentials& app = *ctx.credentials;
-  auto outcome = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<std::variant<Tokens, Error>> {
-    auto& txn = unit.txn();
-    const auto& cls = Sessions(*unit.schema());
-    auto row = storage::FindFirst(txn, cls, schema::kSessionTokenHash, ids::HashSecret(token));
-    auto grant = row ? GrantOf(cls, *row) : std::nullopt;
-    if (!row || !grant || grant->kind != kind || grant->generation != Generation(app) || Expired(cls, *row))
-      return std::variant<Tokens, Error>(InvalidGrant("the " + std::string(what) + " is unknown, expired or revoked"));
-    const std::string user_id = UserOf(cls, *row);
-    // Committed with the refusal: the answer is a value, not an error that rolls the unit back.
-    if (grant->used) {
-      DeleteFamily(txn, cls, user_id, grant->family);
-      return std::variant<Tokens, Error>(InvalidGrant("the " + std::string(what) + " was already used; the grant is revoked"));
-    }
-    if (grant->client != client.id)
-      return std::variant<Tokens, Error>(InvalidGrant("the " + std::string(what) + " was issued to another client"));
-    if (auto refused = check(*grant)) return std::variant<Tokens, Error>(std::move(*refused));
-    grant->used = true;
-    SetGrant(txn, cls, *row, *grant);
-    return std::variant<Tokens, Error>(IssueTokens(txn, cls, user_id, *grant));
-  });
-  if (!outcome.ok()) return Error{500, "server_error", outcome.error().message};
-  return std::move(outcome).value();
-}
-
-}  // namespace
-
-std::variant<Tokens, Error> ExchangeCode(Context& ctx, const Client& client, std::string_view code,
-                                         std::string_view verifier, std::string_view redirect_uri, std::string_view resource) {
-  return Spend(ctx, client, code, "code", "code", [&](const Grant& grant) -> std::optional<Error> {
+SpendRequest CodeExchange(std::string_view code, std::string_view verifier, std::string_view redirect_uri,
+                          std::string_view resource) {
+  auto check = [verifier = std::string(verifier), redirect_uri = std::string(redirect_uri),
+                resource = std::string(resource)](const Grant& grant) -> std::optional<Error> {
     if (grant.redirect_uri != redirect_uri) return InvalidGrant("redirect_uri does not match the authorization request");
     if (!resource.empty() && resource != grant.resource)
       return Error{400, "invalid_target", "resource does not match the authorization request"};
     if (!VerifierMatches(verifier, grant.challenge)) return InvalidGrant("code_verifier does not match the code_challenge");
     return std::nullopt;
-  });
+  };
+  return SpendRequest{ids::HashSecret(code), "code", "code", std::move(check)};
 }
 
-std::variant<Tokens, Error> Refresh(Context& ctx, const Client& client, std::string_view refresh_token, std::string_view resource) {
-  return Spend(ctx, client, refresh_token, "refresh", "refresh token", [&](const Grant& grant) -> std::optional<Error> {
+SpendRequest RefreshExchange(std::string_view refresh_token, std::string_view resource) {
+  auto check = [resource = std::string(resource)](const Grant& grant) -> std::optional<Error> {
     if (!resource.empty() && resource != grant.resource) return Error{400, "invalid_target", "resource does not match the grant"};
     return std::nullopt;
-  });
+  };
+  return SpendRequest{ids::HashSecret(refresh_token), "refresh", "refresh token", std::move(check)};
 }
 
-void Revoke(Context& ctx, std::string_view token) {
-  if (!token.starts_with(kAccessPrefix) && !token.starts_with(kRefreshPrefix)) return;
-  (void)app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Status {
-    auto& txn = unit.txn();
-    const auto& cls = Sessions(*unit.schema());
-    auto row = storage::FindFirst(txn, cls, schema::kSessionTokenHash, ids::HashSecret(token));
-    auto grant = row ? GrantOf(cls, *row) : std::nullopt;
-    if (!row || !grant) return Status();
-    if (grant->kind == "refresh") DeleteFamily(txn, cls, UserOf(cls, *row), grant->family);
-    else txn.Delete(cls, row->object_id);
-    return Status();
-  });
+SpendDecision JudgeSpend(const AppCredentials& app, const Client& client, const SpendRequest& request,
+                         const schema::ClassSchema& sessions, const storage::Row* row) {
+  auto grant = row ? GrantOf(sessions, *row) : std::nullopt;
+  if (!row || !grant || grant->kind != request.kind || grant->generation != Generation(app) || Expired(sessions, *row))
+    return InvalidGrant("the " + request.what + " is unknown, expired or revoked");
+  const std::string user_id = UserOf(sessions, *row);
+  if (grant->used) return RevokeFamily{user_id, grant->family, InvalidGrant("the " + request.what + " was already used; the grant is revoked")};
+  if (grant->client != client.id) return InvalidGrant("the " + request.what + " was issued to another client");
+  if (request.check)
+    if (auto refused = request.check(*grant)) return std::move(*refused);
+  Rotation rotation;
+  rotation.spent = *grant;
+  rotation.spent.used = true;
+  Grant access = rotation.spent;
+  access.kind = "access";
+  access.redirect_uri.clear();
+  access.challenge.clear();
+  access.used = false;
+  Grant refresh = access;
+  refresh.kind = "refresh";
+  rotation.access = NewGrantRow(user_id, std::move(access), kAccessPrefix, kAccessTtl);
+  rotation.refresh = NewGrantRow(user_id, std::move(refresh), kRefreshPrefix, kRefreshTtl);
+  rotation.tokens = Tokens{rotation.access.token, rotation.refresh.token, kAccessTtl.count()};
+  return rotation;
 }
+
+bool Revocable(std::string_view token) { return token.starts_with(kAccessPrefix) || token.starts_with(kRefreshPrefix); }
+
+bool RevokesFamily(const Grant& grant) { return grant.kind == "refresh"; }
 
 std::optional<Bearer> ResolveAccessToken(app::Application& app, const AppCredentials& credentials, std::string_view token,
                                          std::string_view resource) {

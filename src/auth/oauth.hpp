@@ -16,10 +16,14 @@
 //
 // Tokens never work as `X-Core-Session-Token` (they lack the `r:` of sessions), and sessions never
 // as bearer tokens. Thread-safe.
+//
+// Here are the decisions; the rows are written by write/oauth_grants, which reads a token's row
+// inside its write and asks JudgeSpend, DecideTicket or RevokesFamily what to write.
 #pragma once
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +33,8 @@
 #include "auth/context.hpp"
 #include "auth/identity.hpp"
 #include "auth/registry.hpp"
+#include "schema/class_schema.hpp"
+#include "storage/row.hpp"
 #include "util/result.hpp"
 
 namespace crmd::app {
@@ -87,12 +93,6 @@ std::string SignTicket(const AppCredentials& app, const Authorization& request, 
 // nullopt when it is not crmd's for `app`, or expired.
 std::optional<Ticket> ReadTicket(const AppCredentials& app, std::string_view ticket);
 
-// The consent's decision on `ticket`, taken once (issue 31 #16): spends the ticket (a `_Session`
-// row keyed by its nonce, living as long as the ticket) and, when `allow`, issues a code, in one
-// write of ctx. Of two posts of one ticket, together or not, one decides and the other gets
-// invalid_request; no second code is issued. The code, or nullopt for a refusal.
-std::variant<std::optional<std::string>, Error> Decide(Context& ctx, const Ticket& ticket, bool allow);
-
 struct Tokens {
   std::string access_token;
   std::string refresh_token;
@@ -100,14 +100,81 @@ struct Tokens {
 };
 boost::json::object TokenAnswer(const Tokens& tokens);
 
-// grant_type=authorization_code: `client` already authenticated.
-std::variant<Tokens, Error> ExchangeCode(Context& ctx, const Client& client, std::string_view code,
-                                         std::string_view verifier, std::string_view redirect_uri, std::string_view resource);
+// What an OAuth `_Session` row holds in `createdWith`, beside its user and expiry.
+struct Grant {
+  std::string kind;    // ticket (a spent one), code, access, refresh
+  std::string client;
+  std::string family;  // the authorization every token of it came from
+  std::string resource;
+  std::string generation;    // of the OAuth secret the grant was made under
+  std::string redirect_uri;  // code
+  std::string challenge;     // code
+  bool used = false;         // code, refresh: spent
+};
+boost::json::object GrantObject(const Grant& grant);
+// The grant of a `_Session` row; nullopt for a session's row (not OAuth's).
+std::optional<Grant> GrantOf(const schema::ClassSchema& sessions, const storage::Row& row);
+
+// A grant row to write: `grant` for `user_id`, found by `token_hash`, until `expires_ms`. `token`
+// is what the client is shown, once (empty for a spent ticket's row).
+struct GrantRow {
+  std::string user_id;
+  Grant grant;
+  std::string token;
+  std::string token_hash;
+  std::int64_t expires_ms = 0;
+};
+
+// The consent's decision on `ticket`, taken once (issue 31 #16): the row that spends the ticket
+// (keyed by its nonce, living as long as the ticket) and, when `allow`, the code's. Of two posts
+// of one ticket, together or not, the one whose write finds the spent row already there gets
+// AlreadyDecided() and writes nothing.
+struct TicketDecision {
+  GrantRow spent;
+  std::optional<GrantRow> code;
+};
+TicketDecision DecideTicket(const AppCredentials& app, const Ticket& ticket, bool allow);
+Error AlreadyDecided();
+
+// A single-use token (a code or a refresh token) a client spends for new tokens: found by
+// `token_hash`, it must be a `kind` grant, and `check` refuses what else must match.
+struct SpendRequest {
+  std::string token_hash;
+  std::string kind;  // code, refresh
+  std::string what;  // what the answers call it
+  std::function<std::optional<Error>(const Grant&)> check;
+};
+// grant_type=authorization_code: the redirect, the resource and PKCE must match the code's.
+SpendRequest CodeExchange(std::string_view code, std::string_view verifier, std::string_view redirect_uri,
+                          std::string_view resource);
 // grant_type=refresh_token.
-std::variant<Tokens, Error> Refresh(Context& ctx, const Client& client, std::string_view refresh_token,
-                                    std::string_view resource);
-// RFC 7009: ends the token (a refresh token's whole grant). Unknown tokens are not an error.
-void Revoke(Context& ctx, std::string_view token);
+SpendRequest RefreshExchange(std::string_view refresh_token, std::string_view resource);
+
+// Decided on the token's row as the spending write reads it (null: no row has the hash):
+// - Error: refused; nothing to write;
+// - RevokeFamily: the token was used before (RFC 9700 §4.2.4, §4.14.2): every row of its family
+//   goes, and the refusal is answered after that commits;
+// - Rotation: the row's grant becomes `spent` (marked used) and the access and refresh rows are
+//   written; `tokens` is the answer.
+struct RevokeFamily {
+  std::string user_id;
+  std::string family;
+  Error refusal;
+};
+struct Rotation {
+  Grant spent;
+  GrantRow access;
+  GrantRow refresh;
+  Tokens tokens;
+};
+using SpendDecision = std::variant<Error, RevokeFamily, Rotation>;
+SpendDecision JudgeSpend(const AppCredentials& app, const Client& client, const SpendRequest& request,
+                         const schema::ClassSchema& sessions, const storage::Row* row);
+
+// RFC 7009: only access and refresh tokens are revoked; anything else is ignored, as unknown.
+bool Revocable(std::string_view token);
+// Revoking a refresh token ends its whole grant; an access token ends alone.
+bool RevokesFamily(const Grant& grant);
 
 // The caller an access token stands for: its user (roles included) and the user's MCP switches
 // (`_User.mcpPermissions`), when the token is valid for `resource`.

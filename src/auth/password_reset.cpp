@@ -11,7 +11,6 @@
 #include "app/write_unit.hpp"
 #include "auth/password.hpp"
 #include "auth/password_gate.hpp"
-#include "auth/sessions.hpp"
 #include "mail/mailer.hpp"
 #include "schema/system_classes.hpp"
 #include "util/ids.hpp"
@@ -58,7 +57,7 @@ ResetMailLimiter& Limiter() {
 }
 
 // The work of a reset request, after its answer: the token stored, then the mail.
-void SendResetLink(const std::shared_ptr<app::Application>& app, const std::string& email) {
+void SendResetLink(const std::shared_ptr<app::Application>& app, const std::string& email, StoreResetToken store) {
   if (!Limiter().Allow(app->id(), email, app->settings().reset_mails_per_hour)) {
     log::Info("password reset not mailed: too many for the address lately", {{"app", app->id()}});
     return;
@@ -72,24 +71,14 @@ void SendResetLink(const std::shared_ptr<app::Application>& app, const std::stri
   Context ctx;
   ctx.app = app;
   ctx.identity = Identity::System();
-  bool known = false;
-  auto stored = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Status {
-    const auto& cls = *unit.schema()->Find("_User");
-    auto user = storage::FindFirst(unit.txn(), cls, "email", email);
-    if (!user) return {};
-    storage::Row update = *user;
-    update.cells = {ids::HashSecret(token), timeutil::FormatIso(expires)};
-    unit.txn().Update(cls, {schema::kResetTokenHash, schema::kResetTokenExpires}, update);
-    known = true;
-    return {};
-  });
+  auto stored = store(ctx, email, ids::HashSecret(token), expires);
   if (!stored.ok()) {
     log::Error("password reset not stored", {{"app", app->id()}, {"error", stored.error().message}});
     return;
   }
-  if (!known) return;
+  if (!stored.value()) return;
   const auto& settings = app->settings();
-  // Durable now (RunWrite committed): a link whose token never committed would only disappoint.
+  // Durable now (the store committed): a link whose token never committed would only disappoint.
   app->mailer().Send({email, "Reset your password",
                       "Someone asked to reset the password of your account.\r\n"
                       "To choose a new password, open this link within an hour:\r\n\r\n" +
@@ -101,48 +90,37 @@ void SendResetLink(const std::shared_ptr<app::Application>& app, const std::stri
 
 }  // namespace
 
-Status RequestPasswordReset(Context& ctx, std::string_view email) {
+Status RequestPasswordReset(Context& ctx, std::string_view email, StoreResetToken store) {
   // An anonymous endpoint that sends mail: it spends the caller's budget like a password check.
   if (!ctx.identity.IsMaster()) CRMD_TRY(PasswordGate::Instance().Spend(ctx.remote_ip));
   if (email.empty()) return {};
   // The answer may tell a known address from an unknown one neither by its body nor by its time:
   // the lookup, the token and the mail all come after it, on the after-commit thread.
   auto app = ctx.app;
-  app->after_commit().Post({[app, address = std::string(email)] { SendResetLink(app, address); }});
+  app->after_commit().Post({[app, address = std::string(email), store] { SendResetLink(app, address, store); }});
   return {};
 }
 
-Result<ResetOutcome> ResetPassword(Context& ctx, std::string_view token, std::string_view new_password) {
-  if (ctx.identity.gates.password_policy && !MeetsPasswordPolicy(new_password)) return ResetOutcome::kWeakPassword;
-  if (token.empty()) return ResetOutcome::kInvalidToken;
+Result<std::variant<ResetOutcome, PreparedReset>> PrepareReset(Context& ctx, std::string_view token,
+                                                               std::string_view new_password) {
+  using Step = std::variant<ResetOutcome, PreparedReset>;
+  if (ctx.identity.gates.password_policy && !MeetsPasswordPolicy(new_password)) return Step(ResetOutcome::kWeakPassword);
+  if (token.empty()) return Step(ResetOutcome::kInvalidToken);
   app::Application& app = *ctx.app;
   auto snapshot = app.schema();
   const auto& cls = *snapshot->Find("_User");
   // A cheap read first, so unauthenticated posts with made-up tokens never reach the slow hash.
-  const std::string token_hash = ids::HashSecret(token);
-  auto pending = storage::FindFirst(app.db(), cls, schema::kResetTokenHash, token_hash);
-  if (!pending || storage::TextOf(cls, *pending, schema::kResetTokenExpires) <= timeutil::NowIso())
-    return ResetOutcome::kInvalidToken;
+  PreparedReset reset{ids::HashSecret(token), {}};
+  auto pending = storage::FindFirst(app.db(), cls, schema::kResetTokenHash, reset.token_hash);
+  if (!pending || !ResetTokenLive(cls, *pending, timeutil::NowIso())) return Step(ResetOutcome::kInvalidToken);
   app::BeforeSlowWork(ctx);
   CRMD_ASSIGN(auto permit, PasswordGate::Instance().Enter(std::optional<std::string_view>(ctx.remote_ip)));
-  const std::string hash = HashPassword(new_password);  // slow: before the write begins
-  { auto done = std::move(permit); }
-  auto outcome = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<ResetOutcome> {
-    storage::WriteTransaction& txn = unit.txn();
-    auto user = storage::FindFirst(txn, cls, schema::kResetTokenHash, token_hash);
-    if (!user || storage::TextOf(cls, *user, schema::kResetTokenExpires) <= timeutil::NowIso())
-      return ResetOutcome::kInvalidToken;
-    storage::Row update = *user;
-    update.updated_at = timeutil::NowIso();
-    update.cells = {hash, std::monostate{}, std::monostate{}, std::int64_t{0}, std::monostate{}};
-    txn.Update(cls,
-               {schema::kHashedPassword, schema::kResetTokenHash, schema::kResetTokenExpires,
-                schema::kFailedLogins, schema::kLockoutUntil},
-               update);
-    DeleteUserSessions(app, txn, user->object_id);
-    return ResetOutcome::kDone;
-  });
-  return outcome.ok() ? outcome.value() : ResetOutcome::kInvalidToken;
+  reset.password_hash = HashPassword(new_password);  // slow: before the write begins
+  return Step(std::move(reset));  // the gate's slot goes back here
+}
+
+bool ResetTokenLive(const schema::ClassSchema& users, const storage::Row& user, const std::string& now_iso) {
+  return storage::TextOf(users, user, schema::kResetTokenExpires) > now_iso;
 }
 
 }  // namespace crmd::auth

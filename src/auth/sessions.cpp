@@ -4,63 +4,30 @@
 #include <sodium.h>
 
 #include "app/application.hpp"
-#include "app/write_unit.hpp"
-#include "schema/codec.hpp"
 #include "schema/system_classes.hpp"
 #include "util/errors.hpp"
 #include "util/ids.hpp"
-#include "util/json.hpp"
 #include "util/time.hpp"
 
 namespace crmd::auth {
-
-namespace json = boost::json;
 
 namespace {
 
 // Role hierarchies deeper than this are cut: each level is one indexed lookup.
 constexpr int kMaxRoleDepth = 16;
 
-std::string NewToken() {
+const schema::ClassSchema& SessionClass(const schema::Snapshot& snapshot) {
+  return *snapshot.Find("_Session");
+}
+
+}  // namespace
+
+std::string NewSessionToken() {
   unsigned char bytes[16];
   randombytes_buf(bytes, sizeof bytes);
   char hex[33];
   sodium_bin2hex(hex, sizeof hex, bytes, sizeof bytes);
   return std::string("r:") + hex;
-}
-
-const schema::ClassSchema& SessionClass(const schema::Snapshot& snapshot) {
-  return *snapshot.Find("_Session");
-}
-
-schema::Query SessionsWhere(const std::string& column, storage::Cell value) {
-  schema::Query q;
-  q.where = schema::FieldEquals(column, std::move(value));
-  q.limit = -1;
-  return q;
-}
-
-}  // namespace
-
-std::string CreateSession(app::Application& app, storage::WriteTransaction& txn, const std::string& user_id,
-                          std::string_view action, std::string_view installation_id) {
-  auto snapshot = app.schema();
-  const auto& cls = SessionClass(*snapshot);
-  const std::string token = NewToken();
-  const std::int64_t now = timeutil::NowMillis();
-  const auto expires = now + std::chrono::duration_cast<std::chrono::milliseconds>(app.settings().session_ttl).count();
-  storage::Row row;
-  row.created_at = row.updated_at = timeutil::FormatIso(now);
-  row.acl = ToJson(json::object{{user_id, json::object{{"read", true}, {"write", true}}}});
-  std::vector<std::string> columns{"user", "expiresAt", "createdWith", schema::kSessionTokenHash};
-  row.cells = {user_id, timeutil::FormatIso(expires),
-               ToJson(json::object{{"action", action}, {"authProvider", "password"}}), ids::HashSecret(token)};
-  if (!installation_id.empty()) {
-    columns.emplace_back("installationId");
-    row.cells.emplace_back(std::string(installation_id));
-  }
-  storage::InsertWithNewId(txn, cls, columns, row, [](storage::Row&) {});
-  return token;
 }
 
 Result<Identity> ResolveSession(app::Application& app, std::string_view token) {
@@ -84,24 +51,6 @@ Result<Identity> ResolveSession(app::Application& app, std::string_view token) {
   identity.session_id = found->object_id;
   identity.roles = RolesOf(app, user_id);
   return identity;
-}
-
-bool DeleteSession(Context& ctx, const std::string& session_id) {
-  auto deleted = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<bool> {
-    return unit.txn().Delete(SessionClass(*unit.schema()), session_id);
-  });
-  return deleted.ok() && deleted.value();
-}
-
-void DeleteUserSessions(app::Application& app, storage::WriteTransaction& txn, const std::string& user_id) {
-  auto snapshot = app.schema();
-  const auto& cls = SessionClass(*snapshot);
-  std::vector<std::string> ids;
-  txn.Find(cls, SessionsWhere("user", user_id), [&](const storage::Row& row) {
-    ids.push_back(row.object_id);
-    return true;
-  });
-  for (const auto& id : ids) txn.Delete(cls, id);
 }
 
 std::vector<std::string> RolesOf(app::Application& app, const std::string& user_id) {

@@ -6,7 +6,6 @@
 #include "app/write_unit.hpp"
 #include "auth/acl.hpp"
 #include "auth/authorize.hpp"
-#include "auth/sessions.hpp"
 #include "logs/timeline.hpp"
 #include "schema/log_classes.hpp"
 #include "schema/system_classes.hpp"
@@ -21,6 +20,7 @@
 #include "write/file_values.hpp"
 #include "write/operators.hpp"
 #include "write/required_fields.hpp"
+#include "write/session_writes.hpp"
 #include "write/user_rules.hpp"
 
 namespace crmd::write {
@@ -181,7 +181,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
     SettleAtCommit(unit, *ctx.app, std::move(attached));
     for (const auto& rel : changes.relations)
       txn.ChangeRelation(cls, rel.field, row.object_id, rel.ids, rel.add);
-    if (session_token) *session_token = auth::CreateSession(*ctx.app, txn, row.object_id, "signup", ctx.installation_id);
+    if (session_token) *session_token = CreateSession(*ctx.app, txn, row.object_id, "signup", ctx.installation_id);
     if (cls.timeline && !ctx.skip_timeline) {
       logs::Change change{logs::TimelineEvent::kCreate, &cls, row.object_id, &fields,
                           [&](std::string_view f) { return WrittenValue(changes, row.cells, f); },
@@ -246,7 +246,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
       CRMD_TRY(ApplyUserRules(txn, cls, body, WriteKind::kUpdate, current->object_id, user, changes,
                               end_sessions));
       // A new password or a deactivation ends every session of the user (SECURITY.md).
-      if (end_sessions) auth::DeleteUserSessions(*ctx.app, txn, current->object_id);
+      if (end_sessions) DeleteUserSessions(*ctx.app, txn, current->object_id);
     }
     if (class_name == "_Role")
       CRMD_TRY(ApplyRoleRules(txn, cls, body, WriteKind::kUpdate, current->object_id));
@@ -309,7 +309,7 @@ Result<json::object> DeleteRecord(auth::Context& ctx, std::string_view class_nam
     if (class_name == kUserClass && schema::IsSystemUser(*cls, *current))
       return errors::PointerExists(object_id, schema::kRequestLogClass, "user");
     // A user's sessions go with the user; they are not references that block the delete.
-    if (class_name == kUserClass) auth::DeleteUserSessions(*ctx.app, txn, current->object_id);
+    if (class_name == kUserClass) DeleteUserSessions(*ctx.app, txn, current->object_id);
     if (auto ref = txn.FindReference(*snapshot, class_name, object_id, kNeverPins))
       return errors::PointerExists(object_id, ref->table, ref->field);
     // Before the row goes: a delete's conditions and actions see the record as it was.
