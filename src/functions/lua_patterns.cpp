@@ -9,7 +9,7 @@ namespace crmd::functions {
 namespace {
 
 constexpr int kMaxCaptures = 32;   // LUA_MAXCAPTURES: what patterns written for Lua expect
-constexpr int kMaxDepth = 200;     // nested items matched recursively ("pattern too complex" beyond)
+constexpr int kMaxPatternDepth = 200;     // nested items matched recursively ("pattern too complex" beyond)
 constexpr std::ptrdiff_t kUnfinished = -1;  // a capture opened and not closed yet
 constexpr std::ptrdiff_t kPosition = -2;    // `()`: the position, not a substring
 constexpr char kEscape = '%';
@@ -30,7 +30,7 @@ class Matcher {
   // Forgets the captures of a previous attempt.
   void Reset() {
     level_ = 0;
-    depth_ = kMaxDepth;
+    depth_ = kMaxPatternDepth;
   }
   // The end of a match of pattern `p` starting at `s`, or null.
   const char* Match(const char* s, const char* p);
@@ -68,7 +68,7 @@ class Matcher {
   const char* src_end_;
   const char* p_end_;
   int level_ = 0;
-  int depth_ = kMaxDepth;
+  int depth_ = kMaxPatternDepth;
   std::int64_t steps_ = 0;
   struct {
     const char* init;

@@ -9,7 +9,7 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr int kMaxDepth = 64;  // nesting of tables and JSON both ways
+constexpr int kMaxValueDepth = 64;  // nesting of tables and JSON both ways
 // What a JSON node costs besides its text (boost::json::value, an object's slot), to charge a
 // conversion against the memory cap.
 constexpr std::size_t kJsonNodeBytes = 32;
@@ -17,7 +17,7 @@ const char kNullKey = 0;
 
 // JSON to Lua: null is crm.null, so that arrays keep their length.
 void Push(lua_State* L, const json::value& v, int depth) {
-  if (depth > kMaxDepth) luaL_error(L, "value nested too deep");
+  if (depth > kMaxValueDepth) luaL_error(L, "value nested too deep");
   luaL_checkstack(L, 3, "value nested too deep");
   switch (v.kind()) {
     case json::kind::null: lua_pushlightuserdata(L, const_cast<char*>(&kNullKey)); return;
@@ -54,7 +54,7 @@ void Push(lua_State* L, const json::value& v, int depth) {
 // cap: a table reached twice is converted twice, so a few KB of Lua (`t = {a = t, b = t}`, 24
 // deep) would otherwise become gigabytes of JSON (issue 31 #5).
 json::value Pull(lua_State* L, int index, int depth, std::size_t& room) {
-  if (depth > kMaxDepth) luaL_error(L, "value nested too deep");
+  if (depth > kMaxValueDepth) luaL_error(L, "value nested too deep");
   const auto charge = [&](std::size_t bytes) {
     if (bytes > room) {
       RunOf(L).out_of_memory = true;

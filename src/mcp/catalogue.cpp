@@ -70,6 +70,10 @@ std::string ClassPath(std::string_view table, std::string_view object_id) {
 
 std::string WhereParam(const json::value& where) { return "&where=" + PercentEncode(json::serialize(where)); }
 
+std::int64_t LimitOf(const json::object& args, std::int64_t fallback) {
+  return args.contains("limit") ? args.at("limit").to_number<std::int64_t>() : fallback;
+}
+
 json::object PointerTo(std::string_view table, std::string_view object_id) {
   return json::object{{"__type", "Pointer"}, {"className", table}, {"objectId", object_id}};
 }

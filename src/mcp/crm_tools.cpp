@@ -13,10 +13,6 @@ namespace json = boost::json;
 
 namespace {
 
-std::int64_t LimitOf(const json::object& args, std::int64_t fallback) {
-  return args.contains("limit") ? args.at("limit").to_number<std::int64_t>() : fallback;
-}
-
 // One part of a summary: the rows, or why they could not be read (the rest is still shown).
 json::value Part(const ToolCall& call, const std::string& target) {
   auto [status, body] = call.Send("GET", target);

@@ -12,10 +12,6 @@ namespace json = boost::json;
 
 namespace {
 
-std::int64_t LimitOf(const json::object& args, std::int64_t fallback) {
-  return args.contains("limit") ? args.at("limit").to_number<std::int64_t>() : fallback;
-}
-
 ToolResult History(const ToolCall& call, json::object where, std::int64_t limit) {
   return call.Relay("/classes/_Timeline?order=-createdAt&limit=" + std::to_string(limit) + WhereParam(where));
 }

@@ -16,11 +16,6 @@ namespace {
 constexpr std::int64_t kDefaultLimit = 5;
 constexpr std::int64_t kMaxLimit = 2000;
 
-json::object TableProperty() {
-  return json::object{{"type", "string"}, {"minLength", 1}, {"maxLength", 128},
-                      {"description", "The table (class) name, as Get-Schema names it, e.g. Accounts."}};
-}
-
 ToolResult GetData(const ToolCall& call, const json::object& args) {
   std::string target = "/classes/" + PercentEncode(args.at("table").get_string()) + "?limit=";
   target += std::to_string(args.contains("limit") ? args.at("limit").to_number<std::int64_t>() : kDefaultLimit);
@@ -211,7 +206,7 @@ void AddRecordTools(std::vector<Tool>& tools) {
       "{\"results\":[...]} (and \"count\"). At most 2000 rows per call (default 5): page with `skip`.",
       json::object{{"type", "object"},
                    {"properties",
-                    json::object{{"table", TableProperty()},
+                    json::object{{"table", args::Table()},
                                  {"where", json::object{{"type", "object"}, {"description", "Query constraints, e.g. {\"Status\":\"Open\"}."}}},
                                  {"limit", json::object{{"type", "integer"}, {"minimum", 0}, {"maximum", kMaxLimit}, {"default", kDefaultLimit},
                                                         {"description", "Rows to return, at most 2000."}}},
@@ -231,7 +226,7 @@ void AddRecordTools(std::vector<Tool>& tools) {
       "{\"__type\":\"Pointer\",\"className\":...,\"objectId\":...}, dates {\"__type\":\"Date\",\"iso\":...}. "
       "Triggers of the table run as for any write.",
       json::object{{"type", "object"},
-                   {"properties", json::object{{"table", TableProperty()},
+                   {"properties", json::object{{"table", args::Table()},
                                                {"data", json::object{{"type", "object"}, {"description", "The new row's fields and values."}}}}},
                    {"required", json::array{"table", "data"}},
                    {"additionalProperties", false}},
@@ -245,7 +240,7 @@ void AddRecordTools(std::vector<Tool>& tools) {
       "cannot skip either.",
       json::object{{"type", "object"},
                    {"properties",
-                    json::object{{"table", TableProperty()},
+                    json::object{{"table", args::Table()},
                                  {"data", json::object{{"type", "array"}, {"minItems", 1}, {"maxItems", kMaxCreateMany},
                                                        {"items", json::object{{"type", "object"}}},
                                                        {"description", "The new rows, each an object of fields and values."}}},
@@ -262,7 +257,7 @@ void AddRecordTools(std::vector<Tool>& tools) {
       "{\"results\":[...]}: every resulting row unless `limit` (at most 2000) is given.",
       json::object{{"type", "object"},
                    {"properties",
-                    json::object{{"table", TableProperty()},
+                    json::object{{"table", args::Table()},
                                  {"pipeline", json::object{{"type", "array"}, {"maxItems", 16}, {"items", json::object{{"type", "object"}}},
                                                            {"description", "The stages, e.g. [{\"$group\":{\"_id\":\"$City\",\"n\":{\"$sum\":1}}}]."}}},
                                  {"limit", json::object{{"type", "integer"}, {"minimum", 1}, {"maximum", kMaxLimit},

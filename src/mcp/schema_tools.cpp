@@ -124,10 +124,6 @@ ToolResult GetSchema(const ToolCall& call, const json::object& args) {
   return ToolResult{json::serialize(schema), false};
 }
 
-json::object TableProperty() {
-  return json::object{{"type", "string"}, {"minLength", 1}, {"maxLength", 128}, {"description", "The table (class) name, e.g. Accounts."}};
-}
-
 // Spec §2.5: a table made by Create-Table starts with permissions that still must be opened to the
 // roles that need it: every operation for the product base's Administrators role only.
 json::object DefaultPermissions() {
@@ -298,7 +294,7 @@ void AddSchemaTools(std::vector<Tool>& tools) {
       "Relation, File, PrivateFile, GeoPoint. The new table is open to the Administrators role only: open "
       "it to the roles that need it afterwards.",
       json::object{{"type", "object"},
-                   {"properties", json::object{{"table", TableProperty()},
+                   {"properties", json::object{{"table", args::Table()},
                                                {"fields", json::object{{"type", "object"}, {"description", "Field name to {type, targetClass?}."}}}}},
                    {"required", json::array{"table"}},
                    {"additionalProperties", false}},
@@ -308,7 +304,7 @@ void AddSchemaTools(std::vector<Tool>& tools) {
       "Lists the automations of one table: each trigger's `_id`, name, event (create, update, delete), "
       "`active`, conditions and actions (docs/TRIGGERS.md). The `_id` is the one `_syslogTriggers` rows "
       "and `updatedByTrigger` name.",
-      json::object{{"type", "object"}, {"properties", json::object{{"table", TableProperty()}}},
+      json::object{{"type", "object"}, {"properties", json::object{{"table", args::Table()}}},
                    {"required", json::array{"table"}}, {"additionalProperties", false}},
       Switch::kView, true, GetTriggers});
   tools.push_back(Tool{
@@ -317,7 +313,7 @@ void AddSchemaTools(std::vector<Tool>& tools) {
       "{\"_id\":\"...\",\"active\":false} switches one off. A new trigger is {name, event, active, where?, "
       "actions:[{actionType, ...}]} as Get-Triggers shows them. Returns the table's triggers.",
       json::object{{"type", "object"},
-                   {"properties", json::object{{"table", TableProperty()},
+                   {"properties", json::object{{"table", args::Table()},
                                                {"trigger", json::object{{"type", "object"}, {"description", "The trigger, or the keys to change of an existing one with its _id."}}}}},
                    {"required", json::array{"table", "trigger"}},
                    {"additionalProperties", false}},

@@ -117,6 +117,8 @@ ToolResult Json(const boost::json::value& value);
 std::string ClassPath(std::string_view table, std::string_view object_id = {});
 // `&where=<value>`, encoded.
 std::string WhereParam(const boost::json::value& where);
+// The call's `limit` argument (its schema bounds it), or `fallback` without one.
+std::int64_t LimitOf(const boost::json::object& args, std::int64_t fallback);
 boost::json::object PointerTo(std::string_view table, std::string_view object_id);
 boost::json::object DateValue(std::string_view iso);
 // Spec §5.3: the change history and the logs are read-only through every tool, even with a key.

@@ -10,7 +10,7 @@ namespace crmd::query {
 
 namespace {
 
-ApiError Bad(std::string why) { return ApiError{400, errors::kInvalidQuery, "bad $regex: " + std::move(why)}; }
+ApiError BadRegex(std::string why) { return ApiError{400, errors::kInvalidQuery, "bad $regex: " + std::move(why)}; }
 
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -68,7 +68,7 @@ constexpr std::string_view kClassSpecials = "\\[]^-";
 // A set in the portable form: one character, `.` (everything), or a class that holds no NUL (a
 // set with NUL is written as the class of what it lacks).
 Status AppendSet(const CharSet& set, std::string& out) {
-  if (set.Empty()) return Bad("a class matches no character");
+  if (set.Empty()) return BadRegex("a class matches no character");
   if (set.IsEverything()) {
     out.push_back('.');
     return {};
@@ -114,7 +114,7 @@ class Rewriter {
           break;
         case '(': CRMD_TRY(OpenGroup()); break;
         case ')':
-          if (saved_.empty()) return Bad("unexpected )");
+          if (saved_.empty()) return BadRegex("unexpected )");
           flags_ = saved_.back();
           saved_.pop_back();
           out_.push_back(')');
@@ -147,7 +147,7 @@ class Rewriter {
         }
       }
     }
-    if (!saved_.empty()) return Bad("missing )");
+    if (!saved_.empty()) return BadRegex("missing )");
     return std::move(out_);
   }
 
@@ -155,11 +155,11 @@ class Rewriter {
   Result<char32_t> NextChar() {
     const auto lead = static_cast<unsigned char>(p_[at_]);
     const std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xe ? 3 : (lead >> 3) == 0x1e ? 4 : 0;
-    if (length == 0 || at_ + length > p_.size()) return Bad("the pattern is not UTF-8");
+    if (length == 0 || at_ + length > p_.size()) return BadRegex("the pattern is not UTF-8");
     char32_t c = length == 1 ? lead : lead & (0x7f >> length);
     for (std::size_t k = 1; k < length; ++k) {
       const auto next = static_cast<unsigned char>(p_[at_ + k]);
-      if ((next & 0xc0) != 0x80) return Bad("the pattern is not UTF-8");
+      if ((next & 0xc0) != 0x80) return BadRegex("the pattern is not UTF-8");
       c = (c << 6) | (next & 0x3f);
     }
     at_ += length;
@@ -190,7 +190,7 @@ class Rewriter {
     const std::string_view rest = p_.substr(at_ + 2);
     if (rest.starts_with("P<") || (rest.starts_with("<") && !rest.starts_with("<=") && !rest.starts_with("<!"))) {
       const std::size_t close = p_.find('>', at_);
-      if (close == std::string_view::npos) return Bad("missing > of a group name");
+      if (close == std::string_view::npos) return BadRegex("missing > of a group name");
       Push("(", close + 1 - at_);
       return {};
     }
@@ -215,10 +215,10 @@ class Rewriter {
           Push("(?:", 2 + k + 1);
           flags_ = set;
           return {};
-        default: return Bad("the group (?" + std::string(rest.substr(0, k + 1)) + " is not supported");
+        default: return BadRegex("the group (?" + std::string(rest.substr(0, k + 1)) + " is not supported");
       }
     }
-    return Bad("missing )");
+    return BadRegex("missing )");
   }
 
   void Push(std::string_view text, std::size_t consumed) {
@@ -246,9 +246,9 @@ class Rewriter {
   }
 
   Status Quantifier(std::size_t length) {
-    if (last_ == Last::kNothing) return Bad("missing argument to repetition operator");
-    if (last_ == Last::kAssertion) return Bad("an anchor or a word boundary cannot be repeated");
-    if (last_ == Last::kRepeated) return Bad("bad repetition operator");
+    if (last_ == Last::kNothing) return BadRegex("missing argument to repetition operator");
+    if (last_ == Last::kAssertion) return BadRegex("an anchor or a word boundary cannot be repeated");
+    if (last_ == Last::kRepeated) return BadRegex("bad repetition operator");
     const std::string_view text = p_.substr(at_, length);
     if (text.front() == '{') {
       // `{n}`, `{n,}` or `{n,m}`: at most 8 digits each (RepeatLength).
@@ -256,7 +256,7 @@ class Rewriter {
       const std::size_t comma = counts.find(',');
       for (std::string_view count : {counts.substr(0, comma), comma == std::string_view::npos ? std::string_view() : counts.substr(comma + 1)})
         if (!count.empty() && std::stol(std::string(count)) > kMaxRegexRepeat)
-          return Bad("a repetition count may be at most " + std::to_string(kMaxRegexRepeat));
+          return BadRegex("a repetition count may be at most " + std::to_string(kMaxRegexRepeat));
     }
     out_ += text;
     at_ += length;
@@ -270,7 +270,7 @@ class Rewriter {
 
   // A character escape at at_ (`\n`, `\x41`, `\x{10FFFF}`, `\101`, `\.`), as a character.
   Result<char32_t> CharEscape() {
-    if (at_ + 1 >= p_.size()) return Bad("trailing \\");
+    if (at_ + 1 >= p_.size()) return BadRegex("trailing \\");
     const char e = p_[at_ + 1];
     switch (e) {
       case 'a': at_ += 2; return char32_t{0x07};
@@ -283,25 +283,25 @@ class Rewriter {
         char32_t c = 0;
         if (at_ + 2 < p_.size() && p_[at_ + 2] == '{') {
           const std::size_t close = p_.find('}', at_ + 3);
-          if (close == std::string_view::npos || close == at_ + 3 || close - at_ - 3 > 8) return Bad("bad \\x{...} escape");
+          if (close == std::string_view::npos || close == at_ + 3 || close - at_ - 3 > 8) return BadRegex("bad \\x{...} escape");
           for (std::size_t k = at_ + 3; k < close; ++k) {
-            if (HexDigit(p_[k]) < 0) return Bad("bad \\x{...} escape");
+            if (HexDigit(p_[k]) < 0) return BadRegex("bad \\x{...} escape");
             c = c * 16 + static_cast<char32_t>(HexDigit(p_[k]));
           }
           at_ = close + 1;
         } else {
-          if (at_ + 3 >= p_.size() || HexDigit(p_[at_ + 2]) < 0 || HexDigit(p_[at_ + 3]) < 0) return Bad("bad \\x escape");
+          if (at_ + 3 >= p_.size() || HexDigit(p_[at_ + 2]) < 0 || HexDigit(p_[at_ + 3]) < 0) return BadRegex("bad \\x escape");
           c = static_cast<char32_t>(HexDigit(p_[at_ + 2]) * 16 + HexDigit(p_[at_ + 3]));
           at_ += 4;
         }
-        if (c > kLastCodePoint) return Bad("bad \\x escape");
+        if (c > kLastCodePoint) return BadRegex("bad \\x escape");
         return c;
       }
       default: break;
     }
     if (IsOctal(e)) {
       // RE2: \1 to \7 alone would be back references; \0, or two or three digits, are octal.
-      if (e != '0' && (at_ + 2 >= p_.size() || !IsOctal(p_[at_ + 2]))) return Bad("back references are not supported");
+      if (e != '0' && (at_ + 2 >= p_.size() || !IsOctal(p_[at_ + 2]))) return BadRegex("back references are not supported");
       char32_t c = 0;
       std::size_t k = at_ + 1;
       for (int digits = 0; digits < 3 && k < p_.size() && IsOctal(p_[k]); ++digits, ++k) c = c * 8 + static_cast<char32_t>(p_[k] - '0');
@@ -313,13 +313,13 @@ class Rewriter {
       at_ += 2;
       return char32_t{u};  // punctuation stands for itself
     }
-    if (e == 'p' || e == 'P') return Bad("\\p and \\P (Unicode classes) are not supported");
-    if (e == 'C') return Bad("\\C (a single byte) is not supported");
-    return Bad(std::string("the escape \\") + e + " is not supported");
+    if (e == 'p' || e == 'P') return BadRegex("\\p and \\P (Unicode classes) are not supported");
+    if (e == 'C') return BadRegex("\\C (a single byte) is not supported");
+    return BadRegex(std::string("the escape \\") + e + " is not supported");
   }
 
   Status Escape() {
-    if (at_ + 1 >= p_.size()) return Bad("trailing \\");
+    if (at_ + 1 >= p_.size()) return BadRegex("trailing \\");
     const char e = p_[at_ + 1];
     switch (e) {
       case 'A': Assertion("^", 2); return {};
@@ -357,7 +357,7 @@ class Rewriter {
     if (negated) ++at_;
     CharSet members;
     for (bool first = true;; first = false) {
-      if (at_ >= p_.size()) return Bad("missing ]");
+      if (at_ >= p_.size()) return BadRegex("missing ]");
       const char c = p_[at_];
       if (c == ']' && !first) {
         ++at_;
@@ -369,7 +369,7 @@ class Rewriter {
           const bool not_in = name.starts_with('^');
           if (not_in) name.remove_prefix(1);
           auto set = PosixClass(name);
-          if (!set) return Bad("the class [:" + std::string(name) + ":] is not supported");
+          if (!set) return BadRegex("the class [:" + std::string(name) + ":] is not supported");
           members.AddAll(not_in ? set->Complement() : *set);
           at_ = close + 2;
           continue;
@@ -384,7 +384,7 @@ class Rewriter {
       if (at_ + 1 < p_.size() && p_[at_] == '-' && p_[at_ + 1] != ']') {
         ++at_;
         CRMD_ASSIGN(const char32_t hi, ClassChar());
-        if (hi < lo) return Bad("bad character class range");
+        if (hi < lo) return BadRegex("bad character class range");
         members.Add(lo, hi);
       } else {
         members.Add(lo);
@@ -398,7 +398,7 @@ class Rewriter {
 
   Result<char32_t> ClassChar() {
     if (p_[at_] != '\\') return NextChar();
-    if (at_ + 1 < p_.size() && (p_[at_ + 1] == 'Q' || p_[at_ + 1] == 'E')) return Bad("\\Q...\\E inside a class is not supported");
+    if (at_ + 1 < p_.size() && (p_[at_ + 1] == 'Q' || p_[at_ + 1] == 'E')) return BadRegex("\\Q...\\E inside a class is not supported");
     return CharEscape();
   }
 

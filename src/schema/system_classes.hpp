@@ -7,12 +7,15 @@
 // in the login response).
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "schema/class_schema.hpp"
 #include "schema/row.hpp"
 
 namespace crmd::schema {
+
+inline constexpr std::string_view kUserClass = "_User";
 
 inline constexpr const char* kHashedPassword = "_hashed_password";
 inline constexpr const char* kFailedLogins = "_failed_login_count";

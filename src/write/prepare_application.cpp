@@ -15,7 +15,7 @@ namespace crmd::write {
 
 namespace {
 
-constexpr std::string_view kUserClass = "_User";
+using schema::kUserClass;
 
 // `_User` with the fields of this release's definition that an older one lacks.
 std::optional<schema::ClassSchema> UpgradedUserClass(const schema::ClassSchema& existing) {

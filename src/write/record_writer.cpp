@@ -29,7 +29,7 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::string_view kUserClass = "_User";
+using schema::kUserClass;
 
 void Remove(std::vector<std::string>& list, const std::string& item) {
   list.erase(std::remove(list.begin(), list.end(), item), list.end());
