@@ -167,7 +167,7 @@ class FireTest : public ::testing::Test {
     ctx.identity.principal = auth::Principal::kMaster;
     return ctx;
   }
-  std::vector<storage::OutboxEntry> Outbox() { return app_->db().ReadOutbox(0, 100); }
+  std::vector<storage::OutboxEntry> Outbox() { return app_->trigger_outbox().ReadOutbox(0, 100); }
   std::int64_t Fired() {
     const auto* log = app_->schema()->Find("_syslogTriggers");
     return log ? app_->db().Count(*log, {}) : 0;

@@ -126,7 +126,7 @@ TEST_F(WriteUnitTest, Issue16ANestedWriteThatAddsAFieldInAWriteQueueRunsTheUnitA
   EXPECT_TRUE(PublishedField("grown"));
   EXPECT_TRUE(StoredField("grown"));
   group->Flush();
-  EXPECT_TRUE(app_->db().CheckIntegrity());
+  EXPECT_TRUE(app_->store_admin().CheckIntegrity());
 }
 
 TEST_F(WriteUnitTest, Issue16AUnitThatFailsAfterANestedWriteGrewTheSchemaLeavesNothing) {
