@@ -15,7 +15,7 @@
 #include "cli/serve_plan.hpp"
 #include "http/server.hpp"
 #include "logs/request_log.hpp"
-#include "storage/database.hpp"
+#include "storage/read_deadline.hpp"
 #include "storage/registry_store.hpp"
 #include "storage/stores.hpp"
 #include "triggers/runner.hpp"

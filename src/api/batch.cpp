@@ -72,7 +72,7 @@ Response HandleBatch(const Request& request, auth::Context& ctx, const std::stri
   // items before it are durable. In an application's write queue the queue's group is the batch's.
   // Not one unit for the batch: its savepoint would keep the original of every page the batch
   // changes in SQLite's sub-journal (docs/PERFORMANCE.md, "Write unit of work").
-  std::unique_ptr<storage::Database::WriteGroup> own;
+  std::unique_ptr<storage::WriteGroup> own;
   std::optional<app::QueuedGroup> own_queued;
   struct Restore {  // the batch's group is the items' only while they run
     auth::Context& ctx;

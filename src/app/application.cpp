@@ -10,7 +10,7 @@
 namespace crmd::app {
 
 namespace {
-schema::Snapshot::ClassMap LoadClasses(storage::Database& db) {
+schema::Snapshot::ClassMap LoadClasses(storage::RecordStore& db) {
   schema::Snapshot::ClassMap classes;
   for (auto& cls : db.LoadSchema()) {
     std::string name = cls.name;

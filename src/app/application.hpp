@@ -71,7 +71,11 @@ class Application {
               const Settings& settings, mail::Mailer* smtp, AfterCommitRunner* after_commit = nullptr);
 
   const std::string& id() const { return id_; }
-  storage::Database& db() { return *db_; }
+  // The application's store, by the part a caller uses: its records (schema, writes, reads), the
+  // outbox of trigger activations the trigger runner reads, and its administration.
+  storage::RecordStore& db() { return *db_; }
+  storage::Outbox& trigger_outbox() { return *db_; }
+  storage::StoreAdmin& store_admin() { return *db_; }
   const Settings& settings() const { return settings_; }
   // `DATA/apps/<appId>`: the store, and the `outbox/` of mails when no SMTP server is set.
   const std::string& dir() const { return dir_; }

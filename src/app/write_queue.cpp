@@ -22,7 +22,7 @@ void QueuedGroup::Settle() {
   }
 }
 
-WriteQueue::WriteQueue(storage::Database& db, std::chrono::milliseconds idle) : db_(db), idle_(idle) {}
+WriteQueue::WriteQueue(storage::WriteGroups& groups, std::chrono::milliseconds idle) : groups_(groups), idle_(idle) {}
 
 WriteQueue::~WriteQueue() { Stop(); }
 
@@ -79,7 +79,7 @@ void WriteQueue::Loop() {
       }
     }
     {
-      auto writes = db_.BeginWriteGroup();
+      auto writes = groups_.BeginWriteGroup();
       QueuedGroup queued(*writes);
       for (auto& job : group) {
         writes->FlushIfLost();  // so that this job's writes are not counted in a lost group

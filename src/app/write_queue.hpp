@@ -1,5 +1,5 @@
 // An application's write queue: one thread that runs the application's record writes one after
-// another and makes each run of them durable with one COMMIT (a storage::Database::WriteGroup).
+// another and makes each run of them durable with one COMMIT (a storage::WriteGroup).
 //
 // Why not a pool of writer threads meeting in a commit group: every write then put a thread to
 // sleep three times (the hand-off, the wait for the group's fsync, the way back), about ten context
@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "storage/database.hpp"
+#include "storage/write_group.hpp"
 
 namespace crmd::app {
 
@@ -29,8 +29,8 @@ namespace crmd::app {
 // makes them durable. Used by the queue's thread only.
 class QueuedGroup {
  public:
-  explicit QueuedGroup(storage::Database::WriteGroup& group) : group_(group) {}
-  storage::Database::WriteGroup& storage() { return group_; }
+  explicit QueuedGroup(storage::WriteGroup& group) : group_(group) {}
+  storage::WriteGroup& storage() { return group_; }
   // Runs `action` on the queue's thread after the flush that makes the writes so far durable, or
   // drops it if that flush failed. It must not block: it hands the work on.
   void AfterFlush(std::function<void()> action);
@@ -38,7 +38,7 @@ class QueuedGroup {
   void Settle();
 
  private:
-  storage::Database::WriteGroup& group_;
+  storage::WriteGroup& group_;
   std::vector<std::pair<std::uint64_t, std::function<void()>>> waiting_;  // (epoch, action)
 };
 
@@ -61,7 +61,7 @@ class WriteQueue {
   // written to within the last minute would otherwise keep a thousand threads.
   static constexpr std::chrono::milliseconds kIdle{5'000};
 
-  explicit WriteQueue(storage::Database& db, std::chrono::milliseconds idle = kIdle);
+  explicit WriteQueue(storage::WriteGroups& groups, std::chrono::milliseconds idle = kIdle);
   ~WriteQueue();  // Stop()
 
   // Never throws; a job that cannot be queued (stopped, or no thread could be started) is finished
@@ -73,7 +73,7 @@ class WriteQueue {
  private:
   void Loop();
 
-  storage::Database& db_;
+  storage::WriteGroups& groups_;
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<Job> jobs_;

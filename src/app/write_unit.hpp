@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "schema/class_schema.hpp"
-#include "storage/database.hpp"
+#include "storage/write_transaction.hpp"
 #include "util/result.hpp"
 
 namespace crmd::app {

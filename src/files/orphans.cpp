@@ -5,7 +5,7 @@
 
 #include "files/file_names.hpp"
 #include "files/file_store.hpp"
-#include "storage/database.hpp"
+#include "storage/record_store.hpp"
 #include "util/json.hpp"
 
 namespace crmd::files {

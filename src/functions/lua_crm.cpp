@@ -7,7 +7,8 @@
 #include <cstdlib>
 
 #include "functions/lua_run.hpp"
-#include "storage/database.hpp"
+#include "storage/read_deadline.hpp"
+#include "storage/storage_error.hpp"
 #include "util/json.hpp"
 
 namespace crmd::functions {

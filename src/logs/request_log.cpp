@@ -5,7 +5,7 @@
 #include "app/write_unit.hpp"
 #include "auth/context.hpp"
 #include "schema/log_classes.hpp"
-#include "storage/database.hpp"
+#include "storage/write_transaction.hpp"
 #include "util/log.hpp"
 #include "util/time.hpp"
 

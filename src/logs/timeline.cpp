@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "schema/log_classes.hpp"
-#include "storage/database.hpp"
+#include "storage/write_transaction.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
 

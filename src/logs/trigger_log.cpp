@@ -1,7 +1,7 @@
 #include "logs/trigger_log.hpp"
 
 #include "schema/log_classes.hpp"
-#include "storage/database.hpp"
+#include "storage/write_transaction.hpp"
 #include "util/time.hpp"
 
 namespace crmd::logs {

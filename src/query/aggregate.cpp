@@ -10,7 +10,7 @@
 #include "query/where_parser.hpp"
 #include "schema/codec.hpp"
 #include "schema/names.hpp"
-#include "storage/database.hpp"
+#include "storage/record_store.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
 

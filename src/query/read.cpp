@@ -12,7 +12,7 @@
 #include "query/visibility.hpp"
 #include "query/where_parser.hpp"
 #include "schema/names.hpp"
-#include "storage/database.hpp"
+#include "storage/record_store.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
 #include "util/strings.hpp"

@@ -3,7 +3,7 @@
 #include "auth/acl.hpp"
 #include "auth/authorize.hpp"
 #include "schema/log_classes.hpp"
-#include "storage/database.hpp"
+#include "storage/row.hpp"
 
 namespace crmd::query {
 

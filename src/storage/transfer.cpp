@@ -206,7 +206,7 @@ TransferCounts ImportStore(Database& db, std::istream& in, json::object& header)
       maybe_commit();
     } else if (kind == "outbox") {
       const auto& o = body.as_object();
-      write().AddOutbox(static_cast<int>(o.at("lane").to_number<std::int64_t>()), o.at("payload").as_string());
+      write().outbox().AddOutbox(static_cast<int>(o.at("lane").to_number<std::int64_t>()), o.at("payload").as_string());
       ++counts.outbox;
       maybe_commit();
     } else if (kind == "end") {

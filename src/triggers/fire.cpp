@@ -3,7 +3,7 @@
 #include "app/application.hpp"
 #include "logs/trigger_log.hpp"
 #include "query/encode.hpp"
-#include "storage/database.hpp"
+#include "storage/write_transaction.hpp"
 #include "triggers/activation.hpp"
 #include "triggers/plan.hpp"
 #include "util/ids.hpp"
@@ -118,7 +118,7 @@ Status Fire(app::WriteUnit& unit, const auth::Context& ctx, const Write& write) 
     }
     for (const auto& [lane, entry] : entries) {
       std::string payload = entry.Serialize();
-      const std::int64_t id = txn.AddOutbox(lane, payload);
+      const std::int64_t id = txn.outbox().AddOutbox(lane, payload);
       if (auto* sink = unit.app().activations())
         unit.AfterCommit([sink, app_id = unit.app().id(), id, lane = lane, payload = std::move(payload)]() mutable {
           sink->Activated(app_id, id, lane, std::move(payload));

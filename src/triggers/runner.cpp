@@ -6,7 +6,7 @@
 
 #include "app/write_unit.hpp"
 #include "logs/trigger_log.hpp"
-#include "storage/database.hpp"
+#include "storage/outbox.hpp"
 #include "triggers/activation.hpp"
 #include "triggers/definition.hpp"
 #include "triggers/placeholders.hpp"
@@ -104,7 +104,7 @@ void Runner::Rescan(const std::string& app_id) {
   if (!app) return;
   std::size_t found = 0;
   for (std::int64_t after = 0;;) {
-    auto entries = app->db().ReadOutbox(after, kRecoverPage);
+    auto entries = app->trigger_outbox().ReadOutbox(after, kRecoverPage);
     for (auto& e : entries) Activated(app_id, e.id, e.lane, std::move(e.payload));
     found += entries.size();
     {
@@ -255,13 +255,13 @@ Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& 
   // Taken again at each action and attempt, which keeps the lease while the job goes on. Another
   // server on the same database runs it: asked again after a retry's wait, until that server is
   // done (the entry is gone) or its lease ran out (it stopped mid-job).
-  switch (app->db().ClaimOutbox(job.entry, ClaimLease())) {
-    case storage::Database::Claim::kGone: return Outcome::kFinished;
-    case storage::Database::Claim::kHeld: return Outcome::kRetry;
-    case storage::Database::Claim::kTaken: break;
+  switch (app->trigger_outbox().ClaimOutbox(job.entry, ClaimLease())) {
+    case storage::Outbox::Claim::kGone: return Outcome::kFinished;
+    case storage::Outbox::Claim::kHeld: return Outcome::kRetry;
+    case storage::Outbox::Claim::kTaken: break;
   }
   if (job.payload.empty()) {
-    auto stored = app->db().ReadOutbox(job.entry - 1, 1);
+    auto stored = app->trigger_outbox().ReadOutbox(job.entry - 1, 1);
     if (stored.empty() || stored.front().id != job.entry) return Outcome::kFinished;  // ran already
     job.payload = std::move(stored.front().payload);
   }
@@ -386,7 +386,7 @@ Status Runner::RunUnit(app::WriteUnit& unit, Step& step) {
   auth::Context& ctx = step.ctx;
   // The entry as this step read it, or the action ran meanwhile (an earlier run of the job that a
   // crash or a failed flush cut short): then it is not run again.
-  auto current = unit.txn().GetOutbox(step.job.entry);
+  auto current = unit.txn().outbox().GetOutbox(step.job.entry);
   if (!current || current->payload != step.job.payload) return {};
   RunResult result;
   std::string action_id;
@@ -444,12 +444,12 @@ Status Runner::RunUnit(app::WriteUnit& unit, Step& step) {
   CRMD_TRY(logs::RecordTriggerRun(unit, {activation.trigger_id, action_id.empty() ? std::nullopt : std::optional(action_id),
                                          activation.event, activation.object_id, result.data, result.error}));
   if (step.last) {
-    unit.txn().RemoveOutbox(step.job.entry);
+    unit.txn().outbox().RemoveOutbox(step.job.entry);
   } else {
     Activation next = activation;
     ++next.done;
     step.next_payload = next.Serialize();
-    unit.txn().SetOutbox(step.job.entry, step.next_payload);
+    unit.txn().outbox().SetOutbox(step.job.entry, step.next_payload);
   }
   return {};
 }

@@ -4,7 +4,7 @@
 #include "schema/codec.hpp"
 #include "schema/names.hpp"
 #include "schema/system_classes.hpp"
-#include "storage/database.hpp"
+#include "storage/row.hpp"
 #include "util/errors.hpp"
 #include "util/ids.hpp"
 #include "write/operators.hpp"

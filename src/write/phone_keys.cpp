@@ -17,7 +17,7 @@ void EnsurePhoneIndex(app::Application& app) {
   auto snapshot = app.schema();
   if (app.PhoneIndexCheckedFor(snapshot)) return;  // a form call per request: no query
   const auto* contacts = snapshot->Find(kContactClass);
-  if (contacts && contacts->FindField(kContactPhoneField)) app.db().EnsurePhoneKeyIndex(*contacts, kContactPhoneField);
+  if (contacts && contacts->FindField(kContactPhoneField)) app.store_admin().EnsurePhoneKeyIndex(*contacts, kContactPhoneField);
   app.SetPhoneIndexCheckedFor(std::move(snapshot));
 }
 

@@ -11,7 +11,7 @@
 
 #include "app/application.hpp"
 #include "schema/class_schema.hpp"
-#include "storage/database.hpp"
+#include "storage/write_transaction.hpp"
 
 namespace crmd::write {
 

@@ -38,7 +38,7 @@ std::optional<std::string> FindSystemUser(storage::WriteTransaction& txn, const 
   return row->object_id;
 }
 
-std::optional<std::string> FindSystemUser(storage::Database& db, const schema::ClassSchema& users) {
+std::optional<std::string> FindSystemUser(storage::RecordStore& db, const schema::ClassSchema& users) {
   if (!users.FindField(schema::kSystemUserFlag)) return std::nullopt;
   auto row = storage::FindFirst(db, users, schema::kSystemUserFlag, std::int64_t{1});
   if (!row) return std::nullopt;

@@ -6,7 +6,7 @@
 #include "auth/context.hpp"
 #include "schema/log_classes.hpp"
 #include "schema/product_base_files.hpp"
-#include "storage/database.hpp"
+#include "storage/write_transaction.hpp"
 #include "util/json.hpp"
 #include "write/record_writer.hpp"
 

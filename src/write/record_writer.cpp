@@ -10,7 +10,7 @@
 #include "schema/log_classes.hpp"
 #include "schema/system_classes.hpp"
 #include "schema/names.hpp"
-#include "storage/database.hpp"
+#include "storage/write_transaction.hpp"
 #include "triggers/fire.hpp"
 #include "util/errors.hpp"
 #include "util/ids.hpp"

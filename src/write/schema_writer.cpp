@@ -7,7 +7,7 @@
 #include "logs/timeline.hpp"
 #include "schema/log_classes.hpp"
 #include "schema/names.hpp"
-#include "storage/database.hpp"
+#include "storage/write_transaction.hpp"
 #include "triggers/definition.hpp"
 #include "util/ids.hpp"
 #include "util/json.hpp"

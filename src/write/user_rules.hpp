@@ -8,7 +8,7 @@
 #include <string>
 
 #include "auth/identity.hpp"
-#include "storage/database.hpp"
+#include "storage/write_transaction.hpp"
 #include "util/result.hpp"
 #include "write/field_changes.hpp"
 

@@ -48,10 +48,10 @@ TEST_F(PgStoresTest, AnOutboxEntryIsRunByOneServerAtATime) {
   std::int64_t id = 0;
   {
     auto txn = on_a->BeginWrite();
-    id = txn->AddOutbox(0, "{}");
+    id = txn->outbox().AddOutbox(0, "{}");
     txn->Commit();
   }
-  using Claim = Database::Claim;
+  using Claim = Outbox::Claim;
   EXPECT_EQ(on_a->ClaimOutbox(id, std::chrono::seconds(60)), Claim::kTaken);
   EXPECT_EQ(on_b->ClaimOutbox(id, std::chrono::seconds(60)), Claim::kHeld);
   EXPECT_EQ(on_a->ClaimOutbox(id, std::chrono::seconds(1)), Claim::kTaken);  // its own: kept, shorter
@@ -62,7 +62,7 @@ TEST_F(PgStoresTest, AnOutboxEntryIsRunByOneServerAtATime) {
   EXPECT_EQ(on_a->ClaimOutbox(id, std::chrono::seconds(60)), Claim::kHeld);
   {
     auto txn = on_b->BeginWrite();
-    txn->RemoveOutbox(id);
+    txn->outbox().RemoveOutbox(id);
     txn->Commit();
   }
   EXPECT_EQ(on_a->ClaimOutbox(id, std::chrono::seconds(60)), Claim::kGone);

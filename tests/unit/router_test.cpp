@@ -112,7 +112,7 @@ TEST_F(RouterTest, SqlInjectionCorpusInIdentifiersGivesClientErrors) {
     }
   }
   EXPECT_EQ(Count("Accounts"), 1u);
-  EXPECT_TRUE(apps_->Open("app1")->db().CheckIntegrity());
+  EXPECT_TRUE(apps_->Open("app1")->store_admin().CheckIntegrity());
 }
 
 // SECURITY.md, principal confusion: an id that could pose as `role:X` or `*` is refused even

@@ -38,7 +38,7 @@ class RowsStore {
   // Inserts a row in a write of its own (begun in `group` when given), committed unless `commit`
   // is false; returns whether the write said it was exclusive.
   bool Insert(const std::string& id, std::int64_t n = 0, bool exclusive = false, bool commit = true,
-              storage::Database::WriteGroup* group = nullptr) {
+              storage::WriteGroup* group = nullptr) {
     auto txn = group ? group->BeginWrite(exclusive) : db->BeginWrite(exclusive);
     txn->Insert(cls, storage::StoredColumns(cls), NewRow(id, n));
     if (commit) txn->Commit();

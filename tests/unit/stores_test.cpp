@@ -22,7 +22,7 @@ TEST(StoresTest, SqliteStoresOpenListAndReportOutboxes) {
     EXPECT_TRUE(std::filesystem::exists(dir.path() / "apps" / "app1" / "data.db"));
     EXPECT_FALSE(stores->HasOutboxEntries("app1"));
     auto txn = db->BeginWrite();
-    txn->AddOutbox(0, "{}");
+    txn->outbox().AddOutbox(0, "{}");
     txn->Commit();
   }
   EXPECT_TRUE(stores->HasOutboxEntries("app1"));

@@ -29,8 +29,9 @@ inline PgCluster& SharedPgCluster() {
   return cluster;
 }
 
-inline std::unique_ptr<storage::Database> OpenTestStore(const std::string& kind, const TempDir& dir, int readers = 2) {
-  if (kind == "sqlite") return storage::OpenSqlite(dir.File("data.db"), storage::Durability::kNormal, readers);
+inline std::unique_ptr<storage::Database> OpenTestStore(const std::string& kind, const TempDir& dir, int readers = 2,
+                                                        storage::Durability durability = storage::Durability::kNormal) {
+  if (kind == "sqlite") return storage::OpenSqlite(dir.File("data.db"), durability, readers);
   return storage::PostgresStores(SharedPgCluster().NewDatabase(), 8)->Open("test");
 }
 

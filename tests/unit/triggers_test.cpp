@@ -11,7 +11,7 @@
 #include "storage/sqlite/sqlite_store.hpp"
 #include "app/write_unit.hpp"
 #include "storage/database.hpp"
-#include "temp_dir.hpp"
+#include "test_app.hpp"
 #include "triggers/activation.hpp"
 #include "triggers/definition.hpp"
 #include "triggers/placeholders.hpp"
@@ -152,8 +152,6 @@ TEST_F(DefinitionTest, LogClassesCannotHaveTriggers) {
 class FireTest : public ::testing::Test {
  protected:
   FireTest() {
-    app_ = std::make_shared<app::Application>("t", storage::OpenSqlite(dir_.File("data.db"), storage::Durability::kFull, 2),
-                                              dir_.path().string(), settings_, nullptr);
     auto ctx = Master();
     EXPECT_TRUE(write::CreateSchema(ctx, "Tasks", json::object{}).ok());
     EXPECT_TRUE(write::CreateRecord(ctx, "Leads", json::object{{"Name", "first"}}).ok());
@@ -161,21 +159,15 @@ class FireTest : public ::testing::Test {
         "conditions":[{{"where":{{"Name":{{"$ne":"quiet"}}}}}}],"actions":[{}]}}]}})", kCreateTask)).as_object());
     EXPECT_TRUE(set.ok()) << set.error().message;
   }
-  auth::Context Master() {
-    auth::Context ctx;
-    ctx.app = app_;
-    ctx.identity.principal = auth::Principal::kMaster;
-    return ctx;
-  }
-  std::vector<storage::OutboxEntry> Outbox() { return app_->db().ReadOutbox(0, 100); }
+  auth::Context Master() { return store_.Master(); }
+  std::vector<storage::OutboxEntry> Outbox() { return app_->trigger_outbox().ReadOutbox(0, 100); }
   std::int64_t Fired() {
     const auto* log = app_->schema()->Find("_syslogTriggers");
     return log ? app_->db().Count(*log, {}) : 0;
   }
 
-  test::TempDir dir_{"fire"};
-  app::Settings settings_;
-  std::shared_ptr<app::Application> app_;
+  test::TestApp store_{"fire"};
+  std::shared_ptr<app::Application>& app_ = store_.app;
 };
 
 TEST_F(FireTest, AnActivationCommitsWithItsWriteAndGoesWithItsRollback) {

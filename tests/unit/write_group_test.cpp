@@ -1,4 +1,4 @@
-// storage::Database::WriteGroup (the store's side of an application's write queue): the writes
+// storage::WriteGroup (the store's side of an application's write queue): the writes
 // begun through it commit together at Flush(), an exclusive write flushes the group before it
 // starts, a write's nested savepoints fail alone inside it, writes begun elsewhere are no members,
 // and a waiting exclusive writer gets its turn between two groups.
@@ -16,7 +16,7 @@ namespace {
 class WriteGroupTest : public ::testing::TestWithParam<std::string> {
  protected:
   // Inserts `id` in a write of its own begun through `group`, committed unless `commit` is false.
-  void Write(Database::WriteGroup& group, const std::string& id, bool exclusive = false, bool commit = true) {
+  void Write(WriteGroup& group, const std::string& id, bool exclusive = false, bool commit = true) {
     EXPECT_EQ(store_.Insert(id, 0, exclusive, commit, &group), exclusive);
   }
   bool Visible(const std::string& id) { return store_.Visible(id); }

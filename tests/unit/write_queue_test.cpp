@@ -79,11 +79,11 @@ TEST_P(WriteQueueTest, StopDrainsTheQueueAndRefusesLaterJobs) {
   EXPECT_FALSE(durable);
 }
 
-// A store whose write group fails the flushes it is told to: what the queue does with a failed
-// COMMIT, without a disk that fails. Only the write group is used.
-class FailingFlushes final : public storage::Database {
+// Write groups that fail the flushes they are told to: what the queue does with a failed COMMIT,
+// without a disk that fails. The queue needs nothing else of a store.
+class FailingFlushes final : public storage::WriteGroups {
  public:
-  class Group final : public WriteGroup {
+  class Group final : public storage::WriteGroup {
    public:
     explicit Group(FailingFlushes& db) : db_(db), number_(db.groups++) {}
     std::unique_ptr<storage::WriteTransaction> BeginWrite(bool) override { throw std::logic_error("unused"); }
@@ -102,29 +102,7 @@ class FailingFlushes final : public storage::Database {
   std::set<std::pair<int, std::uint64_t>> failing;  // (group, epoch)
   int groups = 0;
 
-  std::unique_ptr<WriteGroup> BeginWriteGroup() override { return std::make_unique<Group>(*this); }
-  std::vector<schema::ClassSchema> LoadSchema() override { throw std::logic_error("unused"); }
-  std::unique_ptr<storage::WriteTransaction> BeginWrite(bool) override { throw std::logic_error("unused"); }
-  std::optional<storage::Row> Get(const schema::ClassSchema&, std::string_view) override {
-    throw std::logic_error("unused");
-  }
-  storage::RowSet GetMany(const schema::ClassSchema&, const std::vector<std::string>&) override {
-    throw std::logic_error("unused");
-  }
-  void Find(const schema::ClassSchema&, const schema::Query&, const storage::RowSink&) override {
-    throw std::logic_error("unused");
-  }
-  std::int64_t Count(const schema::ClassSchema&, const schema::Query&) override { throw std::logic_error("unused"); }
-  std::vector<std::vector<storage::Cell>> Aggregate(const schema::ClassSchema&, const schema::AggregatePlan&) override {
-    throw std::logic_error("unused");
-  }
-  storage::FindPlan ExplainFind(const schema::ClassSchema&, const schema::Query&) override { throw std::logic_error("unused"); }
-  std::vector<std::string> RelationOwners(const schema::ClassSchema&, std::string_view, const std::vector<std::string>&) override {
-    throw std::logic_error("unused");
-  }
-  bool EnsurePhoneKeyIndex(const schema::ClassSchema&, std::string_view) override { throw std::logic_error("unused"); }
-  std::vector<storage::OutboxEntry> ReadOutbox(std::int64_t, std::size_t) override { throw std::logic_error("unused"); }
-  bool CheckIntegrity() override { throw std::logic_error("unused"); }
+  std::unique_ptr<storage::WriteGroup> BeginWriteGroup() override { return std::make_unique<Group>(*this); }
 };
 
 TEST(WriteQueueFailureTest, AJobIsDurableOnlyIfEveryFlushItsWritesMayBelongToSucceeded) {

@@ -17,7 +17,7 @@
 #include "app/write_queue.hpp"
 #include "app/write_unit.hpp"
 #include "storage/database.hpp"
-#include "temp_dir.hpp"
+#include "test_app.hpp"
 #include "util/errors.hpp"
 #include "write/record_writer.hpp"
 
@@ -40,18 +40,11 @@ auto WithinSeconds(int seconds, Fn fn) {
 class WriteUnitTest : public ::testing::Test {
  protected:
   WriteUnitTest() {
-    app_ = std::make_shared<Application>("t", storage::OpenSqlite(dir_.File("data.db"), storage::Durability::kFull, 2),
-                                         dir_.path().string(), settings_, nullptr);
     auto ctx = Master();
     EXPECT_TRUE(write::CreateRecord(ctx, "A", json::object{{"x", 0}}).ok());  // class A {x}
   }
 
-  auth::Context Master() {
-    auth::Context ctx;
-    ctx.app = app_;
-    ctx.identity.principal = auth::Principal::kMaster;
-    return ctx;
-  }
+  auth::Context Master() { return store_.Master(); }
   // Rows of A whose x is `x`, read by another connection: what is committed.
   std::size_t CommittedWithX(std::int64_t x) {
     schema::Query q;
@@ -68,9 +61,8 @@ class WriteUnitTest : public ::testing::Test {
     return false;
   }
 
-  test::TempDir dir_{"write-unit"};  // before app_: removed after the store is closed
-  Settings settings_;
-  std::shared_ptr<Application> app_;
+  test::TestApp store_{"write-unit"};
+  std::shared_ptr<Application>& app_ = store_.app;
 };
 
 TEST_F(WriteUnitTest, Issue16ANestedWriteOnAWriterThreadJoinsTheOuterUnit) {
@@ -126,7 +118,7 @@ TEST_F(WriteUnitTest, Issue16ANestedWriteThatAddsAFieldInAWriteQueueRunsTheUnitA
   EXPECT_TRUE(PublishedField("grown"));
   EXPECT_TRUE(StoredField("grown"));
   group->Flush();
-  EXPECT_TRUE(app_->db().CheckIntegrity());
+  EXPECT_TRUE(app_->store_admin().CheckIntegrity());
 }
 
 TEST_F(WriteUnitTest, Issue16AUnitThatFailsAfterANestedWriteGrewTheSchemaLeavesNothing) {

@@ -260,7 +260,7 @@ std::optional<Row> GetRow(Connection& c, const Shared& s, const schema::ClassSch
   return RowReader(rows, cls).Read(0);
 }
 
-class PgWrite final : public WriteTransaction {
+class PgWrite final : public WriteTransaction, public OutboxWrites {
  public:
   // Alone: its own connection and transaction, holding the application's turn until it ends.
   PgWrite(Shared& s, std::unique_lock<std::mutex> lock, bool exclusive)
@@ -464,6 +464,7 @@ class PgWrite final : public WriteTransaction {
     return std::nullopt;
   }
 
+  OutboxWrites& outbox() override { return *this; }
   std::int64_t AddOutbox(int lane, std::string_view payload) override {
     auto rows = c_.Query(fmt::format("INSERT INTO {}._crmd_outbox (lane, payload) VALUES ($1, $2) RETURNING id",
                                      s_.dialect.schema()),

@@ -277,7 +277,7 @@ std::optional<Row> GetRowFields(Connection& c, const schema::ClassSchema& cls, s
 
 // A write, in one of three forms: a member of the current commit group (group_commit.hpp), a
 // savepoint of a write group's open transaction, or exclusive.
-class SqliteWriteTransaction final : public WriteTransaction {
+class SqliteWriteTransaction final : public WriteTransaction, public OutboxWrites {
  public:
   // Grouped form: a member of the commit group for as long as it lives.
   SqliteWriteTransaction(GroupCommit& group, Connection& c)
@@ -308,6 +308,7 @@ class SqliteWriteTransaction final : public WriteTransaction {
     }
   }
 
+  OutboxWrites& outbox() override { return *this; }
   std::int64_t AddOutbox(int lane, std::string_view payload) override { return sqlite::AddOutbox(c_, lane, payload); }
   std::optional<OutboxEntry> GetOutbox(std::int64_t id) override { return sqlite::GetOutbox(c_, id); }
   void SetOutbox(std::int64_t id, std::string_view payload) override { sqlite::SetOutbox(c_, id, payload); }
