@@ -4,7 +4,7 @@ DATA_DIR  ?= data
 LISTEN    ?= 127.0.0.1:8080
 JOBS      ?= $(shell nproc)
 
-.PHONY: all deps build debug run test check test-asan test-tsan bench clean
+.PHONY: all deps build debug run test check build-asan test-asan test-tsan bench clean
 
 all: build
 
@@ -31,10 +31,12 @@ check: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j 2 --timeout 600 -L '^(unit|e2e)$$'
 
 # Unit tests under AddressSanitizer and UndefinedBehaviorSanitizer.
-test-asan: deps
+build-asan: deps
 	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCRMD_SANITIZE=ON
 	cmake --build build-asan -j $(JOBS) --target crmd_unit_tests
-	cd build-asan && ctest --output-on-failure -L unit
+
+test-asan: build-asan
+	cd build-asan && ctest --output-on-failure -j 2 -L unit
 
 # Unit and end-to-end tests under ThreadSanitizer, the server included (write queues, commit
 # groups, the network threads): any report fails the test that caused it.
