@@ -1,9 +1,7 @@
 #include "api/batch.hpp"
 
-#include <optional>
-
 #include "app/application.hpp"
-#include "app/write_queue.hpp"
+#include "storage/write_group.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
 #include "util/log.hpp"
@@ -66,64 +64,61 @@ Response HandleBatch(const Request& request, auth::Context& ctx, const std::stri
     items.push_back(std::move(item));
   }
 
-  // One write group for the whole batch: every item is a write unit of its own in it, so each
-  // fails alone (spec §4.4: no rollback of the others) and all of them are made durable by one
-  // commit before the answer. An item that must grow the schema runs alone, exclusively, once the
-  // items before it are durable. In an application's write queue the queue's group is the batch's.
-  // Not one unit for the batch: its savepoint would keep the original of every page the batch
-  // changes in SQLite's sub-journal (docs/PERFORMANCE.md, "Write unit of work").
-  std::unique_ptr<storage::WriteGroup> own;
-  std::optional<app::QueuedGroup> own_queued;
-  struct Restore {  // the batch's group is the items' only while they run
-    auth::Context& ctx;
-    app::QueuedGroup* before;
-    ~Restore() { ctx.queued = before; }
-  } restore{ctx, ctx.queued};
-  if (!ctx.queued && !ctx.unit) {
-    own = ctx.app->db().BeginWriteGroup();
-    own_queued.emplace(*own);
-    ctx.queued = &*own_queued;
-  }
-  const std::uint64_t first_epoch = own ? own->Epoch() : 0;
-
   // The answer is written as text: each item's answer is JSON text already, and parsing it back
   // to serialise it again cost as much as the item's own parse.
   std::string results = "[";
-  for (const auto& item : items) {
-    if (results.size() > 1) results.push_back(',');
-    if (item.method == "GET" || (item.method != "DELETE" && !item.body)) {
-      WriteJson(UndefinedItem(), results);
-      continue;
+  const auto run_items = [&] {
+    for (const auto& item : items) {
+      if (results.size() > 1) results.push_back(',');
+      if (item.method == "GET" || (item.method != "DELETE" && !item.body)) {
+        WriteJson(UndefinedItem(), results);
+        continue;
+      }
+      Request sub;
+      sub.method = item.method == "POST" ? Method::kPost : item.method == "PUT" ? Method::kPut : Method::kDelete;
+      sub.method_name = item.method;
+      sub.target = item.path;
+      sub.headers = request.headers;  // credentials are sent once for the whole batch (spec §4.4)
+      sub.remote_ip = request.remote_ip;
+      if (item.body) sub.json_body = std::shared_ptr<const json::value>(whole, item.body);
+      Response answer;
+      try {
+        answer = dispatch(sub);
+      } catch (const std::exception& e) {
+        // The item's write was rolled back when it unwound; the others stand.
+        log::Error("batch item failed", {{"method", item.method}, {"error", e.what()}});
+        answer = ErrorResponse(errors::Internal());
+      }
+      results += answer.status >= 200 && answer.status < 300 ? "{\"success\":" : "{\"error\":";
+      // Handlers write their JSON answers with WriteJson; a body that is not JSON stands as {}.
+      if (answer.body.empty() || (answer.body.front() != '{' && answer.body.front() != '['))
+        results += "{}";
+      else
+        results += answer.body;
+      results.push_back('}');
     }
-    Request sub;
-    sub.method = item.method == "POST" ? Method::kPost : item.method == "PUT" ? Method::kPut : Method::kDelete;
-    sub.method_name = item.method;
-    sub.target = item.path;
-    sub.headers = request.headers;  // credentials are sent once for the whole batch (spec §4.4)
-    sub.remote_ip = request.remote_ip;
-    if (item.body) sub.json_body = std::shared_ptr<const json::value>(whole, item.body);
-    Response answer;
-    try {
-      answer = dispatch(sub);
-    } catch (const std::exception& e) {
-      // The item's write was rolled back when it unwound; the others stand.
-      log::Error("batch item failed", {{"method", item.method}, {"error", e.what()}});
-      answer = ErrorResponse(errors::Internal());
-    }
-    results += answer.status >= 200 && answer.status < 300 ? "{\"success\":" : "{\"error\":";
-    // Handlers write their JSON answers with WriteJson; a body that is not JSON stands as {}.
-    if (answer.body.empty() || (answer.body.front() != '{' && answer.body.front() != '['))
-      results += "{}";
-    else
-      results += answer.body;
-    results.push_back('}');
-  }
-  results.push_back(']');
-  if (own) {
-    own->Flush();  // successes are durable before the answer (one fsync for the whole batch)
-    own_queued->Settle();
-    for (auto epoch = first_epoch; epoch < own->Epoch(); ++epoch)
-      if (own->Failed(epoch)) return ErrorResponse(errors::Internal());  // logged by the store
+    results.push_back(']');
+  };
+
+  // One write group for the whole batch: every item is a write unit of its own in it, so each
+  // fails alone (spec §4.4: no rollback of the others) and all of them are made durable by one
+  // commit before the answer (one fsync). An item that must grow the schema runs alone,
+  // exclusively, once the items before it are durable. In an application's write queue the
+  // queue's group is the batch's. Not one unit for the batch: its savepoint would keep the
+  // original of every page the batch changes in SQLite's sub-journal (docs/PERFORMANCE.md,
+  // "Write unit of work").
+  if (ctx.queued || ctx.unit) {
+    run_items();
+  } else {
+    const storage::WriteGroups::Job job = [&](storage::WriteGroup& group) {
+      ctx.queued = &group;  // the batch's group is the items' only while they run
+      struct Restore {
+        auth::Context& ctx;
+        ~Restore() { ctx.queued = nullptr; }
+      } restore{ctx};
+      run_items();
+    };
+    if (!ctx.app->db().CommitBatch({&job, 1})[0]) return ErrorResponse(errors::Internal());  // logged by the store
   }
   Response response;
   response.body = std::move(results);

@@ -168,7 +168,7 @@ std::optional<Response> Router::Unwrap(Request& request) {
 }
 
 Response Router::Handle(const Request& request, const std::shared_ptr<app::Application>& opened,
-                        app::QueuedGroup* queued) {
+                        storage::WriteGroup* queued) {
   Response response;
   Caller caller;
   // Reads are bounded in time: a read request on a network thread gets a slice, where the
@@ -420,7 +420,7 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   request.json_body = std::move(body);
   // The job keeps the application open while queued: the store cache closes only applications
   // nobody else holds, so the job never holds the last reference.
-  queue->Submit({[this, pending, app](app::QueuedGroup& group) { pending->response = Handle(pending->request, app, &group); },
+  queue->Submit({[this, pending, app](storage::WriteGroup& group) { pending->response = Handle(pending->request, app, &group); },
                [pending](bool durable) {
                  pending->request.json_body.reset();
                  if (!durable) {  // the group's COMMIT failed (logged by the store)
@@ -443,7 +443,7 @@ void FollowRegion(app::Application& app, const auth::AppCredentials& credentials
 }  // namespace
 
 Response Router::Route(const Request& request, const std::shared_ptr<app::Application>& opened,
-                       app::QueuedGroup* queued, Caller& caller) {
+                       storage::WriteGroup* queued, Caller& caller) {
   auto target = ParseTarget(request.target);
   if (!target) return ErrorResponse(errors::BadRequest("Invalid request target."));
   const auto& segments = target->segments;
@@ -519,7 +519,7 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
 }
 
 Response Router::RouteFunction(const Request& request, const RouteEntry& route, std::string_view name,
-                              const std::shared_ptr<app::Application>& opened, app::QueuedGroup* queued, Caller& caller) {
+                              const std::shared_ptr<app::Application>& opened, storage::WriteGroup* queued, Caller& caller) {
   // Spec §4.9: the public form functions and the operator's, outside the prefix.
   auto app_id = request.Header(app_id_header_);
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;

@@ -62,7 +62,7 @@ class Router {
   // a store being opened, which waits for its store's write lock). `queued` is that job's write
   // group, in which the request's writes begin.
   Response Handle(const Request& request, const std::shared_ptr<app::Application>& opened = nullptr,
-                  app::QueuedGroup* queued = nullptr);
+                  storage::WriteGroup* queued = nullptr);
 
   // Record writes (create, update, delete in a class of the application's own, and batches of
   // nothing else) go to their application's write queue (app/write_queue.hpp) instead of a writer
@@ -103,14 +103,14 @@ class Router {
     std::shared_ptr<app::Application> app;
     auth::Identity identity;
   };
-  Response Route(const Request& request, const std::shared_ptr<app::Application>& opened, app::QueuedGroup* queued,
+  Response Route(const Request& request, const std::shared_ptr<app::Application>& opened, storage::WriteGroup* queued,
                  Caller& caller);
   // `/mcp` and `/mcp/<appId>` (api/mcp.hpp): the caller from the key headers, tools re-entering
   // Dispatch.
   Response RouteMcp(const Request& request, const RouteEntry& route, Caller& caller);
   // `POST /functions/<appId>/<fn>` (spec §4.9): the header must name the path's application.
   Response RouteFunction(const Request& request, const RouteEntry& route, std::string_view name,
-                         const std::shared_ptr<app::Application>& opened, app::QueuedGroup* queued, Caller& caller);
+                         const std::shared_ptr<app::Application>& opened, storage::WriteGroup* queued, Caller& caller);
   // A file's address (spec §4.8), opened with a key, a session token or the gate's cookie.
   Response RouteDownload(const Request& request, const RouteEntry& route, const std::vector<std::string>& segments);
   // What the head of a request below the prefix decides: its application, a raw upload's

@@ -7,21 +7,6 @@
 
 namespace crmd::app {
 
-void QueuedGroup::AfterFlush(std::function<void()> action) { waiting_.emplace_back(group_.Epoch(), std::move(action)); }
-
-void QueuedGroup::Settle() {
-  auto waiting = std::move(waiting_);
-  waiting_.clear();
-  for (auto& [epoch, action] : waiting) {
-    if (group_.Failed(epoch)) continue;
-    try {
-      action();
-    } catch (const std::exception& e) {
-      log::Error("after-flush action failed", {{"error", e.what()}});
-    }
-  }
-}
-
 WriteQueue::WriteQueue(storage::WriteGroups& groups, std::chrono::milliseconds idle) : groups_(groups), idle_(idle) {}
 
 WriteQueue::~WriteQueue() { Stop(); }
@@ -62,9 +47,7 @@ void WriteQueue::Stop() {
 
 void WriteQueue::Loop() {
   std::vector<Job> group;
-  // The flushes each job's writes may belong to: from the one open when it began to the one open
-  // when it ended (a job's exclusive write flushes the group in between).
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> epochs;
+  std::vector<storage::WriteGroups::Job> runs;
   for (;;) {
     {
       std::unique_lock lock(mutex_);
@@ -78,37 +61,18 @@ void WriteQueue::Loop() {
         jobs_.pop_front();
       }
     }
-    {
-      auto writes = groups_.BeginWriteGroup();
-      QueuedGroup queued(*writes);
-      for (auto& job : group) {
-        writes->FlushIfLost();  // so that this job's writes are not counted in a lost group
-        const std::uint64_t first = writes->Epoch();
-        try {
-          job.run(queued);
-        } catch (const std::exception& e) {
-          // run() answers its own faults; this is a last line, so one job cannot end the queue.
-          log::Error("queued write failed", {{"error", e.what()}});
-        } catch (...) {
-          log::Error("queued write failed", {{"error", "unknown exception"}});
-        }
-        epochs.emplace_back(first, writes->Epoch());
-      }
-      writes->Flush();
-      queued.Settle();
-      for (std::size_t i = 0; i < group.size(); ++i) {
-        bool durable = true;
-        for (auto e = epochs[i].first; e <= epochs[i].second; ++e) durable = durable && !writes->Failed(e);
-        try {
-          group[i].finish(durable);
-        } catch (...) {
-          // Out of memory for the answer: that request gets no answer, the queue goes on.
-          log::Error("queued write could not be answered", {});
-        }
+    for (auto& job : group) runs.push_back(std::move(job.run));
+    const std::vector<bool> durable = groups_.CommitBatch(runs);
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      try {
+        group[i].finish(durable[i]);
+      } catch (...) {
+        // Out of memory for the answer: that request gets no answer, the queue goes on.
+        log::Error("queued write could not be answered", {});
       }
     }
     group.clear();
-    epochs.clear();
+    runs.clear();
   }
 }
 

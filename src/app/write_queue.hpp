@@ -17,39 +17,21 @@
 #include <functional>
 #include <mutex>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #include "storage/write_group.hpp"
 
 namespace crmd::app {
 
-// A write queue's group as the writes of its jobs see it: where their outermost write units begin
-// (app/write_unit.hpp), and where what they leave to do after commit waits for the flush that
-// makes them durable. Used by the queue's thread only.
-class QueuedGroup {
- public:
-  explicit QueuedGroup(storage::WriteGroup& group) : group_(group) {}
-  storage::WriteGroup& storage() { return group_; }
-  // Runs `action` on the queue's thread after the flush that makes the writes so far durable, or
-  // drops it if that flush failed. It must not block: it hands the work on.
-  void AfterFlush(std::function<void()> action);
-  // Called by the queue after a flush: runs or drops every waiting action.
-  void Settle();
-
- private:
-  storage::WriteGroup& group_;
-  std::vector<std::pair<std::uint64_t, std::function<void()>>> waiting_;  // (epoch, action)
-};
-
 class WriteQueue {
  public:
   struct Job {
-    // Runs on the queue's thread inside the write group; its writes' Commit() returns at once.
-    // Answers its own faults (an exception is logged and the job finished as it stands).
-    std::function<void(QueuedGroup& group)> run;
-    // Then, once the group's COMMIT returned: durable = false when it failed (the job's writes,
-    // if it made any, are lost). Called on the queue's thread; must not block.
+    // Runs on the queue's thread inside the write group, which its outermost write units begin
+    // in (Context::queued); their Commit() returns at once. Answers its own faults (an exception
+    // is logged and the job finished as it stands).
+    std::function<void(storage::WriteGroup& group)> run;
+    // Then, once the group's last COMMIT returned: durable = false when one holding the job's
+    // writes failed (WriteGroups::CommitBatch). Called on the queue's thread; must not block.
     std::function<void(bool durable)> finish;
   };
 

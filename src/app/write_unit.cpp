@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "app/application.hpp"
-#include "app/write_queue.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
 
@@ -12,14 +11,14 @@ namespace crmd::app {
 
 namespace {
 
-std::unique_ptr<storage::WriteTransaction> Begin(Application& app, QueuedGroup* queued, bool exclusive) {
-  if (queued) return queued->storage().BeginWrite(exclusive);
+std::unique_ptr<storage::WriteTransaction> Begin(Application& app, storage::WriteGroup* queued, bool exclusive) {
+  if (queued) return queued->BeginWrite(exclusive);
   return app.db().BeginWrite(exclusive);
 }
 
 }  // namespace
 
-WriteUnit::WriteUnit(Application& app, QueuedGroup* queued, bool exclusive)
+WriteUnit::WriteUnit(Application& app, storage::WriteGroup* queued, bool exclusive)
     : app_(app),
       queued_(queued),
       exclusive_(exclusive),
@@ -118,9 +117,5 @@ WriteUnit::Nested::~Nested() {
     log::Error("rolling back a nested write failed", {{"error", e.what()}});
   }
 }
-
-namespace detail {
-void FlushGroup(QueuedGroup& queued) { queued.storage().Flush(); }
-}  // namespace detail
 
 }  // namespace crmd::app

@@ -30,21 +30,21 @@
 #include <vector>
 
 #include "schema/class_schema.hpp"
+#include "storage/write_group.hpp"
 #include "storage/write_transaction.hpp"
 #include "util/result.hpp"
 
 namespace crmd::app {
 
 class Application;
-class QueuedGroup;
 
 class WriteUnit {
  public:
   using Action = std::function<void()>;
 
-  // Begins an outermost write of `app`: in `queued` (a write queue's group) when given, else a
-  // transaction of its own.
-  WriteUnit(Application& app, QueuedGroup* queued, bool exclusive);
+  // Begins an outermost write of `app`: in `queued` (a write queue's or a batch's group) when
+  // given, else a transaction of its own.
+  WriteUnit(Application& app, storage::WriteGroup* queued, bool exclusive);
   ~WriteUnit();  // rolls back unless committed
   WriteUnit(const WriteUnit&) = delete;
   WriteUnit& operator=(const WriteUnit&) = delete;
@@ -108,7 +108,7 @@ class WriteUnit {
 
  private:
   Application& app_;
-  QueuedGroup* queued_;
+  storage::WriteGroup* queued_;
   bool exclusive_;
   std::unique_ptr<storage::WriteTransaction> txn_;
   std::shared_ptr<const schema::Snapshot> schema_;
@@ -127,12 +127,10 @@ enum class WriteStart {
 };
 
 // The functions below take the request's context: any type with `app`
-// (std::shared_ptr<Application>), `unit` (WriteUnit*) and `queued` (QueuedGroup*) members, such as
-// auth::Context, which lives in a layer above this one.
+// (std::shared_ptr<Application>), `unit` (WriteUnit*) and `queued` (storage::WriteGroup*) members,
+// such as auth::Context, which lives in a layer above this one.
 
 namespace detail {
-void FlushGroup(QueuedGroup& queued);
-
 // Points the context at `unit` for as long as the outermost write runs.
 template <typename Context>
 class UnitScope {
@@ -153,7 +151,7 @@ class UnitScope {
 // cannot let go of its unit: it does the work holding it.
 template <typename Context>
 void BeforeSlowWork(Context& ctx) {
-  if (!ctx.unit && ctx.queued) detail::FlushGroup(*ctx.queued);
+  if (!ctx.unit && ctx.queued) ctx.queued->Flush();
 }
 
 // Runs `body(unit)` as one write of `ctx`; `body` returns a Result (or Status).

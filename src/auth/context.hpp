@@ -10,8 +10,10 @@
 
 namespace crmd::app {
 class Application;
-class QueuedGroup;
 class WriteUnit;
+}
+namespace crmd::storage {
+class WriteGroup;
 }
 
 namespace crmd::auth {
@@ -29,8 +31,9 @@ struct Context {
   // The write unit the next write joins (a batch's items join the batch's), or null: the next
   // write begins one. app::RunWrite sets it for as long as the outermost write runs.
   app::WriteUnit* unit = nullptr;
-  // The write queue's group when the request runs as a queued job: outermost units begin in it.
-  app::QueuedGroup* queued = nullptr;
+  // The write group when the request runs as a queued job or a batch item: outermost units begin
+  // in it.
+  storage::WriteGroup* queued = nullptr;
   // The application's registry entry (its deployed functions), when the caller knows it.
   std::shared_ptr<const AppCredentials> credentials;
   // Set while a trigger's action writes (triggers/): the level of its writes in the chain (1 for

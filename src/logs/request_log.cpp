@@ -175,7 +175,7 @@ void RequestLog::Loop() {
 void RequestLog::SubmitJob(std::shared_ptr<app::Application> app, std::vector<RequestEntry> rows) {
   auto shared = std::make_shared<std::vector<RequestEntry>>(std::move(rows));
   app::WriteQueue& queue = app->writes();
-  queue.Submit({[this, app, shared](app::QueuedGroup& group) { Write(*app, group, *shared); },
+  queue.Submit({[this, app, shared](storage::WriteGroup& group) { Write(*app, group, *shared); },
                 // On the queue's thread, or at once when the queue refused the job: must not block.
                 [this, app, shared](bool durable) {
                   std::vector<RequestEntry> next;
@@ -196,7 +196,7 @@ void RequestLog::SubmitJob(std::shared_ptr<app::Application> app, std::vector<Re
                 }});
 }
 
-void RequestLog::Write(app::Application& app, app::QueuedGroup& group, const std::vector<RequestEntry>& rows) {
+void RequestLog::Write(app::Application& app, storage::WriteGroup& group, const std::vector<RequestEntry>& rows) {
   auth::Context ctx;
   ctx.app = std::shared_ptr<app::Application>(&app, [](app::Application*) {});  // kept by the job
   ctx.identity = auth::Identity::System();

@@ -90,7 +90,7 @@ class RequestLog {
   std::vector<RequestEntry> NextRows(Waiting& w);
   // Queues the job that writes `rows` for `app`; when it finished, the next one (mutex_ not held).
   void SubmitJob(std::shared_ptr<app::Application> app, std::vector<RequestEntry> rows);
-  void Write(app::Application& app, app::QueuedGroup& group, const std::vector<RequestEntry>& rows);
+  void Write(app::Application& app, storage::WriteGroup& group, const std::vector<RequestEntry>& rows);
   void Prune(app::Application& app);
 
   app::Applications& apps_;

@@ -323,7 +323,7 @@ Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& 
 
   // On the write queue: committed with the application's other writes, one flush for many.
   app->writes().Submit(
-      {[this, step](app::QueuedGroup& group) {
+      {[this, step](storage::WriteGroup& group) {
          step->ctx.queued = &group;
          try {
            auto status = app::RunWrite(step->ctx, [&](app::WriteUnit& unit) { return RunUnit(unit, *step); });

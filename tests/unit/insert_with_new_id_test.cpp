@@ -53,18 +53,16 @@ TEST_P(InsertWithNewIdTest, AnInsertOfATakenIdFailsAloneAndTheTransactionGoesOn)
 TEST_P(InsertWithNewIdTest, InAWriteGroupATakenIdFailsOnlyItsOwnInsert) {
   test::RowsStore store("taken-id-group", GetParam());
   store.Insert("AAAAAAAAAA");
-  auto group = store.db->BeginWriteGroup();  // as the write queue runs writes: each in a savepoint
-  store.Insert("BBBBBBBBBB", 0, false, true, group.get());
-  {
-    auto txn = group->BeginWrite(/*exclusive=*/false);
+  // As the write queue runs writes: each in a savepoint of the group's transaction.
+  const WriteGroups::Job job = [&](WriteGroup& group) {
+    store.Insert("BBBBBBBBBB", 0, false, true, &group);
+    auto txn = group.BeginWrite(/*exclusive=*/false);
     EXPECT_THROW(txn->Insert(store.cls, StoredColumns(store.cls), test::RowsStore::NewRow("AAAAAAAAAA", 7)),
                  DuplicateKeyError);
     txn->Insert(store.cls, StoredColumns(store.cls), test::RowsStore::NewRow("CCCCCCCCCC"));
     txn->Commit();
-  }
-  const auto epoch = group->Epoch();
-  group->Flush();
-  EXPECT_FALSE(group->Failed(epoch));
+  };
+  EXPECT_EQ(store.db->CommitBatch({&job, 1}), std::vector<bool>{true});
   EXPECT_TRUE(store.Visible("BBBBBBBBBB"));
   EXPECT_TRUE(store.Visible("CCCCCCCCCC"));
 }

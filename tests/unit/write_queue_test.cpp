@@ -1,6 +1,6 @@
 // app::WriteQueue: jobs submitted from many threads all run and finish exactly once, each after
-// its write is committed; Stop() drains what was queued and refuses what comes later; a job whose
-// group's COMMIT failed is finished as not durable.
+// its write is committed; Stop() drains what was queued and refuses what comes later; a job is
+// finished as not durable exactly when a COMMIT holding its writes failed.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -10,11 +10,12 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <stdexcept>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "app/write_queue.hpp"
+#include "failing_commits.hpp"
 #include "rows_store.hpp"
 
 namespace crmd::app {
@@ -23,7 +24,7 @@ namespace {
 class WriteQueueTest : public ::testing::TestWithParam<std::string> {
  protected:
   WriteQueue::Job InsertJob(const std::string& id) {
-    return {[this, id](QueuedGroup& group) { store_.Insert(id, 0, false, true, &group.storage()); },
+    return {[this, id](storage::WriteGroup& group) { store_.Insert(id, 0, false, true, &group); },
             [this, id](bool durable) {
               std::lock_guard lock(mutex_);
               finished_.push_back(id);
@@ -73,41 +74,15 @@ TEST_P(WriteQueueTest, StopDrainsTheQueueAndRefusesLaterJobs) {
   EXPECT_EQ(visible_at_finish_.size(), 20u);
 
   bool ran = false, finished = false, durable = true;
-  queue.Submit({[&](QueuedGroup&) { ran = true; }, [&](bool d) { finished = true, durable = d; }});
+  queue.Submit({[&](storage::WriteGroup&) { ran = true; }, [&](bool d) { finished = true, durable = d; }});
   EXPECT_FALSE(ran);
   EXPECT_TRUE(finished);
   EXPECT_FALSE(durable);
 }
 
-// Write groups that fail the flushes they are told to: what the queue does with a failed COMMIT,
-// without a disk that fails. The queue needs nothing else of a store.
-class FailingFlushes final : public storage::WriteGroups {
- public:
-  class Group final : public storage::WriteGroup {
-   public:
-    explicit Group(FailingFlushes& db) : db_(db), number_(db.groups++) {}
-    std::unique_ptr<storage::WriteTransaction> BeginWrite(bool) override { throw std::logic_error("unused"); }
-    std::uint64_t Epoch() const override { return epoch_; }
-    void Flush() override { ++epoch_; }
-    bool Failed(std::uint64_t epoch) const override { return db_.failing.contains({number_, epoch}); }
-    void FlushIfLost() override {}
-    bool ExclusiveWaiting() const override { return false; }
-
-   private:
-    FailingFlushes& db_;
-    int number_;
-    std::uint64_t epoch_ = 0;
-  };
-
-  std::set<std::pair<int, std::uint64_t>> failing;  // (group, epoch)
-  int groups = 0;
-
-  std::unique_ptr<storage::WriteGroup> BeginWriteGroup() override { return std::make_unique<Group>(*this); }
-};
-
-TEST(WriteQueueFailureTest, AJobIsDurableOnlyIfEveryFlushItsWritesMayBelongToSucceeded) {
-  FailingFlushes db;
-  db.failing = {{1, 0}};  // the second group's first flush
+TEST(WriteQueueFailureTest, AJobIsFinishedAsNotDurableExactlyWhenACommitHoldingItsWritesFailed) {
+  test::FailingCommits db;
+  db.failing = {1};  // the second group's COMMIT
   std::promise<void> running, submitted;
   std::map<std::string, bool> durable;
   std::vector<std::string_view> after_flush;
@@ -116,29 +91,31 @@ TEST(WriteQueueFailureTest, AJobIsDurableOnlyIfEveryFlushItsWritesMayBelongToSuc
     auto record = [&](const std::string& name) { return [&, name](bool d) { durable[name] = d; }; };
     // Runs alone in the first group and holds the queue until the next three are queued, so that
     // they run as the second group.
-    queue.Submit({[&, f = submitted.get_future().share()](QueuedGroup&) {
+    queue.Submit({[&, f = submitted.get_future().share()](storage::WriteGroup& group) {
+                    group.BeginWrite(false);
                     running.set_value();
                     f.wait();
                   },
                   record("gate")});
     running.get_future().wait();
-    queue.Submit({[](QueuedGroup&) {}, record("before")});  // writes before the failed flush
-    // An exclusive write flushes first; the actions its unit left behind wait for their flush.
-    queue.Submit({[&](QueuedGroup& g) {
-                    g.AfterFlush([&] { after_flush.push_back("before the failed flush"); });
-                    g.storage().Flush();
-                    g.AfterFlush([&] { after_flush.push_back("after it"); });
+    queue.Submit({[](storage::WriteGroup& group) { group.BeginWrite(false); }, record("writer")});
+    queue.Submit({[](storage::WriteGroup&) {}, record("reader")});  // writes nothing
+    queue.Submit({[&](storage::WriteGroup& group) {
+                    group.BeginWrite(false);
+                    group.AfterFlush([&] { after_flush.push_back("the writer's group"); });
                   },
-                  record("exclusive")});
-    queue.Submit({[](QueuedGroup&) {}, record("after")});  // writes after it
+                  record("last")});
     submitted.set_value();
+    queue.Stop();
+    queue.Submit({[](storage::WriteGroup& group) { group.BeginWrite(false); }, record("refused")});
   }
   EXPECT_TRUE(durable.at("gate"));
-  EXPECT_FALSE(durable.at("before"));     // its flush failed
-  EXPECT_FALSE(durable.at("exclusive"));  // it may have written before its own flush
-  EXPECT_TRUE(durable.at("after"));
-  // The action of the failed flush's writes was dropped; the other ran, once.
-  EXPECT_EQ(after_flush, std::vector<std::string_view>{"after it"});
+  EXPECT_FALSE(durable.at("writer"));  // its group's COMMIT failed
+  EXPECT_TRUE(durable.at("reader"));   // nothing of it was in that COMMIT
+  EXPECT_FALSE(durable.at("last"));
+  EXPECT_FALSE(durable.at("refused"));
+  EXPECT_EQ(db.commits, 2u);
+  EXPECT_TRUE(after_flush.empty());  // left for writes that were lost: never run
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, WriteQueueTest, test::AllStores(), test::StoreName);

@@ -14,7 +14,7 @@
 
 #include "app/application.hpp"
 #include "storage/sqlite/sqlite_store.hpp"
-#include "app/write_queue.hpp"
+#include "storage/write_group.hpp"
 #include "app/write_unit.hpp"
 #include "storage/database.hpp"
 #include "test_app.hpp"
@@ -60,6 +60,8 @@ class WriteUnitTest : public ::testing::Test {
       if (cls.name == "A") return cls.FindField(field) != nullptr;
     return false;
   }
+  // Runs `job` as a write queue's run of one job: whether its grouped writes are durable.
+  bool InAGroup(const storage::WriteGroups::Job& job) { return app_->db().CommitBatch({&job, 1})[0]; }
 
   test::TestApp store_{"write-unit"};
   std::shared_ptr<Application>& app_ = store_.app;
@@ -91,48 +93,47 @@ TEST_F(WriteUnitTest, Issue16ANestedWriteOnAWriterThreadJoinsTheOuterUnit) {
 TEST_F(WriteUnitTest, Issue16ANestedWriteThatAddsAFieldInAWriteQueueRunsTheUnitAgainExclusively) {
   // Before the unit of work, the nested write flushed the queue's group with the outer write's
   // insert half done (committed it), and the outer commit then failed: "no such savepoint".
-  auto group = app_->db().BeginWriteGroup();
-  QueuedGroup queued(*group);
   auto ctx = Master();
-  ctx.queued = &queued;
-  {  // another job's write, before: in the group, durable at its flush
-    auto other = Master();
-    other.queued = &queued;
-    ASSERT_TRUE(write::CreateRecord(other, "A", json::object{{"x", 5}}).ok());
-  }
-  int attempts = 0;
-  bool was_exclusive = false;
-  auto outcome = RunWrite(ctx, [&](WriteUnit& unit) -> Result<json::object> {
-    ++attempts;
-    was_exclusive = unit.exclusive();
-    CRMD_TRY(write::CreateRecord(ctx, "A", json::object{{"x", 2}}));
-    return write::CreateRecord(ctx, "A", json::object{{"x", 2}, {"grown", "yes"}});
+  const auto durable = InAGroup([&](storage::WriteGroup& group) {
+    ctx.queued = &group;
+    {  // another job's write, before: in the group, durable at its flush
+      auto other = Master();
+      other.queued = &group;
+      ASSERT_TRUE(write::CreateRecord(other, "A", json::object{{"x", 5}}).ok());
+    }
+    int attempts = 0;
+    bool was_exclusive = false;
+    auto outcome = RunWrite(ctx, [&](WriteUnit& unit) -> Result<json::object> {
+      ++attempts;
+      was_exclusive = unit.exclusive();
+      CRMD_TRY(write::CreateRecord(ctx, "A", json::object{{"x", 2}}));
+      return write::CreateRecord(ctx, "A", json::object{{"x", 2}, {"grown", "yes"}});
+    });
+    ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+    EXPECT_EQ(attempts, 2);
+    EXPECT_TRUE(was_exclusive);
+    // Both of the unit's rows and the new column committed together, once; the other job's write
+    // was made durable before the exclusive unit began.
+    EXPECT_EQ(CommittedWithX(2), 2u);
+    EXPECT_EQ(CommittedWithX(5), 1u);
+    EXPECT_TRUE(PublishedField("grown"));
+    EXPECT_TRUE(StoredField("grown"));
   });
-  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
-  EXPECT_EQ(attempts, 2);
-  EXPECT_TRUE(was_exclusive);
-  // Both of the unit's rows and the new column committed together, once; the other job's write
-  // was made durable before the exclusive unit began.
-  EXPECT_EQ(CommittedWithX(2), 2u);
-  EXPECT_EQ(CommittedWithX(5), 1u);
-  EXPECT_TRUE(PublishedField("grown"));
-  EXPECT_TRUE(StoredField("grown"));
-  group->Flush();
+  EXPECT_TRUE(durable);
   EXPECT_TRUE(app_->store_admin().CheckIntegrity());
 }
 
 TEST_F(WriteUnitTest, Issue16AUnitThatFailsAfterANestedWriteGrewTheSchemaLeavesNothing) {
-  auto group = app_->db().BeginWriteGroup();
-  QueuedGroup queued(*group);
   auto ctx = Master();
-  ctx.queued = &queued;
-  auto outcome = RunWrite(ctx, [&](WriteUnit&) -> Status {
-    CRMD_TRY(write::CreateRecord(ctx, "A", json::object{{"x", 3}}));
-    CRMD_TRY(write::CreateRecord(ctx, "A", json::object{{"x", 3}, {"never", 1}}));
-    return errors::ObjectNotFound();  // the outer write fails after both
+  InAGroup([&](storage::WriteGroup& group) {
+    ctx.queued = &group;
+    auto outcome = RunWrite(ctx, [&](WriteUnit&) -> Status {
+      CRMD_TRY(write::CreateRecord(ctx, "A", json::object{{"x", 3}}));
+      CRMD_TRY(write::CreateRecord(ctx, "A", json::object{{"x", 3}, {"never", 1}}));
+      return errors::ObjectNotFound();  // the outer write fails after both
+    });
+    EXPECT_FALSE(outcome.ok());
   });
-  EXPECT_FALSE(outcome.ok());
-  group->Flush();
   EXPECT_EQ(CommittedWithX(3), 0u);
   EXPECT_FALSE(PublishedField("never"));
   EXPECT_FALSE(StoredField("never"));
@@ -231,21 +232,19 @@ TEST_F(WriteUnitTest, AtCommitActionsRunDurableBeforeTheWriteReturnsAndNeverForA
 }
 
 TEST_F(WriteUnitTest, InAWriteQueueActionsWaitForTheFlushThatMakesTheirUnitDurable) {
-  auto group = app_->db().BeginWriteGroup();
-  QueuedGroup queued(*group);
   auto ctx = Master();
-  ctx.queued = &queued;
   std::atomic<std::size_t> committed_when_ran{99};
-  auto outcome = RunWrite(ctx, [&](WriteUnit& unit) -> Status {
-    CRMD_TRY(write::CreateRecord(ctx, "A", json::object{{"x", 9}}));
-    unit.AfterCommit([&] { committed_when_ran = CommittedWithX(9); });
-    return {};
+  InAGroup([&](storage::WriteGroup& group) {
+    ctx.queued = &group;
+    auto outcome = RunWrite(ctx, [&](WriteUnit& unit) -> Status {
+      CRMD_TRY(write::CreateRecord(ctx, "A", json::object{{"x", 9}}));
+      unit.AfterCommit([&] { committed_when_ran = CommittedWithX(9); });
+      return {};
+    });
+    ASSERT_TRUE(outcome.ok());
+    app_->after_commit().Drain();
+    EXPECT_EQ(committed_when_ran.load(), 99u);  // not run: the group is not flushed yet
   });
-  ASSERT_TRUE(outcome.ok());
-  app_->after_commit().Drain();
-  EXPECT_EQ(committed_when_ran.load(), 99u);  // not run: the group is not flushed yet
-  group->Flush();
-  queued.Settle();
   app_->after_commit().Drain();
   EXPECT_EQ(committed_when_ran.load(), 1u);
 }

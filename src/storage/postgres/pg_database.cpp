@@ -17,6 +17,7 @@
 #include <set>
 
 #include "storage/database.hpp"
+#include "storage/group_transaction.hpp"
 #include "storage/postgres/pg_class_tables.hpp"
 #include "storage/postgres/pg_dialect.hpp"
 #include "storage/postgres/pg_store.hpp"
@@ -556,8 +557,6 @@ class PgDatabase final : public Database {
     return std::make_unique<PgWrite>(s_, Turn(exclusive), exclusive);
   }
 
-  std::unique_ptr<WriteGroup> BeginWriteGroup() override { return std::make_unique<Group>(this); }
-
   std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
     auto c = s_.pool.Acquire();
     return GetRow(*c, s_, cls, object_id);
@@ -765,52 +764,42 @@ class PgDatabase final : public Database {
     return lock;
   }
 
-  // One transaction from its first write to its flush, each write a savepoint of it.
-  class Group final : public WriteGroup {
+  // The store's half of a write group: one transaction from its first write to its commit, each
+  // write a savepoint of it.
+  class Group final : public GroupTransaction {
    public:
     explicit Group(PgDatabase* db) : db_(db) {}
-    ~Group() override { Flush(); }
+    ~Group() override { Commit(); }
 
     std::unique_ptr<WriteTransaction> BeginWrite(bool exclusive) override {
-      FlushIfLost();
-      if (exclusive) {
-        Flush();
-        return db_->BeginWrite(true);
-      }
+      if (exclusive) return db_->BeginWrite(true);
       if (!open_) {
         open_ = std::make_unique<PgWrite>(db_->s_, db_->Turn(false), false);
         release_pending_ = false;
       }
       return std::make_unique<PgWrite>(db_->s_, open_->connection(), release_pending_);
     }
-    void FlushIfLost() override {
-      if (open_ && open_->connection().InFailedTransaction()) Flush();
-    }
-    std::uint64_t Epoch() const override { return epoch_; }
+    bool Lost() const override { return open_ && open_->connection().InFailedTransaction(); }
     bool ExclusiveWaiting() const override { return db_->s_.exclusive_waiting.load() > 0; }
-    void Flush() override {
-      if (open_) {
-        try {
-          open_->Commit();
-        } catch (const std::exception& e) {
-          failed_.push_back(epoch_);
-          log::Error("write group commit failed", {{"schema", db_->s_.raw_schema}, {"error", e.what()}});
-        }
-        open_.reset();
+    bool Commit() override {
+      if (!open_) return true;
+      bool committed = true;
+      try {
+        open_->Commit();
+      } catch (const std::exception& e) {
+        committed = false;
+        log::Error("write group commit failed", {{"schema", db_->s_.raw_schema}, {"error", e.what()}});
       }
-      ++epoch_;
-    }
-    bool Failed(std::uint64_t epoch) const override {
-      return std::find(failed_.begin(), failed_.end(), epoch) != failed_.end();
+      open_.reset();
+      return committed;
     }
 
    private:
     PgDatabase* db_;
     std::unique_ptr<PgWrite> open_;
     bool release_pending_ = false;  // the last write's savepoint, committed, still to release
-    std::uint64_t epoch_ = 0;
-    std::vector<std::uint64_t> failed_;
   };
+  std::unique_ptr<GroupTransaction> BeginGroupTransaction() override { return std::make_unique<Group>(this); }
 
   Shared s_;
 };

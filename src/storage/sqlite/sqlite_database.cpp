@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "storage/database.hpp"
+#include "storage/group_transaction.hpp"
 #include "storage/sqlite/sqlite_store.hpp"
 #include "storage/sql/acl_columns.hpp"
 #include "storage/sqlite/checkpointer.hpp"
@@ -622,8 +623,6 @@ class SqliteDatabase final : public Database {
     return std::make_unique<SqliteWriteTransaction>(*group_, *writer_);
   }
 
-  std::unique_ptr<WriteGroup> BeginWriteGroup() override { return std::make_unique<QueueGroup>(this); }
-
   std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
     auto reader = Acquire();
     return GetRow(*reader, cls, object_id);
@@ -799,56 +798,42 @@ class SqliteDatabase final : public Database {
     return Lease(reader.release(), Return{this});
   }
 
-  // The write group: one member of a commit group, opened by the first write after each flush
-  // and holding the connection until the next. It has no savepoint of its own (it is never rolled
-  // back as a whole), so each write's savepoint is the outermost one: SQLite empties the
-  // sub-journal, where a savepoint keeps the pages it changes, at each write's end. Under one
-  // savepoint for the whole group the sub-journal outgrew its 64 KiB in memory with a dozen
-  // creates and went to a temporary file: created, written page by page and deleted per group,
-  // 22 pwrite()s per create.
-  class QueueGroup final : public WriteGroup {
+  // The store's half of a write group: one member of a commit group, opened by the first write
+  // after each commit and holding the connection until the next. It has no savepoint of its own
+  // (it is never rolled back as a whole), so each write's savepoint is the outermost one: SQLite
+  // empties the sub-journal, where a savepoint keeps the pages it changes, at each write's end.
+  // Under one savepoint for the whole group the sub-journal outgrew its 64 KiB in memory with a
+  // dozen creates and went to a temporary file: created, written page by page and deleted per
+  // group, 22 pwrite()s per create.
+  class QueueGroup final : public GroupTransaction {
    public:
     explicit QueueGroup(SqliteDatabase* db) : db_(db) {}
-    ~QueueGroup() override { Flush(); }
+    ~QueueGroup() override { Commit(); }
     std::unique_ptr<WriteTransaction> BeginWrite(bool exclusive) override {
-      FlushIfLost();  // a write begun in a lost group would commit on its own, outside the group
-      if (exclusive) {
-        Flush();  // what came before is durable before the exclusive write starts
-        return db_->BeginWrite(/*exclusive=*/true);
-      }
+      if (exclusive) return db_->BeginWrite(/*exclusive=*/true);
       if (!lock_.owns_lock()) lock_ = db_->group_->Enter(/*savepoint=*/nullptr);
       return std::make_unique<SqliteWriteTransaction>(*db_->writer_);
     }
-    // When an error made SQLite roll the group's transaction back, a write begun now would commit
-    // on its own, outside the group, and the group's COMMIT would then fail and report it lost:
-    // flushing first fails only what was lost, and the writes after it start a group of their own.
-    void FlushIfLost() override {
-      if (lock_.owns_lock() && !db_->writer_->InTransaction()) Flush();
-    }
-    std::uint64_t Epoch() const override { return epoch_; }
+    bool Lost() const override { return lock_.owns_lock() && !db_->writer_->InTransaction(); }
     bool ExclusiveWaiting() const override { return db_->group_->ExclusiveWaiting(); }
-    void Flush() override {
-      if (lock_.owns_lock()) {
-        try {
-          db_->group_->Leave(lock_, /*savepoint=*/nullptr, /*keep=*/true);  // returns when durable
-        } catch (const std::exception& e) {
-          failed_.push_back(epoch_);
-          log::Error("write group commit failed", {{"store", db_->path_}, {"error", e.what()}});
-        }
-        if (lock_.owns_lock()) lock_.unlock();
+    bool Commit() override {
+      if (!lock_.owns_lock()) return true;
+      bool committed = true;
+      try {
+        db_->group_->Leave(lock_, /*savepoint=*/nullptr, /*keep=*/true);  // returns when durable
+      } catch (const std::exception& e) {
+        committed = false;
+        log::Error("write group commit failed", {{"store", db_->path_}, {"error", e.what()}});
       }
-      ++epoch_;
-    }
-    bool Failed(std::uint64_t epoch) const override {
-      return std::find(failed_.begin(), failed_.end(), epoch) != failed_.end();
+      if (lock_.owns_lock()) lock_.unlock();
+      return committed;
     }
 
    private:
     SqliteDatabase* db_;
     std::unique_lock<std::mutex> lock_;
-    std::uint64_t epoch_ = 0;
-    std::vector<std::uint64_t> failed_;
   };
+  std::unique_ptr<GroupTransaction> BeginGroupTransaction() override { return std::make_unique<QueueGroup>(this); }
 
   // First: counted while any of its connections is open.
   struct Counted {
