@@ -191,6 +191,10 @@ std::string PgDialect::JoinTable(std::string_view field, std::string_view owner)
   return schema_ + "." + QuoteName(fmt::format("_Join:{}:{}", field, owner));
 }
 
+std::string PgDialect::TextIn(const std::string& expr, const std::vector<std::string>& items, Binder& bind) const {
+  return fmt::format("{} = ANY({}::text[])", expr, bind(ArrayLiteral(items)));
+}
+
 std::string PgDialect::ReadableBy(int alias, const std::vector<std::string>& principals, Binder& bind) const {
   return fmt::format("(t{0}._rperm IS NULL OR t{0}._rperm && {1}::text[])", alias, bind(ArrayLiteral(principals)));
 }

@@ -41,6 +41,9 @@ class PgDialect final : public sql::Dialect {
   std::string JoinTable(std::string_view field, std::string_view owner) const override;
   std::string Placeholder(std::size_t n) const override { return "$" + std::to_string(n); }
   const char* Bool(bool value) const override { return value ? "TRUE" : "FALSE"; }
+  Cell TextList(const std::vector<std::string>& items) const override { return ArrayLiteral(items); }
+  Cell NullList(const std::vector<std::string>& fields) const override { return ArrayLiteral(fields); }
+  std::string TextIn(const std::string& expr, const std::vector<std::string>& items, sql::Binder& bind) const override;
 
   std::string ReadableBy(int alias, const std::vector<std::string>& principals, sql::Binder& bind) const override;
   std::string Scalar(const sql::FieldAt& field, const Cell& like, sql::Binder& bind) const override;
