@@ -11,6 +11,7 @@
 
 #include "schema/query.hpp"
 #include "storage/postgres/pg_dialect.hpp"
+#include "storage/sql/aggregate_statements.hpp"
 #include "storage/sql/class_statements.hpp"
 #include "storage/sql/outbox_statements.hpp"
 #include "storage/sql/record_statements.hpp"
@@ -159,6 +160,33 @@ TEST(SqlStatementsTest, TheStoresOwnTablesAreInTheApplicationsSchemaOnPostgresql
   EXPECT_EQ(sql::SaveClass(LiteSql()),
             "INSERT INTO \"_crmd_schema\" (\"className\", definition) VALUES (?, ?) "
             "ON CONFLICT (\"className\") DO UPDATE SET definition = excluded.definition");
+}
+
+TEST(SqlStatementsTest, AnAggregateSpellsEachAccumulatorInItsDialectAndBindsConstantsBeforeTheWhere) {
+  auto cls = DealSchema();
+  cls.fields.emplace_back("closed", schema::FieldDef{schema::FieldType::kDate, {}});
+  cls.fields.emplace_back("won", schema::FieldDef{schema::FieldType::kBoolean, {}});
+  schema::AggregatePlan plan;
+  plan.query.where = schema::FieldEquals("amount", Cell(std::int64_t{5}));
+  plan.key_column = "won";
+  plan.accumulators = {{schema::AccumulatorOp::kSum, "", 2}, {schema::AccumulatorOp::kSum, "amount", 1},
+                       {schema::AccumulatorOp::kMax, "closed", 1}, {schema::AccumulatorOp::kAvg, "won", 1}};
+  const auto lite = sql::AggregateRows(LiteSql(), cls, plan);
+  EXPECT_EQ(lite.sql,
+            "SELECT t0.\"won\", COUNT(*) * ?, TOTAL(t0.\"amount\"), MAX(t0.\"closed\"), AVG(t0.\"won\") "
+            "FROM \"Deal\" AS t0 WHERE t0.\"amount\" = ? GROUP BY 1");
+  EXPECT_EQ(lite.params, (std::vector<Cell>{Cell(2.0), Cell(std::int64_t{5})}));
+  const auto pg = sql::AggregateRows(PgSql(), cls, plan);
+  EXPECT_TRUE(pg.sql.starts_with("SELECT t0.\"won\"::int, COUNT(*) * $1::float8, COALESCE(SUM(t0.\"amount\")::float8, 0), "
+                                 "to_char(MAX(t0.\"closed\"), 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
+                                 "AVG(t0.\"won\"::int)::float8 FROM \"app_one\".\"Deal\" AS t0 WHERE "))
+      << pg.sql;
+  EXPECT_EQ(DollarNumbers(pg.sql), PlaceholdersUpTo(2)) << pg.sql;
+  EXPECT_EQ(pg.params, lite.params);
+  plan.distinct = true;
+  plan.key_column = "closed";
+  EXPECT_TRUE(sql::AggregateRows(PgSql(), cls, plan)
+                  .sql.ends_with(") AND t0.\"closed\" IS NOT NULL"));
 }
 
 TEST(SqlStatementsTest, EveryStatementNumbersItsPlaceholdersInTextOrder) {

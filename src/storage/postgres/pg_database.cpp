@@ -21,6 +21,7 @@
 #include "storage/postgres/pg_dialect.hpp"
 #include "storage/postgres/pg_store.hpp"
 #include "storage/postgres/pool.hpp"
+#include "storage/sql/aggregate_statements.hpp"
 #include "storage/sql/class_statements.hpp"
 #include "storage/sql/outbox_statements.hpp"
 #include "storage/sql/record_statements.hpp"
@@ -37,18 +38,18 @@ namespace {
 
 using schema::FieldType;
 
-std::string IsoOf(const std::string& column) {
-  return fmt::format("to_char({}, 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')", column);
-}
-
-// How a stored field is selected where an expression of it is (aggregates), so that its text is
-// the cell SQLite's store would return.
-std::string Selected(const std::string& column, FieldType type) {
-  switch (type) {
-    case FieldType::kDate: return IsoOf(column);
-    case FieldType::kBoolean: return column + "::int";
-    default: return column;
+// The type each column of an aggregate's rows (sql::AggregateRows) is read as: the key's, then
+// numbers, but for the least and greatest of a text or a date.
+std::vector<std::optional<FieldType>> ResultTypes(const schema::ClassSchema& cls, const schema::AggregatePlan& plan) {
+  std::vector<std::optional<FieldType>> types{sql::ColumnType(cls, plan.key_column)};
+  if (plan.distinct) return types;
+  for (const auto& acc : plan.accumulators) {
+    const auto type = sql::ColumnType(cls, acc.column);
+    const bool extreme = acc.op == schema::AccumulatorOp::kMin || acc.op == schema::AccumulatorOp::kMax;
+    const bool numeric = type == FieldType::kNumber || type == FieldType::kBoolean;
+    types.push_back(extreme && !numeric ? type : std::optional(FieldType::kNumber));
   }
+  return types;
 }
 
 // A timestamptz as PostgreSQL prints it in UTC (`2026-11-26 19:04:45.1+00`) in crmd's canonical
@@ -303,17 +304,18 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
     Params params{row.object_id, row.created_at};
     AppendOwn(s_.dialect, row, params);
     for (std::size_t i = 0; i < columns.size(); ++i) params.push_back(CellParam(row.cells[i]));
-    // The phone keys after every field: the key columns were added after the fields.
-    std::vector<std::string> keyed;
+    // The fields, then their phone keys; copied only when some field has a key column.
+    std::vector<std::string> with_keys;
     for (std::size_t i = 0; i < columns.size(); ++i)
       if (phones.contains(columns[i])) {
-        if (keyed.empty()) keyed = columns;
-        keyed.push_back(PhoneKeyName(columns[i]));
+        if (with_keys.empty()) with_keys = columns;
+        with_keys.push_back(PhoneKeyName(columns[i]));
         params.push_back(PhoneKeyParam(row.cells[i]));
       }
     // A repeated id fails alone, without aborting the transaction around it.
     auto rows = c_.Query(
-        sql::InsertRow(s_.dialect, cls.name, keyed.empty() ? columns : keyed, sql::OnDuplicateId::kSkip), params);
+        sql::InsertRow(s_.dialect, cls.name, with_keys.empty() ? columns : with_keys, sql::OnDuplicateId::kSkip),
+        params);
     if (rows.size() == 0) throw DuplicateKeyError("postgresql: " + cls.name + " has a row " + row.object_id);
   }
 
@@ -401,10 +403,10 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
     const bool keyed = PhoneFields(s_, c_, cls.name).contains(std::string(field));
     // Without its key column (never asked for an index) every set value is read and keyed here.
     auto rows = keyed ? c_.Query(fmt::format("SELECT \"objectId\", {}, {} FROM {} WHERE {} = $1 LIMIT $2",
-                                             IsoOf("\"createdAt\""), column, table, PhoneKeyColumn(field)),
+                                             IsoText("\"createdAt\""), column, table, PhoneKeyColumn(field)),
                                  {std::string(key), std::to_string(limit)})
                       : c_.Query(fmt::format("SELECT \"objectId\", {}, {} FROM {} WHERE {} IS NOT NULL",
-                                             IsoOf("\"createdAt\""), column, table, column));
+                                             IsoText("\"createdAt\""), column, table, column));
     for (int r = 0; r < rows.size() && out.size() < limit; ++r) {
       const std::string value(rows.Value(r, 2).value_or(""));
       if (!keyed && phone::Key(value) != std::optional<std::string>(std::string(key))) continue;
@@ -551,50 +553,10 @@ class PgDatabase final : public Database {
   }
 
   std::vector<std::vector<Cell>> Aggregate(const schema::ClassSchema& cls, const schema::AggregatePlan& plan) override {
-    sql::SqlFragment where = sql::CompileWhere(s_.dialect, plan.query, cls);
-    Params params = ToParams(where.params);
-    const auto key_type = sql::ColumnType(cls, plan.key_column);
-    const std::string key_column = "t0." + QuoteName(plan.key_column);
-    const std::string key = plan.key_column.empty() ? std::string("NULL") : Selected(key_column, key_type.value_or(FieldType::kString));
-    const std::string table = s_.dialect.Table(cls.name);
-    std::string sql;
-    std::vector<std::optional<FieldType>> types{key_type};
-    if (plan.distinct) {
-      sql = fmt::format("SELECT DISTINCT {} FROM {} AS t0 WHERE ({}) AND {} IS NOT NULL", key, table, where.sql, key_column);
-    } else {
-      sql = "SELECT " + key;
-      for (const auto& acc : plan.accumulators) {
-        const auto type = sql::ColumnType(cls, acc.column);
-        // Booleans count as 0 and 1 (as SQLite stores them); dates compare as dates.
-        std::string col = "t0." + QuoteName(acc.column);
-        if (type == FieldType::kBoolean) col += "::int";
-        std::optional<FieldType> out_type = FieldType::kNumber;
-        switch (acc.op) {
-          case schema::AccumulatorOp::kSum:
-            if (acc.column.empty()) {
-              params.push_back(CellParam(acc.constant));
-              sql += fmt::format(", COUNT(*) * ${}::float8", params.size());
-            } else {
-              sql += ", COALESCE(SUM(" + col + ")::float8, 0)";
-            }
-            break;
-          case schema::AccumulatorOp::kAvg: sql += ", AVG(" + col + ")::float8"; break;
-          case schema::AccumulatorOp::kMin:
-          case schema::AccumulatorOp::kMax: {
-            const std::string fn = acc.op == schema::AccumulatorOp::kMin ? "MIN(" : "MAX(";
-            sql += ", " + Selected(fn + col + ")", type == FieldType::kDate ? FieldType::kDate : FieldType::kString);
-            out_type = type == FieldType::kNumber || type == FieldType::kBoolean ? std::optional(FieldType::kNumber) : type;
-            break;
-          }
-          case schema::AccumulatorOp::kCount: sql += ", COUNT(*)"; break;
-        }
-        types.push_back(out_type);
-      }
-      sql += fmt::format(" FROM {} AS t0 WHERE {}", table, where.sql);
-      if (!plan.key_column.empty()) sql += " GROUP BY 1";
-    }
+    const auto aggregate = sql::AggregateRows(s_.dialect, cls, plan);
+    const auto types = ResultTypes(cls, plan);
     auto c = s_.pool.Acquire();
-    auto rows = c->Query(sql, params);
+    auto rows = c->Query(aggregate.sql, ToParams(aggregate.params));
     std::vector<std::vector<Cell>> out;
     for (int r = 0; r < rows.size(); ++r) {
       std::vector<Cell> row;

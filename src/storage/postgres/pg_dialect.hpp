@@ -26,6 +26,9 @@ std::string ArrayLiteral(const std::vector<std::string>& items);
 // The SQL type of a field's column (`jsonb` for JSON values, `timestamptz` for dates).
 std::string ColumnSqlType(schema::FieldType type);
 
+// A timestamptz column as crmd's ISO text (`2026-11-26T19:04:45.100Z`).
+std::string IsoText(const std::string& column);
+
 // The full-text expression a `$text` searches and its GIN index is built on.
 std::string TextVector(const std::string& column);
 
@@ -60,6 +63,9 @@ class PgDialect final : public sql::Dialect {
   std::string Regex(const sql::FieldAt& field, const std::string& pattern, sql::Binder& bind) const override;
   std::string Text(const sql::FieldAt& field, const std::vector<std::string>& terms, std::string_view cls,
                    sql::Binder& bind) const override;
+  std::string Selected(const std::string& expr, schema::FieldType type) const override;
+  std::string Accumulate(const schema::Accumulator& acc, const std::string& column, std::optional<schema::FieldType> type,
+                         sql::Binder& bind) const override;
 
  private:
   // The field's JSON value: the column, or the value at its path (`#>`).

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "schema/aggregate_plan.hpp"
 #include "schema/query.hpp"
 #include "schema/class_schema.hpp"
 #include "storage/row.hpp"
@@ -98,6 +99,13 @@ class Dialect {
   // Any of `terms` is a word of the field, through the text index of class `cls`.
   virtual std::string Text(const FieldAt& field, const std::vector<std::string>& terms, std::string_view cls,
                            Binder& bind) const = 0;
+
+  // `expr`, a value of a column of `type`, as a result column whose text is the store's cell of it.
+  virtual std::string Selected(const std::string& expr, schema::FieldType type) const = 0;
+  // `acc` over `column` (`t0.<name>`, nullopt `type` for a name the class lacks), its constant
+  // (a `$sum` of no column) bound.
+  virtual std::string Accumulate(const schema::Accumulator& acc, const std::string& column,
+                                 std::optional<schema::FieldType> type, Binder& bind) const = 0;
 };
 
 // The SQL operator of a comparison (the same in every dialect).

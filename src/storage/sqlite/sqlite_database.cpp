@@ -14,6 +14,7 @@
 
 #include "storage/database.hpp"
 #include "storage/sqlite/sqlite_store.hpp"
+#include "storage/sql/aggregate_statements.hpp"
 #include "storage/sql/class_statements.hpp"
 #include "storage/sql/record_statements.hpp"
 #include "storage/sql/relation_statements.hpp"
@@ -329,7 +330,7 @@ class SqliteWriteTransaction final : public WriteTransaction, public OutboxWrite
 
   void Insert(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
               const Row& row) override {
-    // A repeated id fails the statement alone: SQLite aborts only the statement.
+    // A repeated id fails this statement and leaves the transaction open (SQLite's ABORT).
     auto st = c_.Prepare(sql::InsertRow(kDialect, cls.name, columns, sql::OnDuplicateId::kFail));
     // Bound in place: `row` outlives `st`.
     st.BindInPlace(1, row.object_id);
@@ -625,38 +626,10 @@ class SqliteDatabase final : public Database {
   }
 
   std::vector<std::vector<Cell>> Aggregate(const schema::ClassSchema& cls, const schema::AggregatePlan& plan) override {
-    SqlFragment where = CompileWhere(plan.query, cls);
-    const std::string key = plan.key_column.empty() ? std::string("NULL") : "t0." + Quote(plan.key_column);
-    std::string sql;
-    std::vector<Cell> params;
-    if (plan.distinct) {
-      sql = fmt::format("SELECT DISTINCT {0} FROM {1} AS t0 WHERE ({2}) AND {0} IS NOT NULL", key, Quote(cls.name), where.sql);
-    } else {
-      sql = "SELECT " + key;
-      for (const auto& acc : plan.accumulators) {
-        const std::string col = "t0." + Quote(acc.column);
-        switch (acc.op) {
-          case schema::AccumulatorOp::kSum:
-            if (acc.column.empty()) {
-              sql += ", COUNT(*) * ?";
-              params.emplace_back(acc.constant);
-            } else {
-              sql += ", TOTAL(" + col + ")";
-            }
-            break;
-          case schema::AccumulatorOp::kAvg: sql += ", AVG(" + col + ")"; break;
-          case schema::AccumulatorOp::kMin: sql += ", MIN(" + col + ")"; break;
-          case schema::AccumulatorOp::kMax: sql += ", MAX(" + col + ")"; break;
-          case schema::AccumulatorOp::kCount: sql += ", COUNT(*)"; break;
-        }
-      }
-      sql += fmt::format(" FROM {} AS t0 WHERE {}", Quote(cls.name), where.sql);
-      if (!plan.key_column.empty()) sql += " GROUP BY 1";
-    }
-    for (auto& p : where.params) params.push_back(std::move(p));
+    const SqlFragment aggregate = sql::AggregateRows(kDialect, cls, plan);
     auto reader = Acquire();
-    auto st = reader->Prepare(sql);
-    st.BindAll(params);
+    auto st = reader->Prepare(aggregate.sql);
+    st.BindAll(aggregate.params);
     std::vector<std::vector<Cell>> rows;
     const int width = plan.distinct ? 1 : 1 + static_cast<int>(plan.accumulators.size());
     while (st.Step()) {

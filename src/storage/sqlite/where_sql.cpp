@@ -134,6 +134,23 @@ class Sqlite final : public sql::Dialect {
     return fmt::format("crmd_regexp({}, {})", placeholder, Scalar(f, Cell(), bind));
   }
 
+  // A column's value is the cell as stored.
+  std::string Selected(const std::string& expr, schema::FieldType) const override { return expr; }
+
+  std::string Accumulate(const schema::Accumulator& acc, const std::string& column, std::optional<schema::FieldType>,
+                         Binder& bind) const override {
+    switch (acc.op) {
+      case schema::AccumulatorOp::kSum:
+        if (acc.column.empty()) return "COUNT(*) * " + bind(acc.constant);
+        return "TOTAL(" + column + ")";  // 0.0 over no rows, where SUM is NULL
+      case schema::AccumulatorOp::kAvg: return "AVG(" + column + ")";
+      case schema::AccumulatorOp::kMin: return "MIN(" + column + ")";
+      case schema::AccumulatorOp::kMax: return "MAX(" + column + ")";
+      case schema::AccumulatorOp::kCount: return "COUNT(*)";
+    }
+    return "COUNT(*)";
+  }
+
   std::string Text(const FieldAt& f, const std::vector<std::string>& terms, std::string_view cls,
                    Binder& bind) const override {
     // The rowid links the class's FTS5 index to the row.
