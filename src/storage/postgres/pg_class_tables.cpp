@@ -42,7 +42,9 @@ void CreateJoinTables(Connection& c, const PgDialect& d, const schema::ClassSche
 
 }  // namespace
 
-std::string PhoneKeyColumn(std::string_view field) { return QuoteName(fmt::format("_phone:{}", field)); }
+std::string PhoneKeyName(std::string_view field) { return fmt::format("_phone:{}", field); }
+
+std::string PhoneKeyColumn(std::string_view field) { return QuoteName(PhoneKeyName(field)); }
 
 std::string PhoneKeyIndex(std::string_view table, std::string_view field) {
   return QuoteName(fmt::format("idx:{}:{}:phonekey", table, field));

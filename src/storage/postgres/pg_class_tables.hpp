@@ -24,7 +24,8 @@ void AlterClassTables(Connection& c, const PgDialect& d, const schema::ClassSche
                       const schema::ClassSchema& after);
 void DropClassTables(Connection& c, const PgDialect& d, const schema::ClassSchema& cls);
 
-// The hidden column of a field's phone keys, and its index.
+// The hidden column of a field's phone keys (its name, and quoted), and its index.
+std::string PhoneKeyName(std::string_view field);
 std::string PhoneKeyColumn(std::string_view field);
 std::string PhoneKeyIndex(std::string_view table, std::string_view field);
 

@@ -22,7 +22,11 @@
 #include "storage/postgres/pg_dialect.hpp"
 #include "storage/postgres/pg_store.hpp"
 #include "storage/postgres/pool.hpp"
-#include "storage/sql/acl_columns.hpp"
+#include "storage/sql/aggregate_statements.hpp"
+#include "storage/sql/class_statements.hpp"
+#include "storage/sql/outbox_statements.hpp"
+#include "storage/sql/record_statements.hpp"
+#include "storage/sql/relation_statements.hpp"
 #include "storage/sql/where_compiler.hpp"
 #include "util/ids.hpp"
 #include "util/json.hpp"
@@ -35,18 +39,18 @@ namespace {
 
 using schema::FieldType;
 
-std::string IsoOf(const std::string& column) {
-  return fmt::format("to_char({}, 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')", column);
-}
-
-// How a stored field is selected where an expression of it is (aggregates), so that its text is
-// the cell SQLite's store would return.
-std::string Selected(const std::string& column, FieldType type) {
-  switch (type) {
-    case FieldType::kDate: return IsoOf(column);
-    case FieldType::kBoolean: return column + "::int";
-    default: return column;
+// The type each column of an aggregate's rows (sql::AggregateRows) is read as: the key's, then
+// numbers, but for the least and greatest of a text or a date.
+std::vector<std::optional<FieldType>> ResultTypes(const schema::ClassSchema& cls, const schema::AggregatePlan& plan) {
+  std::vector<std::optional<FieldType>> types{sql::ColumnType(cls, plan.key_column)};
+  if (plan.distinct) return types;
+  for (const auto& acc : plan.accumulators) {
+    const auto type = sql::ColumnType(cls, acc.column);
+    const bool extreme = acc.op == schema::AccumulatorOp::kMin || acc.op == schema::AccumulatorOp::kMax;
+    const bool numeric = type == FieldType::kNumber || type == FieldType::kBoolean;
+    types.push_back(extreme && !numeric ? type : std::optional(FieldType::kNumber));
   }
+  return types;
 }
 
 // A timestamptz as PostgreSQL prints it in UTC (`2026-11-26 19:04:45.1+00`) in crmd's canonical
@@ -95,8 +99,7 @@ std::string SelectAll(const PgDialect& d, const schema::ClassSchema& cls, std::u
   std::string fields;
   for (const auto& [name, def] : cls.fields)
     if (def.type != FieldType::kRelation) fields += name + ",";
-  return fmt::format("SELECT /* {:x}.{} */ t0.* FROM {} AS t0", std::hash<std::string>{}(fields), layout,
-                     d.Table(cls.name));
+  return sql::SelectRows(d, cls.name, fmt::format("{:x}.{}", std::hash<std::string>{}(fields), layout));
 }
 
 // Reads the rows of `SELECT t0.*` by column name: a table a field ahead of the schema the read
@@ -166,11 +169,6 @@ std::optional<std::string> CellParam(const Cell& cell) {
   return std::nullopt;
 }
 
-std::optional<std::string> ListParam(const std::optional<std::vector<std::string>>& list) {
-  if (!list) return std::nullopt;
-  return ArrayLiteral(*list);
-}
-
 Params ToParams(const std::vector<Cell>& cells) {
   Params out;
   out.reserve(cells.size());
@@ -234,9 +232,7 @@ std::optional<std::string> PhoneKeyParam(const Cell& cell) {
 std::string FindSql(const Shared& s, const schema::ClassSchema& cls, const schema::Query& query, sql::SqlFragment& where) {
   const PgDialect& d = s.dialect;
   where = sql::CompileWhere(d, query, cls);
-  const std::size_t next = where.params.size() + 1;
-  return fmt::format("{} WHERE {}{} LIMIT ${} OFFSET ${}", SelectAll(d, cls, s.layout.load()),
-                     where.sql, sql::CompileOrder(d, query), next, next + 1);
+  return sql::FindPage(d, SelectAll(d, cls, s.layout.load()), where, sql::CompileOrder(d, query));
 }
 
 void RunFind(Connection& c, const Shared& s, const schema::ClassSchema& cls, const schema::Query& query,
@@ -255,8 +251,7 @@ void RunFind(Connection& c, const Shared& s, const schema::ClassSchema& cls, con
 }
 
 std::optional<Row> GetRow(Connection& c, const Shared& s, const schema::ClassSchema& cls, std::string_view id) {
-  auto rows = c.Query(SelectAll(s.dialect, cls, s.layout.load()) + " WHERE t0.\"objectId\" = $1",
-                      {std::string(id)});
+  auto rows = c.Query(sql::GetById(s.dialect, SelectAll(s.dialect, cls, s.layout.load())), {std::string(id)});
   if (rows.size() == 0) return std::nullopt;
   return RowReader(rows, cls).Read(0);
 }
@@ -302,61 +297,58 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
     if (before) AlterClassTables(c_, s_.dialect, *before, after);
     else CreateClassTables(c_, s_.dialect, after);
     ChangedLayout();
-    c_.Query(fmt::format("INSERT INTO {}._crmd_schema (\"className\", definition) VALUES ($1, $2) "
-                         "ON CONFLICT (\"className\") DO UPDATE SET definition = excluded.definition",
-                         s_.dialect.schema()),
-             {after.name, ToJson(after.ToJson())});
+    c_.Query(sql::SaveClass(s_.dialect), {after.name, ToJson(after.ToJson())});
   }
 
   void Insert(const schema::ClassSchema& cls, const std::vector<std::string>& columns, const Row& row) override {
     const auto phones = PhoneFields(s_, c_, cls.name);
-    std::string names = "\"objectId\", \"createdAt\", \"updatedAt\", _acl, _rperm, _wperm, _nulls";
-    Params params = Common(row);
-    params.insert(params.begin() + 1, row.created_at);
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      names += ", " + QuoteName(columns[i]);
-      params.push_back(CellParam(row.cells[i]));
-    }
+    Params params{row.object_id, row.created_at};
+    AppendOwn(s_.dialect, row, params);
+    for (std::size_t i = 0; i < columns.size(); ++i) params.push_back(CellParam(row.cells[i]));
+    // The fields, then their phone keys; copied only when some field has a key column.
+    std::vector<std::string> with_keys;
     for (std::size_t i = 0; i < columns.size(); ++i)
       if (phones.contains(columns[i])) {
-        names += ", " + PhoneKeyColumn(columns[i]);
+        if (with_keys.empty()) with_keys = columns;
+        with_keys.push_back(PhoneKeyName(columns[i]));
         params.push_back(PhoneKeyParam(row.cells[i]));
       }
-    std::string values;
-    for (std::size_t i = 1; i <= params.size(); ++i) values += (i > 1 ? ", $" : "$") + std::to_string(i);
-    // ON CONFLICT: a repeated id fails alone, without aborting the transaction around it.
-    auto rows = c_.Query(fmt::format("INSERT INTO {} ({}) VALUES ({}) ON CONFLICT DO NOTHING RETURNING 1",
-                                     s_.dialect.Table(cls.name), names, values),
-                         params);
+    // A repeated id fails alone, without aborting the transaction around it.
+    auto rows = c_.Query(
+        sql::InsertRow(s_.dialect, cls.name, with_keys.empty() ? columns : with_keys, sql::OnDuplicateId::kSkip),
+        params);
     if (rows.size() == 0) throw DuplicateKeyError("postgresql: " + cls.name + " has a row " + row.object_id);
   }
 
   void Update(const schema::ClassSchema& cls, const std::vector<std::string>& columns, const Row& row) override {
     const auto phones = PhoneFields(s_, c_, cls.name);
-    Params params = Common(row);
-    std::string sql = fmt::format(
-        "UPDATE {} SET \"updatedAt\" = $2, _acl = $3, _rperm = $4, _wperm = $5, _nulls = $6", s_.dialect.Table(cls.name));
+    Params params;
+    AppendOwn(s_.dialect, row, params);
+    // Each field's phone key right after it.
+    std::vector<std::string> set;
+    set.reserve(columns.size());
     for (std::size_t i = 0; i < columns.size(); ++i) {
+      set.push_back(columns[i]);
       params.push_back(CellParam(row.cells[i]));
-      sql += fmt::format(", {} = ${}", QuoteName(columns[i]), params.size());
       if (phones.contains(columns[i])) {
+        set.push_back(PhoneKeyName(columns[i]));
         params.push_back(PhoneKeyParam(row.cells[i]));
-        sql += fmt::format(", {} = ${}", PhoneKeyColumn(columns[i]), params.size());
       }
     }
-    c_.Query(sql + " WHERE \"objectId\" = $1", params);
+    params.push_back(row.object_id);
+    c_.Query(sql::UpdateRow(s_.dialect, cls.name, set), params);
   }
 
   void DropClass(const schema::ClassSchema& cls) override {
     DropClassTables(c_, s_.dialect, cls);
     ChangedLayout();
-    c_.Query(fmt::format("DELETE FROM {}._crmd_schema WHERE \"className\" = $1", s_.dialect.schema()), {cls.name});
+    c_.Query(sql::DropClass(s_.dialect), {cls.name});
     std::lock_guard lock(s_.phone_mutex);
     s_.phone_fields.erase(cls.name);
   }
 
   std::int64_t Count(const schema::ClassSchema& cls) override {
-    auto rows = c_.Query("SELECT count(*) FROM " + s_.dialect.Table(cls.name));
+    auto rows = c_.Query(sql::CountRows(s_.dialect, cls.name));
     return std::get<std::int64_t>(NumberCell(*rows.Value(0, 0)));
   }
 
@@ -372,41 +364,20 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
   bool Delete(const schema::ClassSchema& cls, std::string_view object_id) override {
     for (const auto& [field, def] : cls.fields)
       if (def.type == FieldType::kRelation)
-        c_.Query("DELETE FROM " + s_.dialect.JoinTable(field, cls.name) + " WHERE \"owningId\" = $1",
-                 {std::string(object_id)});
-    return c_.Query("DELETE FROM " + s_.dialect.Table(cls.name) + " WHERE \"objectId\" = $1", {std::string(object_id)})
-               .Affected() > 0;
+        c_.Query(sql::UnlinkOwner(s_.dialect, cls.name, field), {std::string(object_id)});
+    return c_.Query(sql::DeleteRow(s_.dialect, cls.name), {std::string(object_id)}).Affected() > 0;
   }
 
   std::int64_t UpdateWhere(const schema::ClassSchema& cls, const schema::Expr& where,
                            const std::vector<std::string>& columns, const std::vector<Cell>& cells) override {
-    schema::Query q;
-    q.where = where;
-    sql::SqlFragment compiled = sql::CompileWhere(s_.dialect, q, cls);
-    Params params = ToParams(compiled.params);
-    std::string sets;
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      params.push_back(CellParam(cells[i]));
-      sets += fmt::format("{}{} = ${}", i ? ", " : "", QuoteName(columns[i]), params.size());
-    }
-    return c_.Query(fmt::format("UPDATE {} AS t0 SET {} WHERE {}", s_.dialect.Table(cls.name), sets, compiled.sql), params)
-        .Affected();
+    const auto update = sql::UpdateWhere(s_.dialect, cls, where, columns, cells);
+    return c_.Query(update.sql, ToParams(update.params)).Affected();
   }
 
   std::int64_t SetAclWhere(const schema::ClassSchema& cls, const schema::Expr& where,
                            const std::optional<std::string>& acl) override {
-    schema::Query q;
-    q.where = where;
-    sql::SqlFragment compiled = sql::CompileWhere(s_.dialect, q, cls);
-    Params params = ToParams(compiled.params);
-    params.push_back(acl);
-    params.push_back(ListParam(sql::Grantees(acl, "read")));
-    params.push_back(ListParam(sql::Grantees(acl, "write")));
-    const std::size_t n = params.size();
-    return c_.Query(fmt::format("UPDATE {} AS t0 SET _acl = ${}, _rperm = ${}, _wperm = ${} WHERE {}", s_.dialect.Table(cls.name),
-                                n - 2, n - 1, n, compiled.sql),
-                    params)
-        .Affected();
+    const auto update = sql::SetAclWhere(s_.dialect, cls, where, acl);
+    return c_.Query(update.sql, ToParams(update.params)).Affected();
   }
 
   std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
@@ -419,8 +390,7 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
   }
 
   bool Exists(const schema::ClassSchema& cls, std::string_view object_id) override {
-    return c_.Query("SELECT 1 FROM " + s_.dialect.Table(cls.name) + " WHERE \"objectId\" = $1", {std::string(object_id)})
-               .size() > 0;
+    return c_.Query(sql::RowExists(s_.dialect, cls.name), {std::string(object_id)}).size() > 0;
   }
 
   void Find(const schema::ClassSchema& cls, const schema::Query& query, const RowSink& sink) override {
@@ -434,10 +404,10 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
     const bool keyed = PhoneFields(s_, c_, cls.name).contains(std::string(field));
     // Without its key column (never asked for an index) every set value is read and keyed here.
     auto rows = keyed ? c_.Query(fmt::format("SELECT \"objectId\", {}, {} FROM {} WHERE {} = $1 LIMIT $2",
-                                             IsoOf("\"createdAt\""), column, table, PhoneKeyColumn(field)),
+                                             IsoText("\"createdAt\""), column, table, PhoneKeyColumn(field)),
                                  {std::string(key), std::to_string(limit)})
                       : c_.Query(fmt::format("SELECT \"objectId\", {}, {} FROM {} WHERE {} IS NOT NULL",
-                                             IsoOf("\"createdAt\""), column, table, column));
+                                             IsoText("\"createdAt\""), column, table, column));
     for (int r = 0; r < rows.size() && out.size() < limit; ++r) {
       const std::string value(rows.Value(r, 2).value_or(""));
       if (!keyed && phone::Key(value) != std::optional<std::string>(std::string(key))) continue;
@@ -457,8 +427,7 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
       if (std::find(ignored.begin(), ignored.end(), name) != ignored.end()) continue;
       for (const auto& [field, def] : cls->fields) {
         if (def.type != FieldType::kPointer || def.target_class != target_class) continue;
-        auto rows = c_.Query(fmt::format("SELECT 1 FROM {} WHERE {} = $1 LIMIT 1", s_.dialect.Table(name), QuoteName(field)),
-                             {std::string(object_id)});
+        auto rows = c_.Query(sql::FindReference(s_.dialect, name, field), {std::string(object_id)});
         if (rows.size() > 0) return Reference{name, field};
       }
     }
@@ -467,24 +436,20 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
 
   OutboxWrites& outbox() override { return *this; }
   std::int64_t AddOutbox(int lane, std::string_view payload) override {
-    auto rows = c_.Query(fmt::format("INSERT INTO {}._crmd_outbox (lane, payload) VALUES ($1, $2) RETURNING id",
-                                     s_.dialect.schema()),
-                         {std::to_string(lane), std::string(payload)});
+    auto rows = c_.Query(sql::AddOutbox(s_.dialect), {std::to_string(lane), std::string(payload)});
     return std::get<std::int64_t>(NumberCell(*rows.Value(0, 0)));
   }
   std::optional<OutboxEntry> GetOutbox(std::int64_t id) override {
-    auto rows = c_.Query(fmt::format("SELECT id, lane, payload FROM {}._crmd_outbox WHERE id = $1", s_.dialect.schema()),
-                         {std::to_string(id)});
+    auto rows = c_.Query(sql::GetOutbox(s_.dialect), {std::to_string(id)});
     if (rows.size() == 0) return std::nullopt;
     return OutboxEntry{id, static_cast<int>(std::get<std::int64_t>(NumberCell(*rows.Value(0, 1)))),
                        std::string(*rows.Value(0, 2))};
   }
   void SetOutbox(std::int64_t id, std::string_view payload) override {
-    c_.Query(fmt::format("UPDATE {}._crmd_outbox SET payload = $2 WHERE id = $1", s_.dialect.schema()),
-             {std::to_string(id), std::string(payload)});
+    c_.Query(sql::SetOutbox(s_.dialect), {std::string(payload), std::to_string(id)});
   }
   void RemoveOutbox(std::int64_t id) override {
-    c_.Query(fmt::format("DELETE FROM {}._crmd_outbox WHERE id = $1", s_.dialect.schema()), {std::to_string(id)});
+    c_.Query(sql::RemoveOutbox(s_.dialect), {std::to_string(id)});
   }
 
   void OpenSavepoint() override {
@@ -513,12 +478,13 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
   }
 
  private:
-  // $1 objectId, then updatedAt, _acl, _rperm, _wperm, _nulls ($2..$6 of an update).
-  static Params Common(const Row& row) {
-    std::optional<std::string> nulls;
-    if (!row.nulls.empty()) nulls = ArrayLiteral(row.nulls);
-    return {row.object_id, row.updated_at, row.acl, ListParam(sql::Grantees(row.acl, "read")),
-            ListParam(sql::Grantees(row.acl, "write")), nulls};
+  // updatedAt, _acl, _rperm, _wperm, _nulls (sql::InsertRow, sql::UpdateRow).
+  static void AppendOwn(const PgDialect& d, const Row& row, Params& params) {
+    params.push_back(row.updated_at);
+    params.push_back(row.acl);
+    params.push_back(CellParam(sql::Permissions(d, row.acl, "read")));
+    params.push_back(CellParam(sql::Permissions(d, row.acl, "write")));
+    params.push_back(CellParam(sql::Nulls(d, row.nulls)));
   }
 
   Shared& s_;
@@ -540,7 +506,7 @@ class PgDatabase final : public Database {
 
   std::vector<schema::ClassSchema> LoadSchema() override {
     auto c = s_.pool.Acquire(false);
-    auto rows = c->Query(fmt::format("SELECT definition FROM {}._crmd_schema ORDER BY \"className\"", s_.dialect.schema()));
+    auto rows = c->Query(sql::LoadClasses(s_.dialect));
     std::vector<schema::ClassSchema> out;
     for (int r = 0; r < rows.size(); ++r) {
       auto parsed = ParseJson(*rows.Value(r, 0));
@@ -566,8 +532,8 @@ class PgDatabase final : public Database {
     RowSet out{StoredColumns(cls), {}};
     if (ids.empty()) return out;
     auto c = s_.pool.Acquire();
-    auto rows = c->Query(SelectAll(s_.dialect, cls, s_.layout.load()) + " WHERE t0.\"objectId\" = ANY($1::text[])",
-                         {ArrayLiteral(ids)});
+    const auto many = sql::GetMany(s_.dialect, SelectAll(s_.dialect, cls, s_.layout.load()), ids);
+    auto rows = c->Query(many.sql, ToParams(many.params));
     const RowReader reader(rows, cls);
     for (int r = 0; r < rows.size(); ++r) out.rows.push_back(reader.Read(r));
     return out;
@@ -581,56 +547,15 @@ class PgDatabase final : public Database {
   std::int64_t Count(const schema::ClassSchema& cls, const schema::Query& query) override {
     const auto where = sql::CompileWhere(s_.dialect, query, cls);
     auto c = s_.pool.Acquire();
-    auto rows = c->Query(fmt::format("SELECT count(*) FROM {} AS t0 WHERE {}", s_.dialect.Table(cls.name), where.sql),
-                         ToParams(where.params));
+    auto rows = c->Query(sql::CountWhere(s_.dialect, cls.name, where.sql), ToParams(where.params));
     return std::get<std::int64_t>(NumberCell(*rows.Value(0, 0)));
   }
 
   std::vector<std::vector<Cell>> Aggregate(const schema::ClassSchema& cls, const schema::AggregatePlan& plan) override {
-    sql::SqlFragment where = sql::CompileWhere(s_.dialect, plan.query, cls);
-    Params params = ToParams(where.params);
-    const auto key_type = sql::ColumnType(cls, plan.key_column);
-    const std::string key_column = "t0." + QuoteName(plan.key_column);
-    const std::string key = plan.key_column.empty() ? std::string("NULL") : Selected(key_column, key_type.value_or(FieldType::kString));
-    const std::string table = s_.dialect.Table(cls.name);
-    std::string sql;
-    std::vector<std::optional<FieldType>> types{key_type};
-    if (plan.distinct) {
-      sql = fmt::format("SELECT DISTINCT {} FROM {} AS t0 WHERE ({}) AND {} IS NOT NULL", key, table, where.sql, key_column);
-    } else {
-      sql = "SELECT " + key;
-      for (const auto& acc : plan.accumulators) {
-        const auto type = sql::ColumnType(cls, acc.column);
-        // Booleans count as 0 and 1 (as SQLite stores them); dates compare as dates.
-        std::string col = "t0." + QuoteName(acc.column);
-        if (type == FieldType::kBoolean) col += "::int";
-        std::optional<FieldType> out_type = FieldType::kNumber;
-        switch (acc.op) {
-          case schema::AccumulatorOp::kSum:
-            if (acc.column.empty()) {
-              params.push_back(CellParam(acc.constant));
-              sql += fmt::format(", COUNT(*) * ${}::float8", params.size());
-            } else {
-              sql += ", COALESCE(SUM(" + col + ")::float8, 0)";
-            }
-            break;
-          case schema::AccumulatorOp::kAvg: sql += ", AVG(" + col + ")::float8"; break;
-          case schema::AccumulatorOp::kMin:
-          case schema::AccumulatorOp::kMax: {
-            const std::string fn = acc.op == schema::AccumulatorOp::kMin ? "MIN(" : "MAX(";
-            sql += ", " + Selected(fn + col + ")", type == FieldType::kDate ? FieldType::kDate : FieldType::kString);
-            out_type = type == FieldType::kNumber || type == FieldType::kBoolean ? std::optional(FieldType::kNumber) : type;
-            break;
-          }
-          case schema::AccumulatorOp::kCount: sql += ", COUNT(*)"; break;
-        }
-        types.push_back(out_type);
-      }
-      sql += fmt::format(" FROM {} AS t0 WHERE {}", table, where.sql);
-      if (!plan.key_column.empty()) sql += " GROUP BY 1";
-    }
+    const auto aggregate = sql::AggregateRows(s_.dialect, cls, plan);
+    const auto types = ResultTypes(cls, plan);
     auto c = s_.pool.Acquire();
-    auto rows = c->Query(sql, params);
+    auto rows = c->Query(aggregate.sql, ToParams(aggregate.params));
     std::vector<std::vector<Cell>> out;
     for (int r = 0; r < rows.size(); ++r) {
       std::vector<Cell> row;
@@ -681,9 +606,8 @@ class PgDatabase final : public Database {
     std::vector<std::string> owners;
     if (related_ids.empty()) return owners;
     auto c = s_.pool.Acquire();
-    auto rows = c->Query("SELECT DISTINCT \"owningId\" FROM " + s_.dialect.JoinTable(field, cls.name) +
-                             " WHERE \"relatedId\" = ANY($1::text[])",
-                         {ArrayLiteral(related_ids)});
+    const auto owners_of = sql::RelationOwners(s_.dialect, cls.name, field, related_ids);
+    auto rows = c->Query(owners_of.sql, ToParams(owners_of.params));
     for (int r = 0; r < rows.size(); ++r) owners.emplace_back(*rows.Value(r, 0));
     return owners;
   }
@@ -713,9 +637,7 @@ class PgDatabase final : public Database {
 
   std::vector<OutboxEntry> ReadOutbox(std::int64_t after, std::size_t limit) override {
     auto c = s_.pool.Acquire(false);
-    auto rows = c->Query(
-        fmt::format("SELECT id, lane, payload FROM {}._crmd_outbox WHERE id > $1 ORDER BY id LIMIT $2", s_.dialect.schema()),
-        {std::to_string(after), std::to_string(limit)});
+    auto rows = c->Query(sql::ReadOutbox(s_.dialect), {std::to_string(after), std::to_string(limit)});
     std::vector<OutboxEntry> out;
     for (int r = 0; r < rows.size(); ++r)
       out.push_back({std::get<std::int64_t>(NumberCell(*rows.Value(r, 0))),

@@ -181,6 +181,10 @@ std::string ColumnSqlType(FieldType type) {
   return "text";
 }
 
+std::string IsoText(const std::string& column) {
+  return fmt::format("to_char({}, 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')", column);
+}
+
 std::string TextVector(const std::string& column) {
   return "to_tsvector('simple'::regconfig, COALESCE(" + column + ", ''))";
 }
@@ -189,6 +193,36 @@ std::string PgDialect::Table(std::string_view cls) const { return schema_ + "." 
 
 std::string PgDialect::JoinTable(std::string_view field, std::string_view owner) const {
   return schema_ + "." + QuoteName(fmt::format("_Join:{}:{}", field, owner));
+}
+
+// Dates as crmd's ISO text and booleans as 0 and 1, the cells SQLite's store returns.
+std::string PgDialect::Selected(const std::string& expr, FieldType type) const {
+  switch (type) {
+    case FieldType::kDate: return IsoText(expr);
+    case FieldType::kBoolean: return expr + "::int";
+    default: return expr;
+  }
+}
+
+std::string PgDialect::Accumulate(const schema::Accumulator& acc, const std::string& column,
+                                  std::optional<FieldType> type, Binder& bind) const {
+  // Booleans count as 0 and 1 (as SQLite stores them); dates compare as dates. Sums and averages
+  // are float8, as SQLite's are REAL, whatever numeric type PostgreSQL would give them.
+  const std::string value = type == FieldType::kBoolean ? column + "::int" : column;
+  switch (acc.op) {
+    case schema::AccumulatorOp::kSum:
+      if (acc.column.empty()) return "COUNT(*) * " + bind(acc.constant) + "::float8";
+      return "COALESCE(SUM(" + value + ")::float8, 0)";
+    case schema::AccumulatorOp::kAvg: return "AVG(" + value + ")::float8";
+    case schema::AccumulatorOp::kMin: return Selected("MIN(" + value + ")", type == FieldType::kDate ? FieldType::kDate : FieldType::kString);
+    case schema::AccumulatorOp::kMax: return Selected("MAX(" + value + ")", type == FieldType::kDate ? FieldType::kDate : FieldType::kString);
+    case schema::AccumulatorOp::kCount: return "COUNT(*)";
+  }
+  return "COUNT(*)";
+}
+
+std::string PgDialect::TextIn(const std::string& expr, const std::vector<std::string>& items, Binder& bind) const {
+  return fmt::format("{} = ANY({}::text[])", expr, bind(ArrayLiteral(items)));
 }
 
 std::string PgDialect::ReadableBy(int alias, const std::vector<std::string>& principals, Binder& bind) const {

@@ -26,6 +26,9 @@ std::string ArrayLiteral(const std::vector<std::string>& items);
 // The SQL type of a field's column (`jsonb` for JSON values, `timestamptz` for dates).
 std::string ColumnSqlType(schema::FieldType type);
 
+// A timestamptz column as crmd's ISO text (`2026-11-26T19:04:45.100Z`).
+std::string IsoText(const std::string& column);
+
 // The full-text expression a `$text` searches and its GIN index is built on.
 std::string TextVector(const std::string& column);
 
@@ -41,6 +44,9 @@ class PgDialect final : public sql::Dialect {
   std::string JoinTable(std::string_view field, std::string_view owner) const override;
   std::string Placeholder(std::size_t n) const override { return "$" + std::to_string(n); }
   const char* Bool(bool value) const override { return value ? "TRUE" : "FALSE"; }
+  Cell TextList(const std::vector<std::string>& items) const override { return ArrayLiteral(items); }
+  Cell NullList(const std::vector<std::string>& fields) const override { return ArrayLiteral(fields); }
+  std::string TextIn(const std::string& expr, const std::vector<std::string>& items, sql::Binder& bind) const override;
 
   std::string ReadableBy(int alias, const std::vector<std::string>& principals, sql::Binder& bind) const override;
   std::string Scalar(const sql::FieldAt& field, const Cell& like, sql::Binder& bind) const override;
@@ -57,6 +63,9 @@ class PgDialect final : public sql::Dialect {
   std::string Regex(const sql::FieldAt& field, const std::string& pattern, sql::Binder& bind) const override;
   std::string Text(const sql::FieldAt& field, const std::vector<std::string>& terms, std::string_view cls,
                    sql::Binder& bind) const override;
+  std::string Selected(const std::string& expr, schema::FieldType type) const override;
+  std::string Accumulate(const schema::Accumulator& acc, const std::string& column, std::optional<schema::FieldType> type,
+                         sql::Binder& bind) const override;
 
  private:
   // The field's JSON value: the column, or the value at its path (`#>`).

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "schema/aggregate_plan.hpp"
 #include "schema/query.hpp"
 #include "schema/class_schema.hpp"
 #include "storage/row.hpp"
@@ -50,12 +51,25 @@ class Dialect {
   virtual ~Dialect() = default;
 
   virtual std::string Quote(std::string_view identifier) const = 0;
-  // The quoted name of a class's table, and of the join table of its Relation `field`.
+  // Quote() appended to `out`: the statements that name every column of a row are built on
+  // every write.
+  virtual void AppendQuoted(std::string_view identifier, std::string& out) const { out += Quote(identifier); }
+  // The quoted name of a table of the store: a class's, or one of crmd's own (`_crmd_schema`,
+  // `_crmd_outbox`); and the join table of a class's Relation `field`.
   virtual std::string Table(std::string_view cls) const = 0;
   virtual std::string JoinTable(std::string_view field, std::string_view owner) const = 0;
   // The placeholder of the n-th parameter (1-based).
   virtual std::string Placeholder(std::size_t n) const = 0;
   virtual const char* Bool(bool value) const = 0;
+
+  // A list of texts as one column holds it and one parameter binds it: the principals of
+  // `_rperm`/`_wperm` (what ReadableBy reads), the ids of TextIn.
+  virtual Cell TextList(const std::vector<std::string>& items) const = 0;
+  // The `_nulls` column of a row whose `fields` (not empty) hold an explicit null: what
+  // HoldsNull searches.
+  virtual Cell NullList(const std::vector<std::string>& fields) const = 0;
+  // `expr` is one of `items`, bound as one list: the statement's text is the same for any length.
+  virtual std::string TextIn(const std::string& expr, const std::vector<std::string>& items, Binder& bind) const = 0;
 
   // Rows whose ACL grants read to one of `principals`, or that have none (public).
   virtual std::string ReadableBy(int alias, const std::vector<std::string>& principals, Binder& bind) const = 0;
@@ -85,6 +99,13 @@ class Dialect {
   // Any of `terms` is a word of the field, through the text index of class `cls`.
   virtual std::string Text(const FieldAt& field, const std::vector<std::string>& terms, std::string_view cls,
                            Binder& bind) const = 0;
+
+  // `expr`, a value of a column of `type`, as a result column whose text is the store's cell of it.
+  virtual std::string Selected(const std::string& expr, schema::FieldType type) const = 0;
+  // `acc` over `column` (`t0.<name>`, nullopt `type` for a name the class lacks), its constant
+  // (a `$sum` of no column) bound.
+  virtual std::string Accumulate(const schema::Accumulator& acc, const std::string& column,
+                                 std::optional<schema::FieldType> type, Binder& bind) const = 0;
 };
 
 // The SQL operator of a comparison (the same in every dialect).

@@ -16,7 +16,7 @@ using schema::ExprKind;
 // are built one after another, in text order: the operands of `+` are not sequenced.
 class Compiler {
  public:
-  Compiler(const Dialect& dialect, SqlFragment& out) : d_(dialect), out_(out), bind_(dialect, out.params) {}
+  Compiler(const Dialect& dialect, std::vector<Cell>& params) : d_(dialect), bind_(dialect, params) {}
 
   std::string Where(const schema::Query& q, const schema::ClassSchema& cls, int alias) {
     std::string sql = q.where ? Emit(*q.where, cls, alias, q) : std::string(d_.Bool(true));
@@ -220,7 +220,6 @@ class Compiler {
   }
 
   const Dialect& d_;
-  SqlFragment& out_;
   Binder bind_;
   int next_alias_ = 0;
 };
@@ -236,9 +235,14 @@ std::optional<schema::FieldType> ColumnType(const schema::ClassSchema& cls, std:
 
 SqlFragment CompileWhere(const Dialect& dialect, const schema::Query& query, const schema::ClassSchema& cls) {
   SqlFragment out;
-  Compiler compiler(dialect, out);
-  out.sql = compiler.Where(query, cls, 0);
+  out.sql = CompileWhere(dialect, query, cls, out.params);
   return out;
+}
+
+std::string CompileWhere(const Dialect& dialect, const schema::Query& query, const schema::ClassSchema& cls,
+                         std::vector<Cell>& params) {
+  Compiler compiler(dialect, params);
+  return compiler.Where(query, cls, 0);
 }
 
 std::string CompileOrder(const Dialect& dialect, const schema::Query& query) {

@@ -15,6 +15,10 @@ namespace crmd::storage::sql {
 // The boolean SQL of `query`'s where (plus its ACL hook) against the table of `cls` aliased as
 // `t0`. Its placeholders are the first ones of the statement.
 SqlFragment CompileWhere(const Dialect& dialect, const schema::Query& query, const schema::ClassSchema& cls);
+// The same where placed after values the statement binds before it (an UPDATE's SET): its
+// placeholders follow those of `params`, and its values are appended to them.
+std::string CompileWhere(const Dialect& dialect, const schema::Query& query, const schema::ClassSchema& cls,
+                         std::vector<Cell>& params);
 
 // ` ORDER BY ...` of `query` against `t0`, its ties broken by createdAt, then objectId (in the last
 // key's direction), so that a sorted page is a total order: the same rows in the same order on

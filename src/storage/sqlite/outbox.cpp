@@ -1,10 +1,14 @@
 #include "storage/sqlite/outbox.hpp"
 #include "storage/sqlite/sqlite_store.hpp"
+#include "storage/sqlite/where_sql.hpp"
+#include "storage/sql/outbox_statements.hpp"
 
 #include <filesystem>
 
-
 namespace crmd::storage::sqlite {
+
+// The statements are those of sql/outbox_statements.hpp, each built once: in SQLite's dialect
+// their text is the same for every store.
 
 void CreateOutbox(Connection& c) {
   c.Exec(
@@ -13,7 +17,8 @@ void CreateOutbox(Connection& c) {
 }
 
 std::int64_t AddOutbox(Connection& c, int lane, std::string_view payload) {
-  auto st = c.Prepare("INSERT INTO _crmd_outbox(lane, payload) VALUES (?, ?) RETURNING id");
+  static const std::string kAdd = sql::AddOutbox(SqliteDialect());
+  auto st = c.Prepare(kAdd);
   st.BindCell(1, Cell(std::int64_t{lane}));
   st.Bind(2, payload);
   if (!st.Step()) throw StorageError("sqlite: outbox insert returned no id");
@@ -21,7 +26,8 @@ std::int64_t AddOutbox(Connection& c, int lane, std::string_view payload) {
 }
 
 std::optional<OutboxEntry> GetOutbox(Connection& c, std::int64_t id) {
-  auto st = c.Prepare("SELECT id, lane, payload FROM _crmd_outbox WHERE id = ?");
+  static const std::string kGet = sql::GetOutbox(SqliteDialect());
+  auto st = c.Prepare(kGet);
   st.BindCell(1, Cell(id));
   if (!st.Step()) return std::nullopt;
   return OutboxEntry{std::get<std::int64_t>(st.Column(0)), static_cast<int>(std::get<std::int64_t>(st.Column(1))),
@@ -29,21 +35,24 @@ std::optional<OutboxEntry> GetOutbox(Connection& c, std::int64_t id) {
 }
 
 void SetOutbox(Connection& c, std::int64_t id, std::string_view payload) {
-  auto st = c.Prepare("UPDATE _crmd_outbox SET payload = ? WHERE id = ?");
+  static const std::string kSet = sql::SetOutbox(SqliteDialect());
+  auto st = c.Prepare(kSet);
   st.Bind(1, payload);
   st.BindCell(2, Cell(id));
   st.Step();
 }
 
 void RemoveOutbox(Connection& c, std::int64_t id) {
-  auto st = c.Prepare("DELETE FROM _crmd_outbox WHERE id = ?");
+  static const std::string kRemove = sql::RemoveOutbox(SqliteDialect());
+  auto st = c.Prepare(kRemove);
   st.BindCell(1, Cell(id));
   st.Step();
 }
 
 std::vector<OutboxEntry> ReadOutbox(Connection& c, std::int64_t after, std::size_t limit) {
   std::vector<OutboxEntry> out;
-  auto st = c.Prepare("SELECT id, lane, payload FROM _crmd_outbox WHERE id > ? ORDER BY id LIMIT ?");
+  static const std::string kRead = sql::ReadOutbox(SqliteDialect());
+  auto st = c.Prepare(kRead);
   st.BindCell(1, Cell(after));
   st.BindCell(2, Cell(static_cast<std::int64_t>(limit)));
   while (st.Step())

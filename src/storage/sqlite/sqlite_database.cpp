@@ -15,7 +15,10 @@
 #include "storage/database.hpp"
 #include "storage/group_transaction.hpp"
 #include "storage/sqlite/sqlite_store.hpp"
-#include "storage/sql/acl_columns.hpp"
+#include "storage/sql/aggregate_statements.hpp"
+#include "storage/sql/class_statements.hpp"
+#include "storage/sql/record_statements.hpp"
+#include "storage/sql/relation_statements.hpp"
 #include "storage/sqlite/checkpointer.hpp"
 #include "storage/sqlite/class_tables.hpp"
 #include "storage/sqlite/connection.hpp"
@@ -32,12 +35,14 @@ namespace crmd::storage {
 namespace sqlite {
 namespace {
 
-// Reads select `t0.*`: the table's columns are, by construction, these seven followed by the
-// class's stored fields in schema order (ADD COLUMN appends, DROP COLUMN removes, as the schema's
-// field list does). The SQL text is then short and fixed per class, so the statement cache hits
-// without rebuilding a column list; CheckLayout() proves the invariant on every read.
-constexpr const char* kSelectAll = "t0.*";
-constexpr int kFixedColumns = 7;  // objectId, createdAt, updatedAt, _acl, _rperm, _wperm, _nulls
+const sql::Dialect& kDialect = SqliteDialect();
+
+// Reads select `t0.*` (sql::SelectRows): the table's columns are, by construction,
+// sql::kOwnColumns followed by the class's stored fields in schema order (ADD COLUMN appends,
+// DROP COLUMN removes, as the schema's field list does). The SQL text is then short and fixed per
+// class, so the statement cache hits without rebuilding a column list; CheckLayout() proves the
+// invariant on every read.
+constexpr int kFixedColumns = static_cast<int>(sql::kOwnColumns.size());
 constexpr int kAclColumn = 3, kNullsColumn = 6;
 
 // One line of SQLite's EXPLAIN QUERY PLAN, read into `plan`: `SEARCH t0 USING [COVERING] INDEX
@@ -84,13 +89,6 @@ void CheckLayout(const Statement& st, const schema::ClassSchema& cls) {
   if (!ok) throw StorageError("sqlite: the columns of " + cls.name + " do not match its schema");
 }
 
-std::string NullsText(const std::vector<std::string>& nulls) {
-  if (nulls.empty()) return {};
-  std::string out = ",";
-  for (const auto& n : nulls) out += n + ",";
-  return out;
-}
-
 std::vector<std::string> ParseNulls(const std::string& text) {
   std::vector<std::string> out;
   std::size_t start = 1;
@@ -101,15 +99,6 @@ std::vector<std::string> ParseNulls(const std::string& text) {
     start = end + 1;
   }
   return out;
-}
-
-// Principals granted `right` ("read"/"write") by an ACL, as a JSON array; NULL when public.
-Cell Permissions(const std::optional<std::string>& acl, const char* right) {
-  const auto grantees = sql::Grantees(acl, right);
-  if (!grantees) return std::monostate{};
-  boost::json::array out;
-  for (const auto& principal : *grantees) out.emplace_back(principal);
-  return ToJson(out);
 }
 
 // Fills `row` from the current result row, reusing the strings it already holds: a find reads
@@ -193,12 +182,10 @@ Row ReadRow(const Statement& st, std::size_t cell_count) {
 // not `rowid`: a class may declare a field named rowid, never one starting with an underscore.
 std::string FindSql(const schema::ClassSchema& cls, const schema::Query& query, SqlFragment& where) {
   where = CompileWhere(query, cls);
-  const std::string table = Quote(cls.name), order = sql::CompileOrder(SqliteDialect(), query);
-  if (order.empty())
-    return fmt::format("SELECT {} FROM {} AS t0 WHERE {} LIMIT ? OFFSET ?", kSelectAll, table, where.sql);
-  return fmt::format(
-      "SELECT {0} FROM {1} AS t0 WHERE t0._rowid_ IN (SELECT t0._rowid_ FROM {1} AS t0 WHERE {2}{3} LIMIT ? OFFSET ?){3}",
-      kSelectAll, table, where.sql, order);
+  const std::string select = sql::SelectRows(kDialect, cls.name), order = sql::CompileOrder(kDialect, query);
+  if (order.empty()) return sql::FindPage(kDialect, select, where, order);
+  return fmt::format("{0} WHERE t0._rowid_ IN (SELECT t0._rowid_ FROM {1} AS t0 WHERE {2}{3} LIMIT ? OFFSET ?){3}",
+                     select, kDialect.Table(cls.name), where.sql, order);
 }
 
 // A page found by FindGroupedTop (grouped_top.hpp), its rows read in one statement. False when
@@ -213,8 +200,7 @@ bool RunGroupedTop(Connection& c, const schema::ClassSchema& cls, const schema::
   for (const auto& row : *page) rowids.emplace_back(row.rowid);
   // CROSS JOIN keeps json_each the outer loop, so the rows come in the list's order; an ORDER BY
   // would sort whole rows again.
-  auto st = c.Prepare(fmt::format("SELECT {} FROM json_each(?) AS j CROSS JOIN {} AS t0 ON t0._rowid_ = j.value",
-                                  kSelectAll, table));
+  auto st = c.Prepare(fmt::format("SELECT t0.* FROM json_each(?) AS j CROSS JOIN {} AS t0 ON t0._rowid_ = j.value", table));
   st.Bind(1, ToJson(rowids));
   const std::size_t cells = CellCount(cls);
   PageOrder order(*page);
@@ -255,7 +241,7 @@ void RunFind(Connection& c, const schema::ClassSchema& cls, const schema::Query&
 }
 
 Statement PrepareGetRow(Connection& c, const schema::ClassSchema& cls) {
-  return c.Prepare(fmt::format("SELECT {} FROM {} AS t0 WHERE t0.objectId = ?", kSelectAll, Quote(cls.name)));
+  return c.Prepare(sql::GetById(kDialect, sql::SelectRows(kDialect, cls.name)));
 }
 
 std::optional<Row> GetRow(Connection& c, const schema::ClassSchema& cls, std::string_view id) {
@@ -337,9 +323,7 @@ class SqliteWriteTransaction final : public WriteTransaction, public OutboxWrite
   void SaveClass(const schema::ClassSchema* before, const schema::ClassSchema& after) override {
     if (before) AlterClassTables(c_, *before, after);
     else CreateClassTables(c_, after);
-    auto st = c_.Prepare(
-        "INSERT INTO _crmd_schema(className, definition) VALUES (?, ?) "
-        "ON CONFLICT(className) DO UPDATE SET definition = excluded.definition");
+    auto st = c_.Prepare(sql::SaveClass(kDialect));
     st.Bind(1, after.name);
     st.Bind(2, ToJson(after.ToJson()));
     st.Step();
@@ -347,38 +331,25 @@ class SqliteWriteTransaction final : public WriteTransaction, public OutboxWrite
 
   void Insert(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
               const Row& row) override {
-    std::string sql = "INSERT INTO ";
-    sql.reserve(64 + columns.size() * 24);
-    AppendQuoted(cls.name, sql);
-    sql += " (objectId, createdAt, updatedAt, _acl, _rperm, _wperm, _nulls";
-    for (const auto& c : columns) {
-      sql += ", ";
-      AppendQuoted(c, sql);
-    }
-    sql += ") VALUES (?, ?, ?, ?, ?, ?, ?";
-    for (std::size_t i = 0; i < columns.size(); ++i) sql += ", ?";
-    sql += ')';
-    auto st = c_.Prepare(sql);  // bound in place: `row` outlives `st`
-    BindCommon(st, row, 1);
+    // A repeated id fails this statement and leaves the transaction open (SQLite's ABORT).
+    auto st = c_.Prepare(sql::InsertRow(kDialect, cls.name, columns, sql::OnDuplicateId::kFail));
+    // Bound in place: `row` outlives `st`.
+    st.BindInPlace(1, row.object_id);
     st.BindInPlace(2, row.created_at);
+    BindOwn(st, row, 3);
     for (std::size_t i = 0; i < columns.size(); ++i)
-      st.BindCellInPlace(kFirstBoundCell + static_cast<int>(i), row.cells[i]);
+      st.BindCellInPlace(sql::kInsertFirstValue + static_cast<int>(i), row.cells[i]);
     st.Step();
   }
 
   void Update(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
               const Row& row) override {
-    // Same placeholder numbering as Insert so BindCommon serves both; ?2 is unused here.
-    std::string sql = fmt::format(
-        "UPDATE {} SET updatedAt = ?3, _acl = ?4, _rperm = ?5, _wperm = ?6, _nulls = ?7",
-        Quote(cls.name));
-    for (std::size_t i = 0; i < columns.size(); ++i)
-      sql += fmt::format(", {} = ?{}", Quote(columns[i]), kFirstBoundCell + static_cast<int>(i));
-    sql += " WHERE objectId = ?1";
-    auto st = c_.Prepare(sql);  // bound in place: `row` outlives `st`
-    BindCommon(st, row, 1);
-    for (std::size_t i = 0; i < columns.size(); ++i)
-      st.BindCellInPlace(kFirstBoundCell + static_cast<int>(i), row.cells[i]);
+    auto st = c_.Prepare(sql::UpdateRow(kDialect, cls.name, columns));
+    // Bound in place: `row` outlives `st`.
+    BindOwn(st, row, 1);
+    const int first = sql::kUpdateFirstValue;
+    for (std::size_t i = 0; i < columns.size(); ++i) st.BindCellInPlace(first + static_cast<int>(i), row.cells[i]);
+    st.BindInPlace(first + static_cast<int>(columns.size()), row.object_id);
     st.Step();
   }
 
@@ -397,13 +368,13 @@ class SqliteWriteTransaction final : public WriteTransaction, public OutboxWrite
 
   void DropClass(const schema::ClassSchema& cls) override {
     DropClassTables(c_, cls);
-    auto st = c_.Prepare("DELETE FROM _crmd_schema WHERE className = ?");
+    auto st = c_.Prepare(sql::DropClass(kDialect));
     st.Bind(1, cls.name);
     st.Step();
   }
 
   std::int64_t Count(const schema::ClassSchema& cls) override {
-    auto st = c_.Prepare("SELECT count(*) FROM " + Quote(cls.name));
+    auto st = c_.Prepare(sql::CountRows(kDialect, cls.name));
     st.Step();
     return std::get<std::int64_t>(st.Column(0));
   }
@@ -428,47 +399,30 @@ class SqliteWriteTransaction final : public WriteTransaction, public OutboxWrite
   bool Delete(const schema::ClassSchema& cls, std::string_view object_id) override {
     for (const auto& [field, def] : cls.fields) {
       if (def.type != schema::FieldType::kRelation) continue;
-      auto st = c_.Prepare("DELETE FROM " + JoinTable(field, cls.name) + " WHERE owningId = ?");
+      auto st = c_.Prepare(sql::UnlinkOwner(kDialect, cls.name, field));
       st.Bind(1, object_id);
       st.Step();
     }
-    auto st = c_.Prepare(fmt::format("DELETE FROM {} WHERE objectId = ? RETURNING objectId",
-                                     Quote(cls.name)));
+    auto st = c_.Prepare(sql::DeleteRow(kDialect, cls.name));
     st.Bind(1, object_id);
-    bool deleted = st.Step();
-    while (st.Step()) {
-    }
-    return deleted;
+    st.Step();
+    return c_.Changes() > 0;  // the row's own; what the text index's triggers delete is not counted
   }
 
   std::int64_t UpdateWhere(const schema::ClassSchema& cls, const schema::Expr& where,
                            const std::vector<std::string>& columns, const std::vector<Cell>& cells) override {
-    schema::Query q;
-    q.where = where;
-    SqlFragment compiled = CompileWhere(q, cls);
-    std::string sql = "UPDATE " + Quote(cls.name) + " AS t0 SET ";
-    for (std::size_t i = 0; i < columns.size(); ++i) sql += (i ? ", " : "") + Quote(columns[i]) + " = ?";
-    sql += " WHERE " + compiled.sql;
-    auto st = c_.Prepare(sql);
-    int next = 1;
-    for (const auto& cell : cells) st.BindCell(next++, cell);
-    for (const auto& cell : compiled.params) st.BindCell(next++, cell);
+    const SqlFragment update = sql::UpdateWhere(kDialect, cls, where, columns, cells);
+    auto st = c_.Prepare(update.sql);
+    st.BindAll(update.params);
     st.Step();
     return c_.Changes();
   }
 
   std::int64_t SetAclWhere(const schema::ClassSchema& cls, const schema::Expr& where,
                            const std::optional<std::string>& acl) override {
-    schema::Query q;
-    q.where = where;
-    SqlFragment compiled = CompileWhere(q, cls);
-    auto st = c_.Prepare("UPDATE " + Quote(cls.name) + " AS t0 SET _acl = ?, _rperm = ?, _wperm = ? WHERE " + compiled.sql);
-    if (acl) st.Bind(1, *acl);
-    else st.BindNull(1);
-    st.BindCell(2, Permissions(acl, "read"));
-    st.BindCell(3, Permissions(acl, "write"));
-    int next = 4;
-    for (const auto& cell : compiled.params) st.BindCell(next++, cell);
+    const SqlFragment update = sql::SetAclWhere(kDialect, cls, where, acl);
+    auto st = c_.Prepare(update.sql);
+    st.BindAll(update.params);
     st.Step();
     return c_.Changes();
   }
@@ -483,7 +437,7 @@ class SqliteWriteTransaction final : public WriteTransaction, public OutboxWrite
   }
 
   bool Exists(const schema::ClassSchema& cls, std::string_view object_id) override {
-    auto st = c_.Prepare(fmt::format("SELECT 1 FROM {} WHERE objectId = ?", Quote(cls.name)));
+    auto st = c_.Prepare(sql::RowExists(kDialect, cls.name));
     st.Bind(1, object_id);
     return st.Step();
   }
@@ -500,8 +454,7 @@ class SqliteWriteTransaction final : public WriteTransaction, public OutboxWrite
       if (std::find(ignored.begin(), ignored.end(), name) != ignored.end()) continue;
       for (const auto& [field, def] : cls->fields) {
         if (def.type != schema::FieldType::kPointer || def.target_class != target_class) continue;
-        auto st = c_.Prepare(
-            fmt::format("SELECT 1 FROM {} WHERE {} = ? LIMIT 1", Quote(name), Quote(field)));
+        auto st = c_.Prepare(sql::FindReference(kDialect, name, field));
         st.Bind(1, object_id);
         if (st.Step()) return Reference{name, field};
       }
@@ -522,18 +475,15 @@ class SqliteWriteTransaction final : public WriteTransaction, public OutboxWrite
   }
 
  private:
-  static constexpr int kFirstBoundCell = 8;
-
-  // `row`'s own text is bound in place: it must outlive `st`.
-  static void BindCommon(Statement& st, const Row& row, int first) {
-    st.BindInPlace(first, row.object_id);
-    st.BindInPlace(first + 2, row.updated_at);
-    if (row.acl) st.BindInPlace(first + 3, *row.acl);
-    else st.BindNull(first + 3);
-    st.BindCell(first + 4, Permissions(row.acl, "read"));
-    st.BindCell(first + 5, Permissions(row.acl, "write"));
-    if (row.nulls.empty()) st.BindNull(first + 6);
-    else st.Bind(first + 6, NullsText(row.nulls));
+  // updatedAt, _acl, _rperm, _wperm, _nulls from `first` on, in that order (sql::InsertRow,
+  // sql::UpdateRow). `row`'s own text is bound in place: it must outlive `st`.
+  static void BindOwn(Statement& st, const Row& row, int first) {
+    st.BindInPlace(first, row.updated_at);
+    if (row.acl) st.BindInPlace(first + 1, *row.acl);
+    else st.BindNull(first + 1);
+    st.BindCell(first + 2, sql::Permissions(kDialect, row.acl, "read"));
+    st.BindCell(first + 3, sql::Permissions(kDialect, row.acl, "write"));
+    st.BindCell(first + 4, sql::Nulls(kDialect, row.nulls));
   }
 
   static constexpr const char* kSavepoint = "w";
@@ -606,7 +556,7 @@ class SqliteDatabase final : public Database {
   std::vector<schema::ClassSchema> LoadSchema() override {
     auto lock = group_->Exclusive();
     std::vector<schema::ClassSchema> out;
-    auto st = writer_->Prepare("SELECT definition FROM _crmd_schema ORDER BY className");
+    auto st = writer_->Prepare(sql::LoadClasses(kDialect));
     while (st.Step()) {
       auto parsed = ParseJson(st.ColumnText(0));
       if (!parsed.ok() || !parsed.value().is_object())
@@ -632,13 +582,9 @@ class SqliteDatabase final : public Database {
     RowSet out{StoredColumns(cls), {}};
     if (ids.empty()) return out;
     auto reader = Acquire();
-    // json_each binds the whole id list as one value: one statement shape for any list size.
-    auto st = reader->Prepare(fmt::format(
-        "SELECT {} FROM {} AS t0 WHERE t0.objectId IN (SELECT value FROM json_each(?))", kSelectAll,
-        Quote(cls.name)));
-    boost::json::array list;
-    for (const auto& id : ids) list.emplace_back(id);
-    st.Bind(1, ToJson(list));
+    const SqlFragment many = sql::GetMany(kDialect, sql::SelectRows(kDialect, cls.name), ids);
+    auto st = reader->Prepare(many.sql);
+    st.BindAll(many.params);
     while (st.Step()) {
       if (out.rows.empty()) CheckLayout(st, cls);
       out.rows.push_back(ReadRow(st, out.columns.size()));
@@ -655,25 +601,22 @@ class SqliteDatabase final : public Database {
                                           const std::vector<std::string>& related_ids) override {
     std::vector<std::string> owners;
     if (related_ids.empty()) return owners;
-    boost::json::array list;
-    for (const auto& id : related_ids) list.emplace_back(id);
+    const SqlFragment owners_of = sql::RelationOwners(kDialect, cls.name, field, related_ids);
     auto reader = Acquire();
-    auto st = reader->Prepare(fmt::format(
-        "SELECT DISTINCT owningId FROM {} WHERE relatedId IN (SELECT value FROM json_each(?))",
-        JoinTable(field, cls.name)));
-    st.Bind(1, ToJson(list));
+    auto st = reader->Prepare(owners_of.sql);
+    st.BindAll(owners_of.params);
     while (st.Step()) owners.push_back(st.ColumnText(0));
     return owners;
   }
 
   std::int64_t Count(const schema::ClassSchema& cls, const schema::Query& query) override {
     SqlFragment where = CompileWhere(query, cls);
-    const std::string sql = fmt::format("SELECT count(*) FROM {} AS t0 WHERE {}", Quote(cls.name), where.sql);
-    std::string key = CountCache::Key(sql, where.params);
+    const std::string count_sql = sql::CountWhere(kDialect, cls.name, where.sql);
+    std::string key = CountCache::Key(count_sql, where.params);
     const std::uint64_t commits = group_->Commits();  // before the read starts: see count_cache.hpp
     if (auto cached = counts_.Find(key, commits)) return *cached;
     auto reader = Acquire();
-    auto st = reader->Prepare(sql);
+    auto st = reader->Prepare(count_sql);
     st.BindAll(where.params);
     st.Step();
     const auto count = std::get<std::int64_t>(st.Column(0));
@@ -682,38 +625,10 @@ class SqliteDatabase final : public Database {
   }
 
   std::vector<std::vector<Cell>> Aggregate(const schema::ClassSchema& cls, const schema::AggregatePlan& plan) override {
-    SqlFragment where = CompileWhere(plan.query, cls);
-    const std::string key = plan.key_column.empty() ? std::string("NULL") : "t0." + Quote(plan.key_column);
-    std::string sql;
-    std::vector<Cell> params;
-    if (plan.distinct) {
-      sql = fmt::format("SELECT DISTINCT {0} FROM {1} AS t0 WHERE ({2}) AND {0} IS NOT NULL", key, Quote(cls.name), where.sql);
-    } else {
-      sql = "SELECT " + key;
-      for (const auto& acc : plan.accumulators) {
-        const std::string col = "t0." + Quote(acc.column);
-        switch (acc.op) {
-          case schema::AccumulatorOp::kSum:
-            if (acc.column.empty()) {
-              sql += ", COUNT(*) * ?";
-              params.emplace_back(acc.constant);
-            } else {
-              sql += ", TOTAL(" + col + ")";
-            }
-            break;
-          case schema::AccumulatorOp::kAvg: sql += ", AVG(" + col + ")"; break;
-          case schema::AccumulatorOp::kMin: sql += ", MIN(" + col + ")"; break;
-          case schema::AccumulatorOp::kMax: sql += ", MAX(" + col + ")"; break;
-          case schema::AccumulatorOp::kCount: sql += ", COUNT(*)"; break;
-        }
-      }
-      sql += fmt::format(" FROM {} AS t0 WHERE {}", Quote(cls.name), where.sql);
-      if (!plan.key_column.empty()) sql += " GROUP BY 1";
-    }
-    for (auto& p : where.params) params.push_back(std::move(p));
+    const SqlFragment aggregate = sql::AggregateRows(kDialect, cls, plan);
     auto reader = Acquire();
-    auto st = reader->Prepare(sql);
-    st.BindAll(params);
+    auto st = reader->Prepare(aggregate.sql);
+    st.BindAll(aggregate.params);
     std::vector<std::vector<Cell>> rows;
     const int width = plan.distinct ? 1 : 1 + static_cast<int>(plan.accumulators.size());
     while (st.Step()) {

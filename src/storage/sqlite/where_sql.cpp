@@ -41,13 +41,30 @@ class Sqlite final : public sql::Dialect {
   std::string JoinTable(std::string_view field, std::string_view owner) const override {
     return sqlite::JoinTable(field, owner);
   }
+  void AppendQuoted(std::string_view identifier, std::string& out) const override { sqlite::AppendQuoted(identifier, out); }
   std::string Placeholder(std::size_t) const override { return "?"; }
   const char* Bool(bool value) const override { return value ? "1" : "0"; }
 
-  std::string ReadableBy(int alias, const std::vector<std::string>& principals, Binder& bind) const override {
+  Cell TextList(const std::vector<std::string>& items) const override {
     boost::json::array list;
-    for (const auto& p : principals) list.emplace_back(p);
-    const std::string placeholder = bind(ToJson(list));
+    list.reserve(items.size());
+    for (const auto& item : items) list.emplace_back(item);
+    return ToJson(list);
+  }
+
+  // `,a,b,`: every name between commas, so instr() finds `,a,` and never a name's part.
+  Cell NullList(const std::vector<std::string>& fields) const override {
+    std::string out = ",";
+    for (const auto& field : fields) out += field + ",";
+    return out;
+  }
+
+  std::string TextIn(const std::string& expr, const std::vector<std::string>& items, Binder& bind) const override {
+    return fmt::format("{} IN (SELECT value FROM json_each({}))", expr, bind(TextList(items)));
+  }
+
+  std::string ReadableBy(int alias, const std::vector<std::string>& principals, Binder& bind) const override {
+    const std::string placeholder = bind(TextList(principals));
     return fmt::format(
         "(t{0}._rperm IS NULL OR EXISTS (SELECT 1 FROM json_each(t{0}._rperm) AS p "
         "WHERE p.value IN (SELECT value FROM json_each({1}))))",
@@ -115,6 +132,23 @@ class Sqlite final : public sql::Dialect {
     }
     const std::string placeholder = bind(pattern);
     return fmt::format("crmd_regexp({}, {})", placeholder, Scalar(f, Cell(), bind));
+  }
+
+  // A column's value is the cell as stored.
+  std::string Selected(const std::string& expr, schema::FieldType) const override { return expr; }
+
+  std::string Accumulate(const schema::Accumulator& acc, const std::string& column, std::optional<schema::FieldType>,
+                         Binder& bind) const override {
+    switch (acc.op) {
+      case schema::AccumulatorOp::kSum:
+        if (acc.column.empty()) return "COUNT(*) * " + bind(acc.constant);
+        return "TOTAL(" + column + ")";  // 0.0 over no rows, where SUM is NULL
+      case schema::AccumulatorOp::kAvg: return "AVG(" + column + ")";
+      case schema::AccumulatorOp::kMin: return "MIN(" + column + ")";
+      case schema::AccumulatorOp::kMax: return "MAX(" + column + ")";
+      case schema::AccumulatorOp::kCount: return "COUNT(*)";
+    }
+    return "COUNT(*)";
   }
 
   std::string Text(const FieldAt& f, const std::vector<std::string>& terms, std::string_view cls,
