@@ -43,14 +43,15 @@ std::string Capitalised(std::string word) {
   return word;
 }
 
-// `/prefix/classes/T` (create) or `/prefix/classes/T/id` (update, delete) in a class of the
-// application's own. System classes stay on the writer threads: a signup hashes a password, and
-// no write of the application should wait behind it in its queue.
-bool IsOwnRecordWrite(Method method, const std::vector<std::string>& segments, const std::string& prefix) {
+// The records route (routes.hpp) as a create (`/prefix/classes/T`), an update or a delete
+// (`/prefix/classes/T/id`) in a class of the application's own: its write queue may run it.
+// System classes stay on the writer threads: a signup hashes a password, and no write of the
+// application should wait behind it in its queue.
+bool IsOwnRecordWrite(Method method, const RouteEntry& route, const std::vector<std::string>& segments) {
+  if (route.id != RouteId::kRecords) return false;
   const bool create = method == Method::kPost;
   if (!create && method != Method::kPut && method != Method::kDelete) return false;
-  return segments.size() == (create ? 3u : 4u) && segments[0] == prefix && segments[1] == "classes" &&
-         !segments[2].empty() && segments[2][0] != '_';
+  return segments.size() == (create ? 3u : 4u) && !segments[2].empty() && segments[2][0] != '_';
 }
 
 // A batch (spec §4.4) of nothing but such writes. Anything else, a malformed batch included,
@@ -68,7 +69,7 @@ bool IsOwnRecordBatch(const json::value& body, const std::string& prefix) {
     const Method m = name == "POST" ? Method::kPost : name == "PUT" ? Method::kPut
                      : name == "DELETE" ? Method::kDelete : Method::kOther;
     auto target = ParseTarget(path->get_string());
-    if (!target || !IsOwnRecordWrite(m, target->segments, prefix)) return false;
+    if (!target || !IsOwnRecordWrite(m, MatchRoute(m, target->segments, prefix), target->segments)) return false;
   }
   return true;
 }
@@ -385,7 +386,7 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   // runs in the function pool, its application's share at most.
   const bool form = route.id == RouteId::kFunction && functions::IsForm(target->segments[2]);
   const bool function = route.id == RouteId::kFunction && !form && options_.function_pool;
-  const bool record = route.id == RouteId::kRecords && IsOwnRecordWrite(request.method, target->segments, options_.prefix);
+  const bool record = IsOwnRecordWrite(request.method, route, target->segments);
   if (!batch && !form && !function && !record) return false;
   auto app_id = request.Header(app_id_header_);
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;

@@ -16,6 +16,7 @@
 namespace crmd::schema {
 
 inline constexpr std::string_view kUserClass = "_User";
+inline constexpr std::string_view kSessionClass = "_Session";
 
 inline constexpr const char* kHashedPassword = "_hashed_password";
 inline constexpr const char* kFailedLogins = "_failed_login_count";

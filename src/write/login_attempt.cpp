@@ -15,7 +15,7 @@ namespace json = boost::json;
 Result<json::object> RecordLogin(auth::Context& ctx, const auth::PasswordCheck& check, bool open_session) {
   app::Application& app = *ctx.app;
   auto snapshot = app.schema();
-  const auto& cls = *snapshot->Find("_User");
+  const auto& cls = *snapshot->Find(schema::kUserClass);
   using Kind = auth::LoginDecision::Kind;
 
   // A refusal is answered after the unit commits its count, so it is a value here, not an error

@@ -15,7 +15,7 @@ namespace oauth = auth::oauth;
 
 namespace {
 
-const schema::ClassSchema& Sessions(const app::WriteUnit& unit) { return *unit.schema()->Find("_Session"); }
+const schema::ClassSchema& Sessions(const app::WriteUnit& unit) { return *unit.schema()->Find(schema::kSessionClass); }
 
 void InsertGrant(storage::WriteTransaction& txn, const schema::ClassSchema& cls, const oauth::GrantRow& grant) {
   storage::Row row;

@@ -13,7 +13,7 @@ Result<bool> StoreResetToken(auth::Context& ctx, const std::string& email, const
                              std::int64_t expires_ms) {
   bool known = false;
   auto stored = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Status {
-    const auto& cls = *unit.schema()->Find("_User");
+    const auto& cls = *unit.schema()->Find(schema::kUserClass);
     auto user = storage::FindFirst(unit.txn(), cls, "email", email);
     if (!user) return {};
     storage::Row update = *user;
@@ -29,7 +29,7 @@ Result<bool> StoreResetToken(auth::Context& ctx, const std::string& email, const
 auth::ResetOutcome ConsumeResetToken(auth::Context& ctx, const auth::PreparedReset& reset) {
   app::Application& app = *ctx.app;
   auto snapshot = app.schema();
-  const auto& cls = *snapshot->Find("_User");
+  const auto& cls = *snapshot->Find(schema::kUserClass);
   auto outcome = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<auth::ResetOutcome> {
     storage::WriteTransaction& txn = unit.txn();
     auto user = storage::FindFirst(txn, cls, schema::kResetTokenHash, reset.token_hash);

@@ -14,7 +14,7 @@ namespace json = boost::json;
 
 namespace {
 
-const schema::ClassSchema& SessionClass(const schema::Snapshot& snapshot) { return *snapshot.Find("_Session"); }
+const schema::ClassSchema& SessionClass(const schema::Snapshot& snapshot) { return *snapshot.Find(schema::kSessionClass); }
 
 }  // namespace
 
