@@ -1,4 +1,5 @@
 #include "api/batch.hpp"
+#include "api/commit_answer.hpp"
 
 #include "app/application.hpp"
 #include "storage/write_group.hpp"
@@ -118,7 +119,8 @@ Response HandleBatch(const Request& request, auth::Context& ctx, const std::stri
       } restore{ctx};
       run_items();
     };
-    if (!ctx.app->db().CommitBatch({&job, 1})[0]) return ErrorResponse(errors::Internal());  // logged by the store
+    const auto outcome = ctx.app->db().CommitBatch({&job, 1})[0];
+    if (!storage::Durable(outcome)) return ErrorResponse(CommitError(outcome));
   }
   Response response;
   response.body = std::move(results);

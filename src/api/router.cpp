@@ -4,6 +4,7 @@
 #include <boost/algorithm/string/predicate.hpp>
 
 #include "api/batch.hpp"
+#include "api/commit_answer.hpp"
 #include "api/cors.hpp"
 #include "api/files.hpp"
 #include "api/functions.hpp"
@@ -195,7 +196,7 @@ Response Router::Handle(const Request& request, const std::shared_ptr<app::Appli
     response = ErrorResponse(errors::Unavailable("too many open files, try again"));
   } catch (const storage::StoreUnavailable& e) {
     log::Warn("the store is unavailable", {{"method", request.method_name}, {"error", e.what()}});
-    response = ErrorResponse(errors::Unavailable("the database is unavailable, try again"));
+    response = ErrorResponse(CommitError(storage::CommitOutcome::kUnavailable));
   } catch (const std::exception& e) {
     log::Error("request failed", {{"method", request.method_name}, {"error", e.what()}});
     response = ErrorResponse(errors::Internal());
@@ -422,11 +423,11 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   // The job keeps the application open while queued: the store cache closes only applications
   // nobody else holds, so the job never holds the last reference.
   queue->Submit({[this, pending, app](storage::WriteGroup& group) { pending->response = Handle(pending->request, app, &group); },
-               [pending](bool durable) {
+               [pending](storage::CommitOutcome outcome) {
                  pending->request.json_body.reset();
-                 if (!durable) {  // the group's COMMIT failed (logged by the store)
+                 if (!storage::Durable(outcome)) {  // the group's COMMIT failed (logged by the store)
                    auto sent = std::move(pending->response.sent);
-                   pending->response = ErrorResponse(errors::Internal());
+                   pending->response = ErrorResponse(CommitError(outcome));
                    pending->response.sent = std::move(sent);
                    AddCorsHeaders(pending->request, pending->response);
                  }

@@ -31,7 +31,7 @@ void WriteQueue::Submit(Job job) {
   } catch (const std::exception& e) {
     log::Error("write queue refused a write", {{"error", e.what()}});  // no thread, no memory
   }
-  if (!queued) job.finish(false);
+  if (!queued) job.finish(storage::CommitOutcome::kFailed);
 }
 
 void WriteQueue::Stop() {
@@ -62,10 +62,10 @@ void WriteQueue::Loop() {
       }
     }
     for (auto& job : group) runs.push_back(std::move(job.run));
-    const std::vector<bool> durable = groups_.CommitBatch(runs);
+    const std::vector<storage::CommitOutcome> outcomes = groups_.CommitBatch(runs);
     for (std::size_t i = 0; i < group.size(); ++i) {
       try {
-        group[i].finish(durable[i]);
+        group[i].finish(outcomes[i]);
       } catch (...) {
         // Out of memory for the answer: that request gets no answer, the queue goes on.
         log::Error("queued write could not be answered", {});

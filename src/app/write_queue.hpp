@@ -30,9 +30,9 @@ class WriteQueue {
     // in (Context::queued); their Commit() returns at once. Answers its own faults (an exception
     // is logged and the job finished as it stands).
     std::function<void(storage::WriteGroup& group)> run;
-    // Then, once the group's last COMMIT returned: durable = false when one holding the job's
-    // writes failed (WriteGroups::CommitBatch). Called on the queue's thread; must not block.
-    std::function<void(bool durable)> finish;
+    // Then, once the group's last COMMIT returned: the worst outcome of those holding the job's
+    // writes (WriteGroups::CommitBatch). Called on the queue's thread; must not block.
+    std::function<void(storage::CommitOutcome)> finish;
   };
 
   // Jobs run per group at most: bounds the wait of the last one in a long queue.

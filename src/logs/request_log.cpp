@@ -6,6 +6,7 @@
 #include "auth/context.hpp"
 #include "schema/log_classes.hpp"
 #include "storage/write_transaction.hpp"
+#include "util/errors.hpp"
 #include "util/log.hpp"
 #include "util/time.hpp"
 
@@ -177,12 +178,12 @@ void RequestLog::SubmitJob(std::shared_ptr<app::Application> app, std::vector<Re
   app::WriteQueue& queue = app->writes();
   queue.Submit({[this, app, shared](storage::WriteGroup& group) { Write(*app, group, *shared); },
                 // On the queue's thread, or at once when the queue refused the job: must not block.
-                [this, app, shared](bool durable) {
+                [this, app, shared](storage::CommitOutcome outcome) {
                   std::vector<RequestEntry> next;
                   {
                     std::lock_guard lock(mutex_);
                     count_ -= shared->size();
-                    if (!durable) dropped_ += shared->size();
+                    if (!storage::Durable(outcome)) dropped_ += shared->size();
                     auto it = waiting_.find(app->id());
                     if (it != waiting_.end()) {
                       next = NextRows(it->second);
@@ -201,7 +202,10 @@ void RequestLog::Write(app::Application& app, storage::WriteGroup& group, const 
   ctx.app = std::shared_ptr<app::Application>(&app, [](app::Application*) {});  // kept by the job
   ctx.identity = auth::Identity::System();
   ctx.queued = &group;
-  auto written = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Status {
+  // The store down (PostgreSQL restarting) loses these rows as any write's: counted, not thrown.
+  Status written;
+  try {
+    written = app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Status {
     if (auto shape = RequestLogClassFor(*unit.schema())) {
       if (!unit.MayChangeSchema()) return app::WriteUnit::Restarting();
       unit.txn().SaveClass(unit.schema()->Find(schema::kRequestLogClass), *shape);
@@ -214,7 +218,10 @@ void RequestLog::Write(app::Application& app, storage::WriteGroup& group, const 
       storage::InsertWithNewId(unit.txn(), cls, columns, row, [](storage::Row&) {});
     }
     return {};
-  });
+    });
+  } catch (const storage::StoreUnavailable& e) {
+    written = Status(errors::Unavailable(e.what()));
+  }
   if (!written.ok()) {
     log::Error("request log rows not written", {{"app", app.id()}, {"error", written.error().message}});
     std::lock_guard lock(mutex_);

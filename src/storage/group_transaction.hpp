@@ -11,6 +11,7 @@
 
 #include <memory>
 
+#include "storage/commit_outcome.hpp"
 #include "storage/write_transaction.hpp"
 
 namespace crmd::storage {
@@ -24,9 +25,10 @@ class GroupTransaction {
   // Exclusive: a transaction of its own that runs alone, as RecordStore::BeginWrite(true) begins;
   // called with no transaction open here, or it would wait for this very object.
   virtual std::unique_ptr<WriteTransaction> BeginWrite(bool exclusive) = 0;
-  // Commits the open transaction, if any, and lets go of the store. Returns false when the COMMIT
-  // failed (logged here): every member's work is then lost. Nothing open is a success. Never throws.
-  virtual bool Commit() = 0;
+  // Commits the open transaction, if any, and lets go of the store. Anything but kDurable (logged
+  // here) is every member's outcome: their work is lost, or not known to be kept. Nothing open is
+  // durable. Never throws.
+  virtual CommitOutcome Commit() = 0;
   // Whether an error made the store roll the open transaction back: a member begun now would
   // commit on its own, outside the group, and then be reported lost with it.
   virtual bool Lost() const = 0;

@@ -22,6 +22,12 @@ struct StoreUnavailable : StorageError {
   using StorageError::StorageError;
 };
 
+// The connection to the store's server dropped while a COMMIT was under way, and the server could
+// not be asked in time whether it happened: answered 500, never 503 (a retry could make it twice).
+struct CommitOutcomeUnknown : StorageError {
+  using StorageError::StorageError;
+};
+
 // A read that ran past the deadline of its thread's ReadDeadline: stopped, nothing returned.
 struct ReadTimedOut : StorageError {
   using StorageError::StorageError;

@@ -8,8 +8,8 @@
 
 namespace crmd::storage {
 
-WriteGroup::WriteGroup(std::unique_ptr<GroupTransaction> txn, std::vector<bool>& durable)
-    : txn_(std::move(txn)), durable_(durable) {}
+WriteGroup::WriteGroup(std::unique_ptr<GroupTransaction> txn, std::vector<CommitOutcome>& outcomes)
+    : txn_(std::move(txn)), outcomes_(outcomes) {}
 
 WriteGroup::~WriteGroup() { Flush(); }
 
@@ -27,9 +27,9 @@ std::unique_ptr<WriteTransaction> WriteGroup::BeginWrite(bool exclusive) {
 }
 
 void WriteGroup::Flush() {
-  const bool committed = txn_->Commit();
-  if (!committed)
-    for (const std::size_t job : members_) durable_[job] = false;
+  const CommitOutcome outcome = txn_->Commit();
+  const bool committed = Durable(outcome);
+  for (const std::size_t job : members_) outcomes_[job] = Worse(outcomes_[job], outcome);
   members_.clear();
   auto actions = std::move(after_flush_);
   after_flush_.clear();
@@ -55,10 +55,10 @@ void WriteGroup::FlushIfLost() {
   if (txn_->Lost()) Flush();
 }
 
-std::vector<bool> WriteGroups::CommitBatch(std::span<const Job> jobs) {
-  std::vector<bool> durable(jobs.size(), true);
+std::vector<CommitOutcome> WriteGroups::CommitBatch(std::span<const Job> jobs) {
+  std::vector<CommitOutcome> outcomes(jobs.size(), CommitOutcome::kDurable);
   {
-    WriteGroup group(BeginGroupTransaction(), durable);
+    WriteGroup group(BeginGroupTransaction(), outcomes);
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       // A transaction lost to the last job's error would otherwise hold the store through the jobs
       // that write nothing.
@@ -75,7 +75,7 @@ std::vector<bool> WriteGroups::CommitBatch(std::span<const Job> jobs) {
     }
     group.Flush();
   }
-  return durable;
+  return outcomes;
 }
 
 }  // namespace crmd::storage

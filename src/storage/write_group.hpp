@@ -21,6 +21,7 @@
 #include <span>
 #include <vector>
 
+#include "storage/commit_outcome.hpp"
 #include "storage/write_transaction.hpp"
 
 namespace crmd::storage {
@@ -52,13 +53,13 @@ class WriteGroup {
 
  private:
   friend class WriteGroups;
-  WriteGroup(std::unique_ptr<GroupTransaction> txn, std::vector<bool>& durable);
+  WriteGroup(std::unique_ptr<GroupTransaction> txn, std::vector<CommitOutcome>& outcomes);
   // Flushes (and so fails) the open transaction if an error made the store roll all of it back,
   // so that no write begun from now on is counted in a lost commit.
   void FlushIfLost();
 
   std::unique_ptr<GroupTransaction> txn_;
-  std::vector<bool>& durable_;  // per job of the batch: false once a commit holding its writes failed
+  std::vector<CommitOutcome>& outcomes_;  // per job of the batch: the worst of the commits holding its writes
   std::size_t job_ = 0;         // the job running now
   std::vector<std::size_t> members_;  // the jobs with grouped writes in the open transaction, in order
   std::vector<std::function<void()>> after_flush_;
@@ -72,13 +73,13 @@ class WriteGroups {
 
   virtual ~WriteGroups() = default;
 
-  // Runs `jobs` one after another in one write group, flushes it, and returns, for each job,
-  // whether its writes are durable: true when every commit that held its grouped writes succeeded
-  // (a job that began none is durable). Its exclusive writes are not counted: their own Commit()
+  // Runs `jobs` one after another in one write group, flushes it, and returns, for each job, the
+  // outcome of its writes: the worst of the commits that held its grouped writes (a job that began
+  // none is durable). Its exclusive writes are not counted: their own Commit()
   // throws when it fails, and the job answers that. A job that throws is logged and counted as it
   // stands (its write units rolled back as they unwound), and the others still run. Returns after
   // the last commit, with every action the jobs left for a successful flush run.
-  std::vector<bool> CommitBatch(std::span<const Job> jobs);
+  std::vector<CommitOutcome> CommitBatch(std::span<const Job> jobs);
 
  private:
   virtual std::unique_ptr<GroupTransaction> BeginGroupTransaction() = 0;

@@ -334,9 +334,11 @@ Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& 
          }
          step->ctx.queued = nullptr;
        },
-       [this, step](bool durable) {
+       [this, step](storage::CommitOutcome outcome) {
          Job next = step->job;
-         if (!durable || !step->ok) {
+         // Not known durable: run again. The step's unit re-reads the outbox entry it advanced, so a
+         // commit that did happen after all is not applied twice.
+         if (!storage::Durable(outcome) || !step->ok) {
            ++next.attempts;
            next.payload.clear();  // read again: what is stored decides
            Later(std::move(next));

@@ -62,7 +62,7 @@ TEST_P(InsertWithNewIdTest, InAWriteGroupATakenIdFailsOnlyItsOwnInsert) {
     txn->Insert(store.cls, StoredColumns(store.cls), test::RowsStore::NewRow("CCCCCCCCCC"));
     txn->Commit();
   };
-  EXPECT_EQ(store.db->CommitBatch({&job, 1}), std::vector<bool>{true});
+  EXPECT_EQ(store.db->CommitBatch({&job, 1}), std::vector<storage::CommitOutcome>{storage::CommitOutcome::kDurable});
   EXPECT_TRUE(store.Visible("BBBBBBBBBB"));
   EXPECT_TRUE(store.Visible("CCCCCCCCCC"));
 }

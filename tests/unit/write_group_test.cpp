@@ -19,6 +19,12 @@
 namespace crmd::storage {
 namespace {
 
+std::vector<bool> Durables(const std::vector<CommitOutcome>& outcomes) {
+  std::vector<bool> out;
+  for (const auto outcome : outcomes) out.push_back(Durable(outcome));
+  return out;
+}
+
 class WriteGroupTest : public ::testing::TestWithParam<std::string> {
  protected:
   // Inserts `id` in a write of its own begun through `group`, committed unless `commit` is false.
@@ -26,7 +32,7 @@ class WriteGroupTest : public ::testing::TestWithParam<std::string> {
     EXPECT_EQ(store_.Insert(id, 0, exclusive, commit, &group), exclusive);
   }
   bool Visible(const std::string& id) { return store_.Visible(id); }
-  std::vector<bool> Run(const std::vector<WriteGroups::Job>& jobs) { return db_->CommitBatch(jobs); }
+  std::vector<bool> Run(const std::vector<WriteGroups::Job>& jobs) { return Durables(db_->CommitBatch(jobs)); }
 
   test::RowsStore store_{"write-group", GetParam()};
   std::unique_ptr<Database>& db_ = store_.db;
@@ -179,7 +185,7 @@ TEST(WriteGroupFailureTest, AFailedCommitFailsExactlyTheJobsThatWroteIntoIt) {
       },
       [&](WriteGroup& group) { group.BeginWrite(false); },  // writes into the next COMMIT
   };
-  EXPECT_EQ(db.CommitBatch(jobs), (std::vector<bool>{false, true, false, true}));
+  EXPECT_EQ(Durables(db.CommitBatch(jobs)), (std::vector<bool>{false, true, false, true}));
   EXPECT_EQ(db.commits, 2u);
   // The actions left for the failed COMMIT's writes were dropped; the other ran, once.
   EXPECT_EQ(ran, std::vector<std::string_view>{"after the failed flush"});
@@ -206,8 +212,27 @@ TEST(WriteGroupFailureTest, AGroupLostToAnErrorFailsOnlyTheWritesBeforeTheLoss) 
         group.AfterFlush([&] { ran.push_back("retry's"); });
       },
   };
-  EXPECT_EQ(db.CommitBatch(jobs), (std::vector<bool>{false, false, true, false}));
+  EXPECT_EQ(Durables(db.CommitBatch(jobs)), (std::vector<bool>{false, false, true, false}));
   EXPECT_EQ(ran, std::vector<std::string_view>{"retry's"});
+}
+
+// A job is answered by the worst commit that held its writes: one of them of unknown outcome makes
+// it unknown (never answered as retryable), though another was only unavailable.
+TEST(WriteGroupFailureTest, AJobTakesTheWorstOutcomeOfTheCommitsThatHeldItsWrites) {
+  test::FailingCommits db;
+  db.outcomes = {{0, CommitOutcome::kUnknown}, {1, CommitOutcome::kUnavailable}};
+  const std::vector<WriteGroups::Job> jobs = {
+      [&](WriteGroup& group) { group.BeginWrite(false); },  // into COMMIT 0, unknown
+      [&](WriteGroup& group) {
+        group.BeginWrite(false);  // into COMMIT 0
+        group.Flush();
+        group.BeginWrite(false);  // into COMMIT 1, unavailable
+      },
+      [&](WriteGroup& group) { group.BeginWrite(false); },  // into COMMIT 1
+      [&](WriteGroup&) {},
+  };
+  EXPECT_EQ(db.CommitBatch(jobs), (std::vector<CommitOutcome>{CommitOutcome::kUnknown, CommitOutcome::kUnknown,
+                                                              CommitOutcome::kUnavailable, CommitOutcome::kDurable}));
 }
 
 }  // namespace

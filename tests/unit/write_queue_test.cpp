@@ -25,7 +25,8 @@ class WriteQueueTest : public ::testing::TestWithParam<std::string> {
  protected:
   WriteQueue::Job InsertJob(const std::string& id) {
     return {[this, id](storage::WriteGroup& group) { store_.Insert(id, 0, false, true, &group); },
-            [this, id](bool durable) {
+            [this, id](storage::CommitOutcome outcome) {
+              const bool durable = storage::Durable(outcome);
               std::lock_guard lock(mutex_);
               finished_.push_back(id);
               // Finished means committed: another connection sees the row already.
@@ -74,7 +75,7 @@ TEST_P(WriteQueueTest, StopDrainsTheQueueAndRefusesLaterJobs) {
   EXPECT_EQ(visible_at_finish_.size(), 20u);
 
   bool ran = false, finished = false, durable = true;
-  queue.Submit({[&](storage::WriteGroup&) { ran = true; }, [&](bool d) { finished = true, durable = d; }});
+  queue.Submit({[&](storage::WriteGroup&) { ran = true; }, [&](storage::CommitOutcome o) { finished = true, durable = storage::Durable(o); }});
   EXPECT_FALSE(ran);
   EXPECT_TRUE(finished);
   EXPECT_FALSE(durable);
@@ -88,7 +89,7 @@ TEST(WriteQueueFailureTest, AJobIsFinishedAsNotDurableExactlyWhenACommitHoldingI
   std::vector<std::string_view> after_flush;
   {
     WriteQueue queue(db);
-    auto record = [&](const std::string& name) { return [&, name](bool d) { durable[name] = d; }; };
+    auto record = [&](const std::string& name) { return [&, name](storage::CommitOutcome o) { durable[name] = storage::Durable(o); }; };
     // Runs alone in the first group and holds the queue until the next three are queued, so that
     // they run as the second group.
     queue.Submit({[&, f = submitted.get_future().share()](storage::WriteGroup& group) {

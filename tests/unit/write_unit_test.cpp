@@ -61,7 +61,7 @@ class WriteUnitTest : public ::testing::Test {
     return false;
   }
   // Runs `job` as a write queue's run of one job: whether its grouped writes are durable.
-  bool InAGroup(const storage::WriteGroups::Job& job) { return app_->db().CommitBatch({&job, 1})[0]; }
+  bool InAGroup(const storage::WriteGroups::Job& job) { return storage::Durable(app_->db().CommitBatch({&job, 1})[0]); }
 
   test::TestApp store_{"write-unit"};
   std::shared_ptr<Application>& app_ = store_.app;

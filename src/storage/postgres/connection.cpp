@@ -104,9 +104,7 @@ Connection::Connection(const std::string& conninfo) : conn_(PQconnectdb(conninfo
   Exec("SET client_encoding = 'UTF8'; SET lc_messages = 'C'; SET TimeZone = 'UTC'; SET synchronous_commit = on");
 }
 
-void Connection::Exec(std::string_view sql) {
-  Check(PQexec(conn_.get(), std::string(sql).c_str()), sql);
-}
+Rows Connection::Exec(std::string_view sql) { return Check(PQexec(conn_.get(), std::string(sql).c_str()), sql); }
 
 const std::string& Connection::Prepared(const std::string& sql) {
   auto found = prepared_.find(sql);
@@ -192,8 +190,10 @@ Rows Connection::Check(PGresult* result, std::string_view sql) {
   if (state && state == kUniqueViolation) throw DuplicateKeyError("postgresql: " + message);
   if (state && state == kQueryCanceled) throw ReadTimedOut("postgresql: " + message);
   // The server went away mid-statement (a restart, a crash): this connection is dropped by the
-  // pool, and the next request connects anew.
-  if (!Healthy() || (state && std::string_view(state).starts_with("57P")) || (state && std::string_view(state).starts_with("08")))
+  // pool, and the next request connects anew. An error without a SQLSTATE is libpq's own, not the
+  // server's: the connection broke, though libpq may not have marked it bad yet (it reports "server
+  // closed the connection unexpectedly" so inside a multi-statement PQexec).
+  if (!Healthy() || !state || std::string_view(state).starts_with("57P") || std::string_view(state).starts_with("08"))
     throw StoreUnavailable("postgresql: " + message);
   throw StorageError("postgresql: " + message + " (in: " + std::string(sql.substr(0, 200)) + ")");
 }

@@ -59,8 +59,9 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // Runs `sql` (one or more statements, no parameters): schema changes, BEGIN, COMMIT, SET.
-  void Exec(std::string_view sql);
+  // Runs `sql` (one or more statements, no parameters): schema changes, BEGIN, COMMIT, SET. Returns
+  // the rows of the last statement.
+  Rows Exec(std::string_view sql);
   // Runs one statement with `params` ($1, $2, ...), prepared on first use of its text.
   Rows Query(const std::string& sql, const Params& params = {});
   // Whether the connection still works (a server restart breaks it; the pool then drops it).

@@ -18,6 +18,7 @@
 
 #include "storage/database.hpp"
 #include "storage/group_transaction.hpp"
+#include "storage/postgres/commit_resolution.hpp"
 #include "storage/postgres/pg_class_tables.hpp"
 #include "storage/postgres/pg_dialect.hpp"
 #include "storage/postgres/pg_store.hpp"
@@ -261,8 +262,10 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
   // Alone: its own connection and transaction, holding the application's turn until it ends.
   PgWrite(Shared& s, std::unique_lock<std::mutex> lock, bool exclusive)
       : s_(s), lock_(std::move(lock)), lease_(s.pool.Acquire(/*read=*/false)), c_(*lease_), exclusive_(exclusive) {
-    // One round trip (the key is a number of this process's making).
-    c_.Exec("BEGIN; SELECT pg_advisory_xact_lock(" + std::to_string(s_.lock_key) + ")");
+    // One round trip (the key is a number of this process's making). The transaction's id names it
+    // should the connection drop during its COMMIT (commit_resolution.hpp).
+    auto rows = c_.Exec("BEGIN; SELECT txid_current() FROM pg_advisory_xact_lock(" + std::to_string(s_.lock_key) + ")");
+    xid_ = std::get<std::int64_t>(NumberCell(*rows.Value(0, 0)));
   }
   // A write of a write group: a savepoint of the group's transaction. The savepoint of the write
   // before it, committed, is released in the same round trip (`release_pending`), or by the
@@ -467,10 +470,26 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
     c_.Exec("ROLLBACK TO SAVEPOINT nested; RELEASE SAVEPOINT nested");
   }
 
+  // Alone, or the group's transaction at its flush: on a lost connection, what became of the COMMIT
+  // is asked of the server (Committed) before anyone is answered. Throws StoreUnavailable when it
+  // did not happen, CommitOutcomeUnknown when that cannot be learned.
   void Commit() override {
     if (savepoints_ != 0) throw StorageError("postgresql: commit with a savepoint still open");
-    if (in_group_) *release_pending_ = true;
-    else c_.Exec("COMMIT");
+    if (in_group_) {
+      *release_pending_ = true;
+    } else {
+      // Known not to commit: the server rolls back a failed transaction at COMMIT, and a connection
+      // already broken never sent it.
+      if (c_.InFailedTransaction()) throw StorageError("postgresql: the transaction failed and was rolled back");
+      if (!c_.Healthy()) throw StoreUnavailable("postgresql: the connection broke before COMMIT");
+      try {
+        c_.Exec("COMMIT");
+      } catch (const StoreUnavailable& e) {
+        log::Warn("postgresql: the connection dropped during COMMIT, asking what became of it",
+                  {{"schema", s_.raw_schema}, {"xid", xid_}, {"error", e.what()}});
+        if (!Committed(s_.pool, xid_)) throw;
+      }
+    }
     committed_ = true;
     // Statements prepared on other connections while the change was not committed yet had the old
     // row type under the new generation.
@@ -493,6 +512,7 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
   Connection& c_;
   bool in_group_ = false;
   bool* release_pending_ = nullptr;  // a group write's: its group's flag
+  std::int64_t xid_ = 0;             // alone: the transaction's id
   bool exclusive_ = false;
   bool committed_ = false;
   bool changed_layout_ = false;
@@ -701,19 +721,28 @@ class PgDatabase final : public Database {
       }
       return std::make_unique<PgWrite>(db_->s_, open_->connection(), release_pending_);
     }
-    bool Lost() const override { return open_ && open_->connection().InFailedTransaction(); }
+    // Rolled back by an error, or by the server going away.
+    bool Lost() const override {
+      return open_ && (open_->connection().InFailedTransaction() || !open_->connection().Healthy());
+    }
     bool ExclusiveWaiting() const override { return db_->s_.exclusive_waiting.load() > 0; }
-    bool Commit() override {
-      if (!open_) return true;
-      bool committed = true;
+    CommitOutcome Commit() override {
+      if (!open_) return CommitOutcome::kDurable;
+      auto outcome = CommitOutcome::kDurable;
       try {
         open_->Commit();
+      } catch (const CommitOutcomeUnknown& e) {
+        outcome = CommitOutcome::kUnknown;
+        log::Error("write group commit failed", {{"schema", db_->s_.raw_schema}, {"error", e.what()}});
+      } catch (const StoreUnavailable& e) {
+        outcome = CommitOutcome::kUnavailable;
+        log::Warn("write group not committed: the database is unavailable", {{"schema", db_->s_.raw_schema}, {"error", e.what()}});
       } catch (const std::exception& e) {
-        committed = false;
+        outcome = CommitOutcome::kFailed;
         log::Error("write group commit failed", {{"schema", db_->s_.raw_schema}, {"error", e.what()}});
       }
       open_.reset();
-      return committed;
+      return outcome;
     }
 
    private:

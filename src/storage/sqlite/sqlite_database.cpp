@@ -731,17 +731,17 @@ class SqliteDatabase final : public Database {
     }
     bool Lost() const override { return lock_.owns_lock() && !db_->writer_->InTransaction(); }
     bool ExclusiveWaiting() const override { return db_->group_->ExclusiveWaiting(); }
-    bool Commit() override {
-      if (!lock_.owns_lock()) return true;
-      bool committed = true;
+    CommitOutcome Commit() override {
+      if (!lock_.owns_lock()) return CommitOutcome::kDurable;
+      auto outcome = CommitOutcome::kDurable;
       try {
         db_->group_->Leave(lock_, /*savepoint=*/nullptr, /*keep=*/true);  // returns when durable
       } catch (const std::exception& e) {
-        committed = false;
+        outcome = CommitOutcome::kFailed;  // SQLite's COMMIT is a call in this process: never unknown
         log::Error("write group commit failed", {{"store", db_->path_}, {"error", e.what()}});
       }
       if (lock_.owns_lock()) lock_.unlock();
-      return committed;
+      return outcome;
     }
 
    private:

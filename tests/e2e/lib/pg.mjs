@@ -78,11 +78,12 @@ export function storeDirs(dataDir) {
   return [`${cluster.dir}/data`];
 }
 
-// Stops the cluster's server (fast: open connections are closed) and starts it again, for the
-// tests of a PostgreSQL restart under crmd.
-export function stopPostgres() {
+// Stops the cluster's server and starts it again, for the tests of a PostgreSQL restart under
+// crmd. `fast` closes open connections cleanly; `immediate` is a crash (no shutdown checkpoint,
+// recovery at the next start).
+export function stopPostgres({ mode = 'fast' } = {}) {
   if (cluster?.shared) throw new Error('this test stops PostgreSQL: it needs a cluster of its own (tests/CMakeLists.txt)');
-  asPostgres(`${BIN}/pg_ctl`, ['stop', '-w', '-t', '60', '-m', 'fast', '-D', `${cluster.dir}/data`]);
+  asPostgres(`${BIN}/pg_ctl`, ['stop', '-w', '-t', '60', '-m', mode, '-D', `${cluster.dir}/data`]);
 }
 export function startPostgres() {
   asPostgres(`${BIN}/pg_ctl`, ['start', '-w', '-t', '60', '-D', `${cluster.dir}/data`, '-l', `${cluster.dir}/server.log`,
