@@ -44,7 +44,10 @@ const hwm = (pid) => Number(fs.readFileSync(`/proc/${pid}/status`, 'utf8').match
 const rss = (pid) => Number(fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]);
 const CLK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) || 100;
 
-const app = JSON.parse(execFileSync(CRMD, ['app', 'create', '--data', DIR, '--id', 'bench', '--no-product-base'], { encoding: 'utf8' }));
+// The application is made in the store the server will use (`--store URL` among the extra flags).
+const storeAt = EXTRA.indexOf('--store');
+const STORE = storeAt >= 0 ? ['--store', EXTRA[storeAt + 1]] : [];
+const app = JSON.parse(execFileSync(CRMD, ['app', 'create', '--data', DIR, ...STORE, '--id', 'bench', '--no-product-base'], { encoding: 'utf8' }));
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const log = fs.openSync(path.join(DIR, 'crmd.log'), 'a');

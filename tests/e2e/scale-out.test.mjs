@@ -37,6 +37,29 @@ test('issue 22 #3: a record written through one server is read, counted and foun
   }
 });
 
+test('issue 33: a count cached by one server is retired at once by a write through the other', { skip }, async () => {
+  const where = encodeURIComponent(JSON.stringify({ n: { $gte: 100 } }));
+  const count = async (s, w = '') => (await request(s, 'GET', `/core/classes/Tallies?count=1&limit=0${w && `&where=${w}`}`, { headers: M() })).body.count;
+  const made = await request(a, 'POST', '/core/classes/Tallies', { headers: M(), body: { n: 1 } });
+  assert.equal(made.status, 201, made.text);
+  for (let i = 0; i < 5; i++) {
+    // Asked twice on b, so the second is the cached answer; then written through a.
+    assert.equal(await count(b), 1 + 2 * i);
+    assert.equal(await count(b), 1 + 2 * i);
+    assert.equal(await count(b, where), i);
+    const big = await request(a, 'POST', '/core/classes/Tallies', { headers: M(), body: { n: 100 + i } });
+    assert.equal(big.status, 201, big.text);
+    assert.equal(await count(b, where), i + 1, 'a count never lags an acknowledged write of the other server');
+    const small = await request(a, 'PUT', `/core/classes/Tallies/${made.body.objectId}`, { headers: M(), body: { n: 1 } });
+    assert.equal(small.status, 200, small.text);
+    const extra = await request(a, 'POST', '/core/classes/Tallies', { headers: M(), body: { n: 2 } });
+    assert.equal(extra.status, 201, extra.text);
+  }
+  const gone = await request(a, 'DELETE', `/core/classes/Tallies/${made.body.objectId}`, { headers: M() });
+  assert.equal(gone.status, 200, gone.text);
+  assert.equal(await count(b), 10);
+});
+
 test('issue 22 #3: a schema change through one server holds on the other within a second', { skip }, async () => {
   const made = await request(a, 'POST', '/core/schemas/Deals', { headers: M(), body: { className: 'Deals', fields: { Amount: { type: 'Number' } } } });
   assert.equal(made.status, 200, made.text);

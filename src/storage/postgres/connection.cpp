@@ -104,7 +104,60 @@ Connection::Connection(const std::string& conninfo) : conn_(PQconnectdb(conninfo
   Exec("SET client_encoding = 'UTF8'; SET lc_messages = 'C'; SET TimeZone = 'UTC'; SET synchronous_commit = on");
 }
 
-Rows Connection::Exec(std::string_view sql) { return Check(PQexec(conn_.get(), std::string(sql).c_str()), sql); }
+Rows Connection::Exec(std::string_view sql) {
+  if (deferred_.empty()) return Check(PQexec(conn_.get(), std::string(sql).c_str()), sql);
+  // Statements without parameters travel together as one simple query anyway.
+  std::string all;
+  for (const auto& d : deferred_) all.append(d).append("; ");
+  deferred_.clear();
+  all.append(sql);
+  return Check(PQexec(conn_.get(), all.c_str()), all);
+}
+
+void Connection::Defer(std::string sql) { deferred_.push_back(std::move(sql)); }
+
+Rows Connection::Pipelined(const std::string& name, const std::string& sql, int count, const char* const* values,
+                           const int* lengths) {
+  PGconn* c = conn_.get();
+  const std::vector<std::string> deferred = std::move(deferred_);
+  deferred_.clear();
+  const std::size_t commands = deferred.size() + 1;
+  bool sent = PQenterPipelineMode(c) == 1;
+  for (const auto& d : deferred)
+    sent = sent && PQsendQueryParams(c, d.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
+  sent = sent && PQsendQueryPrepared(c, name.c_str(), count, values, lengths, nullptr, 0) == 1 && PQpipelineSync(c) == 1;
+  if (!sent) {
+    broken_ = true;
+    throw StoreUnavailable("postgresql: " + Trimmed(PQerrorMessage(c)));
+  }
+  // Each command's results end with a null; the pipeline's with its sync. After a failure the
+  // commands left answer PGRES_PIPELINE_ABORTED.
+  std::unique_ptr<PGresult, void (*)(PGresult*)> failure(nullptr, &PQclear), answer(nullptr, &PQclear);
+  std::size_t ended = 0, failed_at = 0;
+  for (;;) {
+    PGresult* r = PQgetResult(c);
+    if (!r) {
+      if (++ended > commands || PQstatus(c) != CONNECTION_OK) break;
+      continue;
+    }
+    const auto status = PQresultStatus(r);
+    if (status == PGRES_PIPELINE_SYNC) {
+      PQclear(r);
+      break;
+    }
+    const bool ok = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY;
+    if (ok && ended + 1 == commands && !answer) answer.reset(r);
+    else if (!ok && status != PGRES_PIPELINE_ABORTED && !failure) failure.reset(r), failed_at = ended;
+    else PQclear(r);
+  }
+  if (PQexitPipelineMode(c) != 1) broken_ = true;
+  if (failure) return Check(failure.release(), failed_at < deferred.size() ? deferred[failed_at] : sql);
+  if (!answer) {
+    broken_ = true;
+    throw StoreUnavailable("postgresql: the pipeline ended without an answer: " + Trimmed(PQerrorMessage(c)));
+  }
+  return Rows(answer.release());
+}
 
 const std::string& Connection::Prepared(const std::string& sql) {
   auto found = prepared_.find(sql);
@@ -137,6 +190,7 @@ Rows Connection::Query(const std::string& sql, const Params& params) {
     return PQexecPrepared(conn_.get(), Prepared(sql).c_str(), static_cast<int>(params.size()), values.data(),
                           lengths.data(), nullptr, 0);
   };
+  if (!deferred_.empty()) return Pipelined(Prepared(sql), sql, static_cast<int>(params.size()), values.data(), lengths.data());
   PGresult* result = run();
   // A statement prepared before its table gained or lost a column (another write's schema change)
   // cannot return the new row type: outside a transaction it is prepared again and run once more.
@@ -151,7 +205,7 @@ Rows Connection::Query(const std::string& sql, const Params& params) {
   return Check(result, sql);
 }
 
-bool Connection::Healthy() const { return PQstatus(conn_.get()) == CONNECTION_OK; }
+bool Connection::Healthy() const { return !broken_ && PQstatus(conn_.get()) == CONNECTION_OK; }
 
 bool Connection::InTransaction() const { return PQtransactionStatus(conn_.get()) != PQTRANS_IDLE; }
 

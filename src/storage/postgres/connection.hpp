@@ -64,6 +64,10 @@ class Connection {
   Rows Exec(std::string_view sql);
   // Runs one statement with `params` ($1, $2, ...), prepared on first use of its text.
   Rows Query(const std::string& sql, const Params& params = {});
+  // Sends `sql` (one statement without parameters whose only answer is success or failure: a
+  // write's SAVEPOINT) with the next Exec or Query, in the same round trip (libpq's pipeline mode),
+  // which throws its failure. Saves a round trip per write of a write group.
+  void Defer(std::string sql);
   // Whether the connection still works (a server restart breaks it; the pool then drops it).
   bool Healthy() const;
   // Whether a transaction is open, and whether an error ended what it can do but ROLLBACK.
@@ -81,6 +85,8 @@ class Connection {
 
  private:
   Rows Check(PGresult* result, std::string_view sql);
+  // Query() with the deferred statements before it, in one pipeline.
+  Rows Pipelined(const std::string& name, const std::string& sql, int count, const char* const* values, const int* lengths);
   // The name of `sql`'s statement, prepared now unless it was.
   const std::string& Prepared(const std::string& sql);
 
@@ -89,6 +95,8 @@ class Connection {
   std::unordered_map<std::string, std::string> prepared_;  // SQL text -> statement name
   std::uint64_t next_statement_ = 0;
   int statement_timeout_ms_ = 0;
+  std::vector<std::string> deferred_;
+  bool broken_ = false;  // a pipeline failed half-way: never lent again
 };
 
 }  // namespace crmd::storage::postgres

@@ -17,8 +17,10 @@
 #include <set>
 
 #include "storage/database.hpp"
+#include "storage/count_cache.hpp"
 #include "storage/group_transaction.hpp"
 #include "storage/postgres/commit_resolution.hpp"
+#include "storage/postgres/generations.hpp"
 #include "storage/postgres/pg_class_tables.hpp"
 #include "storage/postgres/pg_dialect.hpp"
 #include "storage/postgres/pg_store.hpp"
@@ -201,6 +203,10 @@ struct Shared {
   // Moves whenever this process changes a table's columns (SelectAll).
   std::atomic<std::uint64_t> layout{0};
   std::atomic<int> exclusive_waiting{0};
+  // `_crmd_generation` exists (generations.hpp): writes move it without making it first, and
+  // counts are cached.
+  std::atomic<bool> generations_ready{false};
+  CountCache counts;
   std::mutex phone_mutex;
   bool phone_loaded = false;
   std::map<std::string, std::set<std::string>, std::less<>> phone_fields;  // class -> fields with a key column
@@ -266,13 +272,15 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
     // should the connection drop during its COMMIT (commit_resolution.hpp).
     auto rows = c_.Exec("BEGIN; SELECT txid_current() FROM pg_advisory_xact_lock(" + std::to_string(s_.lock_key) + ")");
     xid_ = std::get<std::int64_t>(NumberCell(*rows.Value(0, 0)));
+    if (!s_.generations_ready.load()) c_.Defer(CreateGenerations(s_.dialect));
   }
   // A write of a write group: a savepoint of the group's transaction. The savepoint of the write
-  // before it, committed, is released in the same round trip (`release_pending`), or by the
-  // group's COMMIT: a write costs its statements and one more.
-  PgWrite(Shared& s, Connection& group_connection, bool& release_pending)
-      : s_(s), c_(group_connection), in_group_(true), release_pending_(&release_pending) {
-    c_.Exec(release_pending ? "RELEASE SAVEPOINT item; SAVEPOINT item" : "SAVEPOINT item");
+  // before it, committed, is released with it (`release_pending`), or by the group's COMMIT; both
+  // travel with the write's first statement (Connection::Defer): a write costs its statements.
+  PgWrite(Shared& s, Connection& group_connection, bool& release_pending, std::set<std::string>& touched)
+      : s_(s), c_(group_connection), in_group_(true), release_pending_(&release_pending), touched_(&touched) {
+    if (release_pending) c_.Defer("RELEASE SAVEPOINT item");
+    c_.Defer("SAVEPOINT item");
     release_pending = false;
   }
 
@@ -288,6 +296,7 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
 
   bool Exclusive() const override { return exclusive_; }
   Connection& connection() { return c_; }
+  std::set<std::string>& touched() { return own_touched_; }
   // This write changed a table's columns (see SelectAll); every server on the database hears of
   // it when it commits (Stores::Watch).
   void ChangedLayout() {
@@ -297,6 +306,7 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
   }
 
   void SaveClass(const schema::ClassSchema* before, const schema::ClassSchema& after) override {
+    touched_->insert(after.name);
     if (before) AlterClassTables(c_, s_.dialect, *before, after);
     else CreateClassTables(c_, s_.dialect, after);
     ChangedLayout();
@@ -304,6 +314,7 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
   }
 
   void Insert(const schema::ClassSchema& cls, const std::vector<std::string>& columns, const Row& row) override {
+    touched_->insert(cls.name);
     const auto phones = PhoneFields(s_, c_, cls.name);
     Params params{row.object_id, row.created_at};
     AppendOwn(s_.dialect, row, params);
@@ -324,6 +335,7 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
   }
 
   void Update(const schema::ClassSchema& cls, const std::vector<std::string>& columns, const Row& row) override {
+    touched_->insert(cls.name);
     const auto phones = PhoneFields(s_, c_, cls.name);
     Params params;
     AppendOwn(s_.dialect, row, params);
@@ -343,6 +355,7 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
   }
 
   void DropClass(const schema::ClassSchema& cls) override {
+    touched_->insert(cls.name);
     DropClassTables(c_, s_.dialect, cls);
     ChangedLayout();
     c_.Query(sql::DropClass(s_.dialect), {cls.name});
@@ -357,6 +370,7 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
 
   void ChangeRelation(const schema::ClassSchema& cls, std::string_view field, std::string_view owning_id,
                       const std::vector<std::string>& related_ids, bool add) override {
+    touched_->insert(cls.name);
     const std::string table = s_.dialect.JoinTable(field, cls.name);
     const std::string sql = add ? "INSERT INTO " + table +
                                       " (\"owningId\", \"relatedId\") SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING"
@@ -365,6 +379,7 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
   }
 
   bool Delete(const schema::ClassSchema& cls, std::string_view object_id) override {
+    touched_->insert(cls.name);
     for (const auto& [field, def] : cls.fields)
       if (def.type == FieldType::kRelation)
         c_.Query(sql::UnlinkOwner(s_.dialect, cls.name, field), {std::string(object_id)});
@@ -373,12 +388,14 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
 
   std::int64_t UpdateWhere(const schema::ClassSchema& cls, const schema::Expr& where,
                            const std::vector<std::string>& columns, const std::vector<Cell>& cells) override {
+    touched_->insert(cls.name);
     const auto update = sql::UpdateWhere(s_.dialect, cls, where, columns, cells);
     return c_.Query(update.sql, ToParams(update.params)).Affected();
   }
 
   std::int64_t SetAclWhere(const schema::ClassSchema& cls, const schema::Expr& where,
                            const std::optional<std::string>& acl) override {
+    touched_->insert(cls.name);
     const auto update = sql::SetAclWhere(s_.dialect, cls, where, acl);
     return c_.Query(update.sql, ToParams(update.params)).Affected();
   }
@@ -482,6 +499,8 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
       // already broken never sent it.
       if (c_.InFailedTransaction()) throw StorageError("postgresql: the transaction failed and was rolled back");
       if (!c_.Healthy()) throw StoreUnavailable("postgresql: the connection broke before COMMIT");
+      // In the COMMIT's round trip: the classes' generations move with their rows.
+      if (!own_touched_.empty()) c_.Defer(MoveGenerations(s_.dialect, own_touched_));
       try {
         c_.Exec("COMMIT");
       } catch (const StoreUnavailable& e) {
@@ -491,6 +510,7 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
       }
     }
     committed_ = true;
+    if (!in_group_) s_.generations_ready.store(true);
     // Statements prepared on other connections while the change was not committed yet had the old
     // row type under the new generation.
     if (changed_layout_) s_.layout.fetch_add(1);
@@ -513,6 +533,8 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
   bool in_group_ = false;
   bool* release_pending_ = nullptr;  // a group write's: its group's flag
   std::int64_t xid_ = 0;             // alone: the transaction's id
+  std::set<std::string> own_touched_;  // alone: the classes its transaction (with its group's writes) changed
+  std::set<std::string>* touched_ = &own_touched_;
   bool exclusive_ = false;
   bool committed_ = false;
   bool changed_layout_ = false;
@@ -564,11 +586,25 @@ class PgDatabase final : public Database {
     RunFind(*c, s_, cls, query, sink);
   }
 
+  // Cached under the class's generation (generations.hpp) when the where reads no other table
+  // (a sub-query, a relation's join table), whose writes move other generations.
   std::int64_t Count(const schema::ClassSchema& cls, const schema::Query& query) override {
     const auto where = sql::CompileWhere(s_.dialect, query, cls);
+    const std::string count_sql = sql::CountWhere(s_.dialect, cls.name, where.sql);
     auto c = s_.pool.Acquire();
-    auto rows = c->Query(sql::CountWhere(s_.dialect, cls.name, where.sql), ToParams(where.params));
-    return std::get<std::int64_t>(NumberCell(*rows.Value(0, 0)));
+    if (where.sql.find(s_.dialect.schema()) != std::string::npos || !GenerationsReady(*c)) {
+      auto rows = c->Query(count_sql, ToParams(where.params));
+      return std::get<std::int64_t>(NumberCell(*rows.Value(0, 0)));
+    }
+    std::string key = CountCache::Key(count_sql, where.params);
+    auto generation = c->Query(ReadGeneration(s_.dialect), {cls.name});
+    if (auto hit = s_.counts.Find(key, generation.size() ? Generation(*generation.Value(0, 0)) : 0)) return *hit;
+    Params params = ToParams(where.params);
+    params.push_back(cls.name);
+    auto rows = c->Query(CountWithGeneration(s_.dialect, cls.name, where.sql, params.size()), params);
+    const std::int64_t count = std::get<std::int64_t>(NumberCell(*rows.Value(0, 1)));
+    s_.counts.Store(std::move(key), Generation(*rows.Value(0, 0)), count);
+    return count;
   }
 
   std::vector<std::vector<Cell>> Aggregate(const schema::ClassSchema& cls, const schema::AggregatePlan& plan) override {
@@ -638,6 +674,7 @@ class PgDatabase final : public Database {
       if (PhoneFields(s_, *c, cls.name).contains(std::string(field))) return false;
     }
     PgWrite write(s_, Turn(true), true);
+    write.touched().insert(cls.name);
     auto& c = write.connection();
     const std::string table = s_.dialect.Table(cls.name), column = QuoteName(field);
     c.Exec(fmt::format("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} text", table, PhoneKeyColumn(field)));
@@ -690,6 +727,18 @@ class PgDatabase final : public Database {
   }
 
  private:
+  static std::uint64_t Generation(std::string_view text) {
+    return static_cast<std::uint64_t>(std::get<std::int64_t>(NumberCell(text)));
+  }
+
+  // Whether `_crmd_generation` exists, asked until it does (the next write makes it).
+  bool GenerationsReady(Connection& c) {
+    if (s_.generations_ready.load()) return true;
+    auto rows = c.Query(kGenerationsExist, {GenerationsTable(s_.dialect)});
+    if (rows.Value(0, 0) == std::optional<std::string_view>("t")) s_.generations_ready.store(true);
+    return s_.generations_ready.load();
+  }
+
   // This process's turn at the application's writes; an exclusive writer is counted while it
   // waits (WriteGroup::ExclusiveWaiting).
   // An exclusive writer holds the gate while it waits, so that writers coming after it (the next
@@ -719,7 +768,7 @@ class PgDatabase final : public Database {
         open_ = std::make_unique<PgWrite>(db_->s_, db_->Turn(false), false);
         release_pending_ = false;
       }
-      return std::make_unique<PgWrite>(db_->s_, open_->connection(), release_pending_);
+      return std::make_unique<PgWrite>(db_->s_, open_->connection(), release_pending_, open_->touched());
     }
     // Rolled back by an error, or by the server going away.
     bool Lost() const override {

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "storage/postgres/generations.hpp"
 #include "storage/postgres/pg_dialect.hpp"
 #include "storage/postgres/pg_store.hpp"
 #include "storage/stores.hpp"
@@ -99,6 +100,7 @@ class PostgresSchemas final : public Stores {
           c->Exec(fmt::format("CREATE TABLE IF NOT EXISTS {}._crmd_outbox (id bigserial PRIMARY KEY, lane int NOT NULL, "
                               "payload text NOT NULL, claimed_by text, claimed_until timestamptz)",
                               quoted));
+          c->Exec(postgres::CreateGenerations(postgres::PgDialect(quoted)));
           c->Query("INSERT INTO crmd.stores (app_id, schema_name) VALUES ($1, $2) ON CONFLICT DO NOTHING", {app_id, schema});
           c->Exec("COMMIT");
         } catch (...) {

@@ -22,7 +22,7 @@
 #include "storage/sqlite/checkpointer.hpp"
 #include "storage/sqlite/class_tables.hpp"
 #include "storage/sqlite/connection.hpp"
-#include "storage/sqlite/count_cache.hpp"
+#include "storage/count_cache.hpp"
 #include "storage/sqlite/group_commit.hpp"
 #include "storage/sqlite/grouped_top.hpp"
 #include "storage/sqlite/outbox.hpp"

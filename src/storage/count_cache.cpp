@@ -1,9 +1,9 @@
-#include "storage/sqlite/count_cache.hpp"
+#include "storage/count_cache.hpp"
 
 #include <cstring>
 #include <type_traits>
 
-namespace crmd::storage::sqlite {
+namespace crmd::storage {
 
 std::string CountCache::Key(const std::string& sql, const std::vector<Cell>& params) {
   std::string key = sql;
@@ -29,17 +29,17 @@ std::string CountCache::Key(const std::string& sql, const std::vector<Cell>& par
   return key;
 }
 
-std::optional<std::int64_t> CountCache::Find(const std::string& key, std::uint64_t commits) {
+std::optional<std::int64_t> CountCache::Find(const std::string& key, std::uint64_t generation) {
   std::lock_guard lock(mutex_);
   auto it = entries_.find(key);
-  if (it == entries_.end() || it->second.commits != commits) return std::nullopt;
+  if (it == entries_.end() || it->second.generation != generation) return std::nullopt;
   return it->second.count;
 }
 
-void CountCache::Store(std::string key, std::uint64_t commits, std::int64_t count) {
+void CountCache::Store(std::string key, std::uint64_t generation, std::int64_t count) {
   std::lock_guard lock(mutex_);
   if (entries_.size() >= kMaxEntries) entries_.clear();
-  entries_.insert_or_assign(std::move(key), Entry{commits, count});
+  entries_.insert_or_assign(std::move(key), Entry{generation, count});
 }
 
-}  // namespace crmd::storage::sqlite
+}  // namespace crmd::storage
