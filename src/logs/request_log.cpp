@@ -40,19 +40,20 @@ std::optional<schema::ClassSchema> RequestLogClassFor(const schema::Snapshot& sn
 }
 
 // One row, every field set or an explicit null (spec §2.6 lists them all; crmd has no source for
-// country, trustedIP and retries).
+// country, trustedIP and retries). Every row has the same columns, so that many are one INSERT.
 storage::Row RowOf(const RequestEntry& e, std::vector<std::string>& columns) {
   storage::Row row;
   row.created_at = row.updated_at = timeutil::FormatIso(e.at_millis);
   row.acl = "{}";  // the master key reads it (auth/), nobody else
   columns.clear();
   auto text = [&](const char* field, const std::string& value) {
+    columns.emplace_back(field);
     if (value.empty()) {
       row.nulls.emplace_back(field);
-      return;
+      row.cells.emplace_back(std::monostate{});
+    } else {
+      row.cells.emplace_back(value);
     }
-    columns.emplace_back(field);
-    row.cells.emplace_back(value);
   };
   auto number = [&](const char* field, storage::Cell value) {
     columns.emplace_back(field);
@@ -213,10 +214,10 @@ void RequestLog::Write(app::Application& app, storage::WriteGroup& group, const 
     }
     const auto& cls = *unit.schema()->Find(schema::kRequestLogClass);
     std::vector<std::string> columns;
-    for (const auto& entry : rows) {
-      storage::Row row = RowOf(entry, columns);
-      storage::InsertWithNewId(unit.txn(), cls, columns, row, [](storage::Row&) {});
-    }
+    std::vector<storage::Row> stored;
+    stored.reserve(rows.size());
+    for (const auto& entry : rows) stored.push_back(RowOf(entry, columns));
+    storage::InsertManyWithNewIds(unit.txn(), cls, columns, stored);
     return {};
     });
   } catch (const storage::StoreUnavailable& e) {

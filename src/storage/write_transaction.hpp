@@ -106,6 +106,23 @@ class WriteTransaction {
   virtual void ReleaseSavepoint() = 0;
   virtual void RollbackSavepoint() = 0;
 
+  // Inserts `rows`, each under its own objectId, in as few statements as the store can: returns the
+  // positions of the rows not inserted because a row of the class had their objectId. Other faults
+  // throw, as Insert's. One row at a time unless the store does better (PostgreSQL: multi-row
+  // INSERTs, a round trip for many rows).
+  virtual std::vector<std::size_t> InsertMany(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
+                                              const std::vector<Row>& rows) {
+    std::vector<std::size_t> repeated;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      try {
+        Insert(cls, columns, rows[i]);
+      } catch (const DuplicateKeyError&) {
+        repeated.push_back(i);
+      }
+    }
+    return repeated;
+  }
+
   // Durable when it returns, except for a write of a write group (durable at the group's Flush).
   virtual void Commit() = 0;
   // Whether the transaction runs alone and keeps the store until destroyed, so that a schema
@@ -131,6 +148,32 @@ void InsertWithNewId(WriteTransaction& txn, const schema::ClassSchema& cls, cons
       if (attempt == kAttempts)
         throw StorageError("no free objectId in " + cls.name + " after " + std::to_string(kAttempts) + " attempts");
     }
+  }
+}
+
+// InsertWithNewId for many rows at once (InsertMany): the rows whose drawn id repeated draw again.
+inline void InsertManyWithNewIds(WriteTransaction& txn, const schema::ClassSchema& cls,
+                                 const std::vector<std::string>& columns, std::vector<Row>& rows) {
+  constexpr int kAttempts = 8;
+  for (auto& row : rows) row.object_id = ids::NewObjectId();
+  std::vector<Row> pending = std::move(rows);
+  rows.clear();
+  for (int attempt = 1; !pending.empty(); ++attempt) {
+    const std::vector<std::size_t> repeated = txn.InsertMany(cls, columns, pending);
+    if (!repeated.empty() && attempt == kAttempts)
+      throw StorageError("no free objectId in " + cls.name + " after " + std::to_string(kAttempts) + " attempts");
+    std::vector<Row> again;
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+      if (next < repeated.size() && repeated[next] == i) {
+        ++next;
+        pending[i].object_id = ids::NewObjectId();
+        again.push_back(std::move(pending[i]));
+      } else {
+        rows.push_back(std::move(pending[i]));
+      }
+    }
+    pending = std::move(again);
   }
 }
 

@@ -42,6 +42,9 @@ test('issue 33: a count cached by one server is retired at once by a write throu
   const count = async (s, w = '') => (await request(s, 'GET', `/core/classes/Tallies?count=1&limit=0${w && `&where=${w}`}`, { headers: M() })).body.count;
   const made = await request(a, 'POST', '/core/classes/Tallies', { headers: M(), body: { n: 1 } });
   assert.equal(made.status, 201, made.text);
+  // The class is new: b hears of it within a poll (a schema change), and counts its row from then.
+  const known = await pollUntil(async () => ({ done: (await count(b)) === 1 }), withinASecond);
+  assert.ok(known.ok, 'the other server knows the new class');
   for (let i = 0; i < 5; i++) {
     // Asked twice on b, so the second is the cached answer; then written through a.
     assert.equal(await count(b), 1 + 2 * i);

@@ -1,6 +1,7 @@
 // Taken objectIds: an insert of a taken id fails alone with DuplicateKeyError and the transaction
 // goes on; storage::InsertWithNewId (creates, sessions) then draws another id, runs `drawn` for it,
 // and gives up with a StorageError after eight repeats instead of looping.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -65,6 +66,30 @@ TEST_P(InsertWithNewIdTest, InAWriteGroupATakenIdFailsOnlyItsOwnInsert) {
   EXPECT_EQ(store.db->CommitBatch({&job, 1}), std::vector<storage::CommitOutcome>{storage::CommitOutcome::kDurable});
   EXPECT_TRUE(store.Visible("BBBBBBBBBB"));
   EXPECT_TRUE(store.Visible("CCCCCCCCCC"));
+}
+
+// Many rows at once (the request log's): 171 rows go as statements of 128, 32, 8, 2 and 1 rows on
+// PostgreSQL; exactly the rows whose id was taken are reported, the others are all inserted.
+TEST_P(InsertWithNewIdTest, InsertManyReportsExactlyTheRowsWhoseIdWasTaken) {
+  test::RowsStore store("insert-many", GetParam());
+  store.Insert("id00000003");
+  store.Insert("id00000170");
+  std::vector<Row> rows;
+  for (int i = 0; i < 171; ++i) rows.push_back(test::RowsStore::NewRow(fmt::format("id{:08}", i), i));
+  auto txn = store.db->BeginWrite();
+  EXPECT_EQ(txn->InsertMany(store.cls, StoredColumns(store.cls), rows), (std::vector<std::size_t>{3, 170}));
+  txn->Commit();
+  for (int i = 0; i < 171; ++i) EXPECT_TRUE(store.Visible(fmt::format("id{:08}", i))) << i;
+  EXPECT_EQ(std::get<std::int64_t>(CellOf(store.cls, *store.db->Get(store.cls, "id00000169"), "N")), 169);
+  EXPECT_EQ(std::get<std::int64_t>(CellOf(store.cls, *store.db->Get(store.cls, "id00000003"), "N")), 0);  // the first one's
+
+  // With new ids: every row is inserted, under ids of the generator's.
+  std::vector<Row> more(40, test::RowsStore::NewRow(""));
+  auto again = store.db->BeginWrite();
+  InsertManyWithNewIds(*again, store.cls, StoredColumns(store.cls), more);
+  again->Commit();
+  ASSERT_EQ(more.size(), 40u);
+  for (const auto& row : more) EXPECT_TRUE(store.Visible(row.object_id));
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, InsertWithNewIdTest, test::AllStores(), test::StoreName);

@@ -334,6 +334,35 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
     if (rows.size() == 0) throw DuplicateKeyError("postgresql: " + cls.name + " has a row " + row.object_id);
   }
 
+  // Rows in statements of 128, 32, 8, 2 and 1 rows: a handful of statement shapes per class, prepared
+  // once each, and a round trip per 128 rows. A class with phone keys goes row by row.
+  std::vector<std::size_t> InsertMany(const schema::ClassSchema& cls, const std::vector<std::string>& columns,
+                                      const std::vector<Row>& rows) override {
+    if (!PhoneFields(s_, c_, cls.name).empty()) return WriteTransaction::InsertMany(cls, columns, rows);
+    touched_->insert(cls.name);
+    std::vector<std::size_t> repeated;
+    std::size_t at = 0;
+    for (const std::size_t chunk : {128, 32, 8, 2, 1}) {
+      while (rows.size() - at >= chunk) {
+        Params params;
+        params.reserve(chunk * (columns.size() + 7));
+        for (std::size_t i = at; i < at + chunk; ++i) {
+          params.push_back(rows[i].object_id);
+          params.push_back(rows[i].created_at);
+          AppendOwn(s_.dialect, rows[i], params);
+          for (std::size_t k = 0; k < columns.size(); ++k) params.push_back(CellParam(rows[i].cells[k]));
+        }
+        auto inserted = c_.Query(sql::InsertRows(s_.dialect, cls.name, columns, chunk), params);
+        std::set<std::string_view> done;
+        for (int r = 0; r < inserted.size(); ++r) done.insert(*inserted.Value(r, 0));
+        for (std::size_t i = at; i < at + chunk; ++i)
+          if (!done.contains(rows[i].object_id)) repeated.push_back(i);
+        at += chunk;
+      }
+    }
+    return repeated;
+  }
+
   void Update(const schema::ClassSchema& cls, const std::vector<std::string>& columns, const Row& row) override {
     touched_->insert(cls.name);
     const auto phones = PhoneFields(s_, c_, cls.name);

@@ -88,6 +88,22 @@ std::string InsertRow(const Dialect& d, std::string_view cls, const std::vector<
   return sql;
 }
 
+std::string InsertRows(const Dialect& d, std::string_view cls, const std::vector<std::string>& columns, std::size_t count) {
+  std::string sql = InsertRow(d, cls, columns, OnDuplicateId::kFail);
+  const std::size_t values = kOwnColumns.size() + columns.size();
+  for (std::size_t row = 1; row < count; ++row) {
+    sql += ", (";
+    for (std::size_t n = 1; n <= values; ++n) {
+      if (n > 1) sql += ", ";
+      sql += d.Placeholder(row * values + n);
+    }
+    sql += ')';
+  }
+  sql += " ON CONFLICT DO NOTHING RETURNING ";
+  d.AppendQuoted("objectId", sql);
+  return sql;
+}
+
 std::string UpdateRow(const Dialect& d, std::string_view cls, const std::vector<std::string>& columns) {
   std::string sql = "UPDATE ";
   sql.reserve(96 + columns.size() * 32);

@@ -55,6 +55,9 @@ enum class OnDuplicateId { kFail, kSkip };
 // Binds kOwnColumns in order, then the values of `columns` from kInsertFirstValue on.
 std::string InsertRow(const Dialect& d, std::string_view cls, const std::vector<std::string>& columns,
                       OnDuplicateId on_duplicate);
+// `count` rows in one INSERT; a row whose objectId is taken is skipped, and the statement answers
+// the objectIds it inserted.
+std::string InsertRows(const Dialect& d, std::string_view cls, const std::vector<std::string>& columns, std::size_t count);
 inline constexpr int kInsertFirstValue = 1 + static_cast<int>(kOwnColumns.size());
 
 // Binds updatedAt, _acl, _rperm, _wperm, _nulls, then the values of `columns` from

@@ -6,8 +6,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-// The simple-query message crmd sends to commit: 'Q', its length (4 + "COMMIT\0"), the text.
-const COMMIT = Buffer.concat([Buffer.from('Q'), Buffer.from([0, 0, 0, 11]), Buffer.from('COMMIT\0')]);
+// The end of the simple query crmd commits with ("COMMIT", after the statements that travel with
+// it: the generations its writes moved).
+const COMMIT = Buffer.from('COMMIT\0');
 
 // `socketDir`: the directory of the cluster's socket (.s.PGSQL.5432).
 export async function startPgProxy(socketDir) {
