@@ -6,11 +6,12 @@
 // applications for the cold-open figure), BENCH_CLIENTS (4: requests in flight).
 // The applications are made once into bench/.work/tenants/ and kept for the next run.
 // Prints a Markdown section and writes bench/.work/tenants.json.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { makeApps } from './lib/apps.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const WORK = path.join(ROOT, 'bench', '.work', 'tenants');
@@ -37,22 +38,6 @@ const storesOf = (pid) => new Set(fs.readdirSync(`/proc/${pid}/fd`).map((fd) => 
 const sample = (pid) => ({ rss_mib: +(status(pid, 'VmRSS') / 1024).toFixed(1), fds: fdsOf(pid), threads: status(pid, 'Threads'), open_stores: storesOf(pid) });
 const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s.length ? +s[Math.min(s.length - 1, Math.floor(p * s.length))].toFixed(2) : null; };
 const summary = (xs) => ({ n: xs.length, p50: pct(xs, 0.5), p99: pct(xs, 0.99), max: pct(xs, 1) });
-
-// The applications of `dir` (made by `crmd app create` once, then read back from apps.json).
-function makeApps(dir, count, productBase) {
-  const list = path.join(dir, 'apps.json');
-  let apps = fs.existsSync(list) ? JSON.parse(fs.readFileSync(list, 'utf8')) : [];
-  if (apps.length < count) console.error(`making ${count - apps.length} applications in ${dir} ...`);
-  for (let n = apps.length; apps.length < count; n++) {
-    // One made by a run that stopped before it listed it is passed over (its keys are lost).
-    if (fs.existsSync(path.join(dir, 'apps', `t${n}`))) continue;
-    const args = ['app', 'create', '--data', dir, '--id', `t${n}`];
-    if (!productBase) args.push('--no-product-base');
-    apps.push(JSON.parse(execFileSync(CRMD, args, { encoding: 'utf8' })));
-    if (apps.length % 100 === 0 || apps.length === count) fs.writeFileSync(list, JSON.stringify(apps));
-  }
-  return apps.slice(0, count);
-}
 
 async function start(dir) {
   const port = await freePort();
@@ -101,7 +86,7 @@ const count = (s) => { statuses[s] = (statuses[s] ?? 0) + 1; };
 async function scale() {
   const dir = path.join(WORK, 'plain');
   fs.mkdirSync(dir, { recursive: true });
-  const apps = makeApps(dir, APPS, false);
+  const apps = makeApps(CRMD, dir, APPS, false);
   const base = await start(dir);
   const out = { idle: sample(server.pid), touched: [], cold_first_request_ms: null, rotation: null };
   const cold = [];
@@ -136,7 +121,7 @@ async function scale() {
 async function productBase() {
   const dir = path.join(WORK, 'product-base');
   fs.mkdirSync(dir, { recursive: true });
-  const apps = makeApps(dir, PB_APPS, true);
+  const apps = makeApps(CRMD, dir, PB_APPS, true);
   const base = await start(dir);
   const cold = [];
   await spread(0, apps.length, async (i) => {
@@ -155,7 +140,7 @@ async function hostileReads() {
   const dir = path.join(WORK, 'hostile');
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
-  const [victim, bystander] = makeApps(dir, 2, false);
+  const [victim, bystander] = makeApps(CRMD, dir, 2, false);
   const base = await start(dir);
   const letters = (n, seed) => { const b = Buffer.alloc(n); let x = seed; for (let i = 0; i < n; i++) { x = (x * 1103515245 + 12345) & 0x7fffffff; b[i] = 97 + (x % 26); } return b.toString('latin1'); };
   for (let i = 0; i < 20; i++) await timed(base, victim, 'POST', '/core/classes/Notes', { Body: letters(400_000, i + 1) });

@@ -116,7 +116,7 @@ int Serve(const cli::ServeFlags& flags) {
           function_pool.Stop();  // a call still running finishes; the waiting ones are dropped
           trigger_runner.Stop();  // what it has not run stays in the outboxes, for the next start
           request_log.Stop();  // the rows of the last requests, into the queues while they run
-          apps.StopWrites();
+          apps.StopForExit();  // every write durable; the stores are left to the exit (issue 33)
         } catch (const std::exception& e) {
           log::Error("stopping the write queues failed", {{"error", e.what()}});
         }

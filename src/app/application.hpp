@@ -131,6 +131,8 @@ class Application {
   WriteQueue& writes();
   // Finishes the queued writes and ends the queue's thread; writes submitted later fail.
   void StopWrites();
+  // StopWrites() without the wait (WriteQueue::RequestStop); StopWrites() then waits.
+  void RequestStopWrites();
 
  private:
   std::string id_;
@@ -220,6 +222,19 @@ class Applications {
 
   // Finishes every application's queued writes and ends their threads (after the server stopped).
   void StopWrites();
+  // For a process about to exit (issue 33): StopWrites(), then lets go of every store without
+  // closing it, the ones waiting for the closer too. Closes freed each store's caches, schema and
+  // statements and unmapped its files one after another on one thread, for nothing the exit
+  // needs: 0.4 s of a SIGTERM with a thousand stores open, over a second on a loaded machine.
+  // Nothing is lost: every acknowledged write is durable once StopWrites() returned, and a SQLite
+  // connection closes without a checkpoint anyway (storage/sqlite/connection.cpp), so the kernel
+  // releasing the descriptors and locks at the exit leaves the files as the closes would; the
+  // next open reads their logs. The one difference: a log past 1 MiB, which a close copies into
+  // the database, is read at the next open instead (16 MiB: the first request took 9 ms instead
+  // of 4) and copied after that store's next commit. A checkpoint still running on a store's
+  // thread is cut short as by a crash, which SQLite is made to survive. Only destruction may
+  // follow.
+  void StopForExit();
 
   // The base of links in mails, once the port is bound. Call before serving (not thread-safe).
   void SetPublicUrl(std::string url, std::string static_url = {}, std::string signin_url = {}) {
@@ -261,6 +276,7 @@ class Applications {
   std::size_t closing_ = 0;
   std::deque<std::shared_ptr<Application>> to_close_;
   bool stopped_ = false;
+  bool exiting_ = false;  // StopForExit(): what the closer takes is left open
   std::function<void()> on_short_;
   std::thread closer_;  // closes taken-out stores off the request that evicted them
   // Last: destroyed (drained) first, while the applications its actions use are still open. A

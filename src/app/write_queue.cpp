@@ -45,6 +45,14 @@ void WriteQueue::Stop() {
   if (thread.joinable()) thread.join();
 }
 
+void WriteQueue::RequestStop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  ready_.notify_one();
+}
+
 void WriteQueue::Loop() {
   std::vector<Job> group;
   std::vector<storage::WriteGroups::Job> runs;

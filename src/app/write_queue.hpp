@@ -51,6 +51,10 @@ class WriteQueue {
   void Submit(Job job);
   // Runs and finishes every job already submitted, then ends the thread; later jobs are refused.
   void Stop();
+  // Stop() without the wait: refuses later jobs and lets the thread end once it ran the queued
+  // ones. Stopping many queues, ask each first and wait for each after, so that their threads
+  // end side by side rather than one after another (issue 33).
+  void RequestStop();
 
  private:
   void Loop();

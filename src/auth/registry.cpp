@@ -49,8 +49,11 @@ void Registry::StartWatching() {
     std::unique_ptr<storage::RegistryStore> store;
     std::int64_t version = -1;
     bool store_failed = false;
-    while (!stop_.load()) {
-      std::this_thread::sleep_for(kPollInterval);
+    for (;;) {
+      {
+        std::unique_lock lock(stop_mutex_);
+        if (stop_wake_.wait_for(lock, kPollInterval, [this] { return stop_; })) return;
+      }
       // A failed poll (a lock held by the CLI, no file descriptors) is retried on the next tick:
       // revocations must keep reaching the server.
       try {
@@ -76,7 +79,11 @@ void Registry::StartWatching() {
 }
 
 void Registry::StopWatching() {
-  stop_ = true;
+  {
+    std::lock_guard lock(stop_mutex_);
+    stop_ = true;
+  }
+  stop_wake_.notify_all();
   if (watcher_.joinable()) watcher_.join();
 }
 

@@ -5,8 +5,8 @@
 // Thread-safe: Find() may be called from any thread; the snapshot it returns is immutable.
 #pragma once
 
-#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -61,7 +61,11 @@ class Registry {
   std::string path_;
   mutable std::mutex mutex_;
   std::shared_ptr<const Map> apps_;
-  std::atomic<bool> stop_{false};
+  // The watcher waits on stop_wake_ between polls, so that a stopping server does not wait out
+  // the rest of an interval (issue 33: up to 200 ms of every SIGTERM).
+  std::mutex stop_mutex_;
+  std::condition_variable stop_wake_;
+  bool stop_ = false;  // guarded by stop_mutex_
   std::thread watcher_;
 };
 

@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "auth/password_gate.hpp"
-#include "files/file_store.hpp"
 #include "storage/sqlite/sqlite_store.hpp"
 #include "util/log.hpp"
 #include "util/time.hpp"
@@ -59,8 +58,6 @@ std::optional<std::string> PlanServer(const ServeFlags& flags, int cores, std::u
   // Reads run on the network threads; writes, which wait for their group's fsync, on their own.
   out.threads = flags.threads > 0 ? flags.threads : cores * 2;
   out.write_threads = flags.write_threads > 0 ? flags.write_threads : cores * 8;
-  // Uploads stream to the data folder's file system, so that keeping one is a rename.
-  out.upload_dir = (std::filesystem::path(flags.data) / "tmp" / "uploads").string();
   if (flags.max_file_size_mib < 0) return "--max-file-size must be 0 (no cap) or more";
   if (flags.max_file_size_mib > 0) out.upload_body_limit = static_cast<std::uint64_t>(flags.max_file_size_mib) << 20;
   if (flags.upload_min_rate < 0 || flags.upload_timeout <= 0 || flags.upload_rate < 0)
@@ -185,7 +182,10 @@ std::variant<ServePlan, std::string> PlanServe(const ServeFlags& flags) {
   // Every connection and every open store holds descriptors: take all the system allows.
   plan.open_files = RaiseOpenFileLimit();
   if (auto wrong = PlanServer(flags, cores, plan.open_files, plan.server)) return *wrong;
-  files::ClearUploads(plan.server.upload_dir);  // what uploads a crash cut short left
+  // Uploads stream to the data folder's file system, so that keeping one is a rename; into a
+  // folder of this process's own, which servers sharing `--data` leave alone when they start.
+  plan.uploads.emplace(files::UploadArea::Claim((std::filesystem::path(flags.data) / "tmp" / "uploads").string()));
+  plan.server.upload_dir = plan.uploads->dir();
   if (auto wrong = PlanStores(flags, plan.server, plan.open_files, plan.stores)) return *wrong;
   if (auto wrong = PlanSettings(flags, cores, plan.settings)) return *wrong;
   if (auto wrong = PlanRouter(flags, cores, plan.router, plan.functions)) return *wrong;

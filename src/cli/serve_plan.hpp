@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -14,6 +15,7 @@
 #include "app/application.hpp"
 #include "app/function_pool.hpp"
 #include "cli/command_line.hpp"
+#include "files/upload_area.hpp"
 #include "http/server.hpp"
 #include "logs/request_log.hpp"
 #include "triggers/runner.hpp"
@@ -29,6 +31,7 @@ struct ServePlan {
   triggers::Runner::Options triggers;
   logs::RequestLog::Options request_log;
   std::uint64_t open_files = 0;  // the process's limit, once raised
+  std::optional<files::UploadArea> uploads;  // held for the process's life: server.upload_dir
 };
 
 // The plan, or what is wrong with the flags, in words for the person who typed them.

@@ -113,10 +113,4 @@ bool IsPrivate(const std::string& app_dir, std::string_view stored_name) {
   return fs::exists(fs::path(app_dir) / "private" / std::string(stored_name), ec);
 }
 
-void ClearUploads(const std::string& uploads_dir) {
-  std::error_code ec;
-  fs::remove_all(uploads_dir, ec);
-  fs::create_directories(uploads_dir);
-}
-
 }  // namespace crmd::files

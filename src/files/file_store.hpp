@@ -2,8 +2,8 @@
 // An upload is written to a temporary file first (the HTTP server streams it there as it arrives,
 // under `DATA/tmp/uploads/`, on the same file system) and kept only once it is whole: synced,
 // renamed into the folder, and the folder synced. So a name a client was given always has its
-// whole file, and a crash mid-upload leaves at most a temporary file, which ClearUploads removes
-// at the next start.
+// whole file, and a crash mid-upload leaves at most a temporary file, which the next server to
+// start removes (files/upload_area).
 //
 // Names reach the file system only after IsStoredName: no path leaves the application's folder.
 // Thread-safe (each call works on its own file).
@@ -47,9 +47,5 @@ std::optional<std::string> PublicPath(const std::string& app_dir, std::string_vi
 // when there is no such file.
 bool MarkPrivate(const std::string& app_dir, std::string_view stored_name);
 bool IsPrivate(const std::string& app_dir, std::string_view stored_name);
-
-// Removes what uploads cut short left in `uploads_dir` (at start, before any upload arrives), and
-// makes the folder if it is missing.
-void ClearUploads(const std::string& uploads_dir);
 
 }  // namespace crmd::files

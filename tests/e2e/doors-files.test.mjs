@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import {
-  setup, stopAll, request, rawRequest, appHeaders, masterHeaders, apiKeyHeaders, HOST, sleep, cli, cliJson, pollUntil,
+  setup, stopAll, request, rawRequest, appHeaders, masterHeaders, apiKeyHeaders, HOST, sleep, cli, cliJson, pollUntil, uploadsInFlight,
 } from './lib/harness.mjs';
 
 after(stopAll);
@@ -26,7 +26,7 @@ const upload = (srv, headers, fileName, bytes) =>
 const open = (url, headers = {}) => fetch(url, { headers, redirect: 'manual', signal: AbortSignal.timeout(20_000) });
 const staticUrl = (srv, app, name) => `${srv.base}/static/${app.appId}/${encodeURIComponent(name)}`;
 const vmKiB = (pid, field) => Number(fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+)`))[1]);
-const leftovers = (dataDir) => fs.readdirSync(path.join(dataDir, 'tmp', 'uploads'));
+const leftovers = uploadsInFlight;
 
 // Sends `head` (request line and headers, no blank line) and never a body; resolves with what the
 // server answered before it closed, or '' when it answered nothing within `timeoutMs`.

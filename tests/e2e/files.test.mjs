@@ -9,7 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import {
   setup, stopAll, request, rawRequest, appHeaders, masterHeaders, apiKeyHeaders, createApp, startServer, makeDataDir, pollUntil, HOST,
-  cliJson, createRecord,
+  cliJson, createRecord, uploadsInFlight,
 } from './lib/harness.mjs';
 
 let server;
@@ -173,14 +173,15 @@ test('§3.3 kill -9 during an upload leaves no file behind, under no name, after
   sock.write(`POST /core/files/half.png HTTP/1.1\r\nHost: ${HOST}\r\nX-Core-Application-Id: ${a.appId}\r\n` +
     `Content-Type: image/png\r\nContent-Length: ${4 * 1024 * 1024}\r\n\r\n`);
   sock.write(Buffer.concat([PNG, Buffer.alloc(2 * 1024 * 1024, 1)]));
-  const uploads = path.join(dir, 'tmp', 'uploads');
-  const arrived = await pollUntil(() => ({ done: fs.existsSync(uploads) && fs.readdirSync(uploads).some((f) => fs.statSync(path.join(uploads, f)).size > 1024 * 1024) }),
+  const arrived = await pollUntil(() => ({ done: uploadsInFlight(dir).some((f) => fs.statSync(f).size > 1024 * 1024) }),
     { timeoutMs: 5000, intervalMs: 20 });
   assert.ok(arrived.ok, 'the upload streams to a temporary file as it arrives');
+  const crashedFolder = path.dirname(uploadsInFlight(dir)[0]);
   await srv.kill();
   sock.destroy();
   const again = await startServer(dir);
-  assert.deepEqual(fs.readdirSync(uploads), [], 'the half upload is gone after the restart');
+  assert.deepEqual(uploadsInFlight(dir), [], 'the half upload is gone after the restart');
+  assert.ok(!fs.existsSync(crashedFolder) && !fs.existsSync(`${crashedFolder}.lock`), 'and so is the killed server\'s folder (issue 33)');
   assert.ok(!fs.existsSync(filesDir(a, dir)) || fs.readdirSync(filesDir(a, dir)).length === 0, 'no file was kept');
   const r = await upload('after.png', PNG, { srv: again, a });
   assert.equal(r.status, 201, r.text);

@@ -108,6 +108,17 @@ export function listKeys(dataDir, appId) {
   return cliJson(['key', 'list', '--data', dataDir, '--app', appId]);
 }
 
+// The uploads in flight under `dataDir`: the paths of their temporary files, wherever they are
+// under tmp/uploads (each server streams into a folder of its own there, beside its lock file:
+// issue 33).
+export function uploadsInFlight(dataDir) {
+  const root = path.join(dataDir, 'tmp', 'uploads');
+  if (!fs.existsSync(root)) return [];
+  return fs.readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && !((e.parentPath ?? e.path) === root && e.name.endsWith('.lock')))
+    .map((e) => path.join(e.parentPath ?? e.path, e.name));
+}
+
 // ---------------------------------------------------------------------------------------------
 // The server process
 
