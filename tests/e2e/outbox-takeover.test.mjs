@@ -93,11 +93,11 @@ test('issue 33: a server killed and left down: another running server applies ea
 
   // Webhooks: the ones answered came after the kill (A's in flight was never answered), each
   // activation's once, A's in-flight one sent again under its delivery id.
-  const after = rx.requests.slice(sentBeforeKill).filter((r) => r.path === '/hook');
-  const byRecord = countOf(after.map((r) => r.json?.objectId));
+  const delivered = rx.requests.slice(sentBeforeKill).filter((r) => r.path === '/hook');
+  const byRecord = countOf(delivered.map((r) => r.json?.objectId));
   assert.equal(byRecord.size, PENDING - ranBefore, 'a webhook for every pending activation');
   assert.deepEqual([...byRecord.values()].filter((n) => n !== 1), [], 'no webhook delivered twice');
-  assert.ok(after.some((r) => r.headers['x-crmd-delivery'] === inFlight), 'the webhook in flight at the kill is delivered again, same delivery id');
+  assert.ok(delivered.some((r) => r.headers['x-crmd-delivery'] === inFlight), 'the webhook in flight at the kill is delivered again, same delivery id');
 
   // The actions' own rows: one per action of each activation, none failed.
   const ran = (await find(b, '_syslogTriggers')).filter((r) => r.actionId != null);
