@@ -76,6 +76,8 @@ int Serve(const cli::ServeFlags& flags) {
     triggers::Runner& runner;
     ~StopTriggers() { runner.Stop(); }
   } stop_triggers{*trigger_runner};
+  // Other servers on the database: this one is alive to them before it claims anything.
+  if (auto* shared = apps.outbox_takeover()) trigger_runner->TakeOver(*shared);
   trigger_runner->Recover(apps.StoredApplications());  // what a crash or a stop left to run
   log::AccessLogBatching access_log_batching;
   http::ServerOptions& options = plan.server;

@@ -204,6 +204,9 @@ class Applications {
   bool HasPendingActivations(const std::string& app_id) { return stores_->HasOutboxEntries(app_id); }
   // The applications that have a store.
   std::vector<std::string> StoredApplications() { return stores_->List(); }
+  // How this server shares trigger outboxes with the others on its database; null when the stores
+  // are its alone (storage::Stores::outbox_takeover).
+  storage::OutboxTakeover* outbox_takeover() { return stores_->outbox_takeover(); }
   // The schema of `app_id` (or of every open application: "*") changed in the store.
   void SchemaChanged(const std::string& app_id);
 

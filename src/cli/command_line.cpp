@@ -88,6 +88,9 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                         "Milliseconds before the first retry of a trigger webhook or mail; doubles after (default: 2000)");
   serve_cmd->add_option("--trigger-threads", serve.trigger_threads,
                         "Threads running trigger actions, besides the one of the function queue (default: 2)");
+  serve_cmd->add_option("--trigger-lease", serve.trigger_lease,
+                        "Seconds after a server on the same database died or stopped before another runs its pending "
+                        "trigger actions (default: 60)");
   serve_cmd->add_option("--read-timeout", serve.read_timeout,
                         "Seconds a request's reads may run in all; beyond, 400 code 124 (default: 15)");
   serve_cmd->add_option("--read-slice-ms", serve.read_slice_ms,

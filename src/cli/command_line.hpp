@@ -56,6 +56,7 @@ struct ServeFlags {
   int upload_rate = 30;
   int trigger_retries = 5;
   int trigger_retry_delay_ms = 2000;
+  int trigger_lease = 60;
   int trigger_threads = 2;
   int signin_rate = 30;  // sign-in gate posts per address per minute (api::kDefaultSignInPerMinute); 0: no limit
 };

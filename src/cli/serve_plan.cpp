@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "auth/password_gate.hpp"
+#include "cli/instance_name.hpp"
 #include "storage/sqlite/sqlite_store.hpp"
 #include "util/log.hpp"
 #include "util/time.hpp"
@@ -90,10 +91,7 @@ std::optional<std::string> PlanStores(const ServeFlags& flags, const http::Serve
                      : std::clamp<std::uint64_t>((open_files - std::min<std::uint64_t>(open_files, server.max_connections)) / 16, 16, 1000);
   storage::LimitPageCache(static_cast<std::int64_t>(flags.page_cache_mib) << 20);
   out.url = flags.store;
-  // Stable across restarts, distinct between the servers of one host (their addresses differ).
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  out.instance = std::string(host) + " " + flags.listen + " " + std::filesystem::absolute(flags.data).string();
+  if (!flags.store.empty()) out.instance = InstanceName(flags.listen, flags.data);
   // A connection for each thread that may hold one, and as many again for the requests that
   // hold two at once (a streaming find and the lookups of its includes).
   out.connections = static_cast<std::size_t>(2 * (server.threads + server.write_threads + flags.trigger_threads) + 4);
@@ -145,9 +143,10 @@ std::optional<std::string> PlanRouter(const ServeFlags& flags, int cores, api::R
 }
 
 std::optional<std::string> PlanTriggers(const ServeFlags& flags, triggers::Runner::Options& out) {
-  if (flags.trigger_retries < 0 || flags.trigger_retry_delay_ms < 0 || flags.trigger_threads < 1)
-    return "--trigger-retries and --trigger-retry-delay must be 0 or more, --trigger-threads 1 or more";
+  if (flags.trigger_retries < 0 || flags.trigger_retry_delay_ms < 0 || flags.trigger_threads < 1 || flags.trigger_lease < 1)
+    return "--trigger-retries and --trigger-retry-delay must be 0 or more, --trigger-threads and --trigger-lease 1 or more";
   out.threads = flags.trigger_threads;
+  out.lease = std::chrono::seconds(flags.trigger_lease);
   out.retries = flags.trigger_retries;
   out.retry_delay = std::chrono::milliseconds(flags.trigger_retry_delay_ms);
   out.webhook.allow_private = flags.allow_private_webhooks;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "storage/database.hpp"
+#include "storage/outbox_takeover.hpp"
 
 namespace crmd::storage {
 
@@ -33,6 +34,9 @@ class Stores {
   // The process is short of descriptors: let go of what is only kept for later (idle database
   // connections). SQLite's stores are closed by the application cache instead.
   virtual void Relieve() {}
+  // How this process takes over the trigger work of servers on the same database that stopped
+  // for good (outbox_takeover.hpp); null when the stores belong to this process alone (SQLite).
+  virtual OutboxTakeover* outbox_takeover() { return nullptr; }
 };
 
 // SQLite files `<data_dir>/apps/<appId>/data.db`, with up to `readers` idle read connections each.
@@ -41,7 +45,8 @@ std::unique_ptr<Stores> SqliteStores(std::string data_dir, Durability durability
 // Schemas of the PostgreSQL database at `url` (postgres/pg_store.hpp), through one pool of at most
 // `connections` connections for every application. `instance` names this server among those on
 // the database, the same across its restarts (its trigger runner takes back what it claimed before
-// a crash at once); random when empty. Throws StorageError when it cannot be reached.
+// a crash at once); random when empty (the command line). Throws StorageError when it cannot be
+// reached.
 std::unique_ptr<Stores> PostgresStores(std::string url, std::size_t connections, std::string instance = {});
 
 }  // namespace crmd::storage

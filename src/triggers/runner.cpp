@@ -68,6 +68,15 @@ void Runner::Stop() {
     if (t.joinable()) t.join();
   threads_.clear();
   if (recovering_.joinable()) recovering_.join();
+  // Last: what is left is the others' once this server is retired.
+  if (takeover_) takeover_->Stop();
+}
+
+void Runner::TakeOver(storage::OutboxTakeover& shared) {
+  takeover_ = std::make_unique<Takeover>(shared, options_.lease, [this](const std::string& app_id, storage::OutboxEntry entry) {
+    Activated(app_id, entry.id, entry.lane, std::move(entry.payload));
+  });
+  takeover_->Start();
 }
 
 void Runner::Activated(const std::string& app_id, std::int64_t entry, int lane, std::string payload) {
@@ -104,7 +113,8 @@ void Runner::Rescan(const std::string& app_id) {
   if (!app) return;
   std::size_t found = 0;
   for (std::int64_t after = 0;;) {
-    auto entries = app->trigger_outbox().ReadOutbox(after, kRecoverPage);
+    // Less what another server holds: it runs that, or whoever takes over from it.
+    auto entries = app->trigger_outbox().ReadClaimable(after, kRecoverPage);
     for (auto& e : entries) Activated(app_id, e.id, e.lane, std::move(e.payload));
     found += entries.size();
     {
@@ -149,13 +159,6 @@ struct Runner::Step {
 std::chrono::milliseconds Runner::RetryDelay(int attempts) const {
   const int shift = std::clamp(attempts - 1, 0, 20);
   return std::chrono::milliseconds(std::min<std::int64_t>(kMaxRetryDelay.count(), options_.retry_delay.count() << shift));
-}
-
-std::chrono::seconds Runner::ClaimLease() const {
-  // Twice the longest wait between two attempts, at least a minute: a job that waits to retry keeps
-  // its claim, and one whose server stopped is taken over by another within the lease.
-  const auto longest = std::chrono::duration_cast<std::chrono::seconds>(RetryDelay(options_.retries)) * 2;
-  return std::max<std::chrono::seconds>(std::chrono::seconds(60), longest);
 }
 
 void Runner::Later(Job job, std::optional<std::chrono::milliseconds> after) {
@@ -252,12 +255,12 @@ Runner::Outcome Runner::Run(Job& job) {
 }
 
 Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& app) {
-  // Taken again at each action and attempt, which keeps the lease while the job goes on. Another
-  // server on the same database runs it: asked again after a retry's wait, until that server is
-  // done (the entry is gone) or its lease ran out (it stopped mid-job).
-  switch (app->trigger_outbox().ClaimOutbox(job.entry, ClaimLease())) {
-    case storage::Outbox::Claim::kGone: return Outcome::kFinished;
-    case storage::Outbox::Claim::kHeld: return Outcome::kRetry;
+  // Taken again at each action and attempt: the lease then runs from the last thing this server did
+  // with it, should it die. Held by another server (it won a race to take over the entry): that
+  // one runs it, and should it die too, the entry comes back through the takeover.
+  switch (app->trigger_outbox().ClaimOutbox(job.entry, options_.lease)) {
+    case storage::Outbox::Claim::kGone:
+    case storage::Outbox::Claim::kHeld: return Outcome::kFinished;
     case storage::Outbox::Claim::kTaken: break;
   }
   if (job.payload.empty()) {

@@ -14,8 +14,12 @@
 //     tenant's slow receiver holds one thread, never the others' actions.
 //   - Bounded: at most Options::max_held activations are held in memory; the rest wait in their
 //     outboxes and are read once there is room.
+//   - Several servers on one database (TakeOver): each runs what its own writes left, and takes
+//     over what a server that died or stopped left, once that server's claims ran out
+//     (triggers/takeover.hpp).
 //
-// Thread-safe. Stop() leaves what has not run in the outboxes, for the next start.
+// Thread-safe. Stop() leaves what has not run in the outboxes, for the next start or for another
+// server.
 #pragma once
 
 #include <boost/json.hpp>
@@ -38,7 +42,9 @@
 #include "app/function_pool.hpp"
 #include "auth/context.hpp"
 #include "auth/registry.hpp"
+#include "storage/outbox_takeover.hpp"
 #include "triggers/fair_queue.hpp"
+#include "triggers/takeover.hpp"
 #include "triggers/webhook.hpp"
 #include "util/result.hpp"
 
@@ -81,6 +87,11 @@ class Runner final : public app::ActivationSink {
     // the activations wait in their outboxes; beyond `payloads_held` a job holds no payload.
     std::size_t max_held = 100'000;
     std::size_t payloads_held = 10'000;
+    // How long a claim of an outbox entry, and this server's liveness, last without being renewed
+    // (`crmd serve --trigger-lease`): what another server waits, after this one died, before it
+    // runs this one's pending actions. A claim of a live server is never taken, so the lease need
+    // not cover a slow action or a retry's wait.
+    std::chrono::seconds lease{60};
   };
 
   // What an action did: the `data` and `error` of its `_syslogTriggers` row (JSON text).
@@ -98,6 +109,9 @@ class Runner final : public app::ActivationSink {
   // In the background: queues the stored activations of those of `app_ids` that have any (what a
   // crash or a stop left).
   void Recover(std::vector<std::string> app_ids);
+  // Shares the outboxes with the other servers on the database (a store of several processes):
+  // keeps this one alive there and takes over what dead ones left. Before Recover; once.
+  void TakeOver(storage::OutboxTakeover& shared);
   void Stop();
 
   // For tests and diagnosis: activations held now, and how many were left in an outbox for want
@@ -142,7 +156,6 @@ class Runner final : public app::ActivationSink {
   void Again(Job job);   // back to its queue, for its next action
   void Finished(const Job& job);
   std::chrono::milliseconds RetryDelay(int attempts) const;
-  std::chrono::seconds ClaimLease() const;
 
   Host host_;
   Options options_;
@@ -158,6 +171,7 @@ class Runner final : public app::ActivationSink {
   bool stopping_ = false;
   std::vector<std::thread> threads_;
   std::thread recovering_;
+  std::unique_ptr<Takeover> takeover_;  // set before Recover, when the stores are shared
 };
 
 }  // namespace crmd::triggers

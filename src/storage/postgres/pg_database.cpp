@@ -23,6 +23,7 @@
 #include "storage/postgres/generations.hpp"
 #include "storage/postgres/pg_class_tables.hpp"
 #include "storage/postgres/pg_dialect.hpp"
+#include "storage/postgres/pg_outbox_takeover.hpp"
 #include "storage/postgres/pg_store.hpp"
 #include "storage/postgres/pool.hpp"
 #include "storage/sql/aggregate_statements.hpp"
@@ -190,11 +191,13 @@ std::int64_t LockKey(const std::string& schema) {
 
 // What the store's reads and writes share.
 struct Shared {
-  Shared(std::shared_ptr<Pool> p, std::string app, std::string s)
-      : app_id(std::move(app)), pool_owner(std::move(p)), pool(*pool_owner), dialect(QuoteName(s)), raw_schema(std::move(s)), lock_key(LockKey(raw_schema)) {}
+  Shared(std::shared_ptr<Pool> p, std::shared_ptr<PgOutboxTakeover> t, std::string app, std::string s)
+      : app_id(std::move(app)), pool_owner(std::move(p)), pool(*pool_owner), takeover(std::move(t)), dialect(QuoteName(s)),
+        raw_schema(std::move(s)), lock_key(LockKey(raw_schema)) {}
   std::string app_id;
   std::shared_ptr<Pool> pool_owner;
   Pool& pool;
+  std::shared_ptr<PgOutboxTakeover> takeover;
   PgDialect dialect;
   std::string raw_schema;
   std::int64_t lock_key;
@@ -485,7 +488,11 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
 
   OutboxWrites& outbox() override { return *this; }
   std::int64_t AddOutbox(int lane, std::string_view payload) override {
-    auto rows = c_.Query(sql::AddOutbox(s_.dialect), {std::to_string(lane), std::string(payload)});
+    // Claimed by this process from birth, so that another server takes it over only once this
+    // one is dead; registered first (committed on its own), so that the others can find it then.
+    s_.takeover->Register(s_.app_id);
+    auto rows = c_.Query(AddClaimedOutbox(s_.dialect.schema()), {std::to_string(lane), std::string(payload), s_.pool.process(),
+                                                                 std::to_string(s_.takeover->lease().count())});
     return std::get<std::int64_t>(NumberCell(*rows.Value(0, 0)));
   }
   std::optional<OutboxEntry> GetOutbox(std::int64_t id) override {
@@ -572,8 +579,8 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
 
 class PgDatabase final : public Database {
  public:
-  PgDatabase(std::shared_ptr<Pool> pool, std::string app_id, std::string schema)
-      : s_(std::move(pool), std::move(app_id), std::move(schema)) {}
+  PgDatabase(std::shared_ptr<Pool> pool, std::shared_ptr<PgOutboxTakeover> takeover, std::string app_id, std::string schema)
+      : s_(std::move(pool), std::move(takeover), std::move(app_id), std::move(schema)) {}
 
   std::vector<schema::ClassSchema> LoadSchema() override {
     auto c = s_.pool.Acquire(false);
@@ -731,14 +738,22 @@ class PgDatabase final : public Database {
     return out;
   }
 
-  Claim ClaimOutbox(std::int64_t id, std::chrono::seconds lease) override {
+  std::vector<OutboxEntry> ReadClaimable(std::int64_t after, std::size_t limit) override {
     auto c = s_.pool.Acquire(false);
-    auto rows = c->Query(
-        fmt::format("WITH taken AS (UPDATE {0}._crmd_outbox SET claimed_by = $2, claimed_until = now() + $3 * interval '1 second' "
-                    "WHERE id = $1 AND (claimed_by IS NULL OR claimed_by = $2 OR claimed_until < now()) RETURNING id) "
-                    "SELECT (SELECT count(*) FROM taken), (SELECT count(*) FROM {0}._crmd_outbox WHERE id = $1)",
-                    s_.dialect.schema()),
-        {std::to_string(id), s_.pool.process(), std::to_string(lease.count())});
+    auto rows = c->Query(postgres::ReadClaimable(s_.dialect.schema()),
+                         {std::to_string(after), std::to_string(limit), s_.pool.process(), s_.takeover->Live()});
+    std::vector<OutboxEntry> out;
+    for (int r = 0; r < rows.size(); ++r)
+      out.push_back({std::get<std::int64_t>(NumberCell(*rows.Value(r, 0))),
+                     static_cast<int>(std::get<std::int64_t>(NumberCell(*rows.Value(r, 1)))), std::string(*rows.Value(r, 2))});
+    return out;
+  }
+
+  Claim ClaimOutbox(std::int64_t id, std::chrono::seconds lease) override {
+    s_.takeover->Register(s_.app_id);  // before the claim: a holder of a claim can be found
+    auto c = s_.pool.Acquire(false);
+    auto rows = c->Query(postgres::ClaimOutbox(s_.dialect.schema()),
+                         {std::to_string(id), s_.pool.process(), std::to_string(lease.count()), s_.takeover->Live()});
     if (rows.Value(0, 0) != std::optional<std::string_view>("0")) return Claim::kTaken;
     return rows.Value(0, 1) == std::optional<std::string_view>("0") ? Claim::kGone : Claim::kHeld;
   }
@@ -835,8 +850,9 @@ class PgDatabase final : public Database {
 
 }  // namespace
 
-std::unique_ptr<Database> OpenPostgres(std::shared_ptr<Pool> pool, const std::string& app_id, const std::string& schema) {
-  return std::make_unique<PgDatabase>(std::move(pool), app_id, schema);
+std::unique_ptr<Database> OpenPostgres(std::shared_ptr<Pool> pool, std::shared_ptr<PgOutboxTakeover> takeover,
+                                       const std::string& app_id, const std::string& schema) {
+  return std::make_unique<PgDatabase>(std::move(pool), std::move(takeover), app_id, schema);
 }
 
 }  // namespace crmd::storage::postgres

@@ -9,6 +9,7 @@
 
 #include "storage/database.hpp"
 #include "storage/postgres/connection.hpp"
+#include "storage/postgres/pg_outbox_takeover.hpp"
 #include "storage/postgres/pool.hpp"
 
 namespace crmd::storage::postgres {
@@ -20,8 +21,10 @@ std::string SchemaOf(const std::string& app_id);
 // from several processes at once).
 void EnsureCrmdSchema(Connection& c);
 
-// The store of application `app_id`, whose schema is `schema` (made by Stores::Open).
-std::unique_ptr<Database> OpenPostgres(std::shared_ptr<Pool> pool, const std::string& app_id, const std::string& schema);
+// The store of application `app_id`, whose schema is `schema` (made by Stores::Open); `takeover`
+// is the server's share of the outboxes (pg_outbox_takeover.hpp).
+std::unique_ptr<Database> OpenPostgres(std::shared_ptr<Pool> pool, std::shared_ptr<PgOutboxTakeover> takeover,
+                                       const std::string& app_id, const std::string& schema);
 
 // The channel a schema change is announced on (its payload: the application's id), at commit.
 inline constexpr const char* kSchemaChannel = "crmd_schema";

@@ -2,6 +2,7 @@
 
 #include "storage/postgres/generations.hpp"
 #include "storage/postgres/pg_dialect.hpp"
+#include "storage/postgres/pg_outbox_takeover.hpp"
 #include "storage/postgres/pg_store.hpp"
 #include "storage/stores.hpp"
 #include "util/log.hpp"
@@ -55,10 +56,12 @@ ALTER TABLE crmd.apps ADD COLUMN IF NOT EXISTS gates text NOT NULL DEFAULT '';
 std::string SchemaOf(const std::string& app_id) { return ShortName("app_" + app_id); }
 
 void EnsureCrmdSchema(Connection& c) {
+  const std::optional<std::string_view> yes("t");
   if (c.Query("SELECT 1 FROM pg_namespace WHERE nspname = 'crmd'").size() > 0 &&
       c.Query("SELECT to_regclass('crmd.registry_version') IS NOT NULL AND EXISTS (SELECT 1 FROM pg_attribute "
               "WHERE attrelid = to_regclass('crmd.apps') AND attname = 'gates')")
-              .Value(0, 0) == std::optional<std::string_view>("t"))
+              .Value(0, 0) == yes &&
+      c.Query(kHasOutboxTakeoverTables).Value(0, 0) == yes)
     return;
   c.Exec("BEGIN");
   try {
@@ -66,6 +69,7 @@ void EnsureCrmdSchema(Connection& c) {
     c.Exec("CREATE SCHEMA IF NOT EXISTS crmd");
     c.Exec(kHelpers);
     c.Exec(kTables);
+    c.Exec(kOutboxTakeoverTables);
     c.Exec("COMMIT");
   } catch (...) {
     if (c.Healthy()) c.Exec("ROLLBACK");
@@ -80,7 +84,8 @@ namespace {
 class PostgresSchemas final : public Stores {
  public:
   PostgresSchemas(std::string url, std::size_t connections, std::string instance)
-      : pool_(std::make_shared<postgres::Pool>(std::move(url), connections, std::move(instance))) {
+      : pool_(std::make_shared<postgres::Pool>(std::move(url), connections, std::move(instance))),
+        takeover_(std::make_shared<postgres::PgOutboxTakeover>(pool_)) {
     auto c = pool_->Acquire(false);
     postgres::EnsureCrmdSchema(*c);
   }
@@ -109,7 +114,7 @@ class PostgresSchemas final : public Stores {
         }
       }
     }
-    return postgres::OpenPostgres(pool_, app_id, schema);
+    return postgres::OpenPostgres(pool_, takeover_, app_id, schema);
   }
 
   bool HasOutboxEntries(const std::string& app_id) override {
@@ -142,12 +147,15 @@ class PostgresSchemas final : public Stores {
 
   void Relieve() override { pool_->DropIdle(); }
 
+  OutboxTakeover* outbox_takeover() override { return takeover_.get(); }
+
   void Remove(const std::string& app_id) override {
     auto c = pool_->Acquire(false);
     c->Exec("BEGIN");
     try {
       c->Exec("DROP SCHEMA IF EXISTS " + postgres::QuoteName(postgres::SchemaOf(app_id)) + " CASCADE");
       c->Query("DELETE FROM crmd.stores WHERE app_id = $1", {app_id});
+      postgres::PgOutboxTakeover::Forget(*c, app_id);
       c->Exec("COMMIT");
     } catch (...) {
       if (c->Healthy() && c->InTransaction()) c->Exec("ROLLBACK");
@@ -176,6 +184,7 @@ class PostgresSchemas final : public Stores {
   }
 
   std::shared_ptr<postgres::Pool> pool_;
+  std::shared_ptr<postgres::PgOutboxTakeover> takeover_;
   std::atomic<bool> stop_{false};
   std::thread watcher_;
 };

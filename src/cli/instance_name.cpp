@@ -1,0 +1,50 @@
+#include "cli/instance_name.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "util/ids.hpp"
+
+namespace crmd::cli {
+
+namespace {
+
+// More servers of one host on one address and data directory than anyone runs: past it, a
+// random name (not stable across restarts: its claims wait for their lease after a crash).
+constexpr int kMaxSlots = 64;
+
+// `text` as a file name's part: letters, digits, dots and dashes kept, the rest as '_'.
+std::string FileNamePart(const std::string& text) {
+  std::string out;
+  for (char c : text.substr(0, 120)) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+    out.push_back(keep ? c : '_');
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string InstanceName(const std::string& listen, const std::string& data_dir) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const std::string base = std::string(host) + " " + listen + " " + std::filesystem::absolute(data_dir).string();
+  const std::filesystem::path dir = std::filesystem::path(data_dir) / "tmp";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string prefix = "instance-" + FileNamePart(std::string(host) + " " + listen) + "-";
+  for (int slot = 0; slot < kMaxSlots; ++slot) {
+    const std::string path = (dir / (prefix + std::to_string(slot) + ".lock")).string();
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) break;
+    // Kept open (and locked) until the process ends: the descriptor is deliberately never closed.
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return slot == 0 ? base : base + " #" + std::to_string(slot);
+    ::close(fd);
+  }
+  return base + " " + ids::RandomAlnum(16);
+}
+
+}  // namespace crmd::cli
