@@ -48,9 +48,11 @@ test-tsan: deps
 	@scripts/install-npm
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j 2 --timeout 900
 
-# crmd side by side with Parse Server on PostgreSQL, and nginx as the loopback ceiling (issue 6).
-# Installs what is missing (wrk, PostgreSQL 15, nginx; Parse Server into bench/.work), loopback only,
-# about 10 minutes, at most 20; writes docs/PERFORMANCE.md and bench/.work/results.json.
+# crmd side by side with Parse Server on PostgreSQL, nginx as the loopback ceiling (issue 6) and the
+# databases' own limits (issue 33). Installs what is missing (wrk, PostgreSQL 15, nginx,
+# libsqlite3-dev; Parse Server into bench/.work), loopback only, about 30 minutes (the first run
+# 5-15 more: bench/tenants.mjs makes its 10,200 applications once), at most 70; writes
+# docs/PERFORMANCE.md and bench/.work/results.json.
 bench: build
 	@bench/run
 

@@ -5,9 +5,17 @@
 //      (`--store`, a database of its own; issue 22) and nginx serving a static JSON file;
 //   2. loads the same deterministic data into every server through /batch and declares the same index;
 //   3. runs each workload with wrk against every server, alternating which goes first;
-//   4. writes bench/.work/results.json and the "Side by side" section of docs/PERFORMANCE.md.
+//   4. crmd alone: change history, form functions, the product base's own Accounts (beside Parse's
+//      plain one), MCP tools beside the record API;
+//   5. the limit beside the peer (issue 33), between the read and the write workloads: pgbench and a
+//      C loop over SQLite doing the workloads' statements on copies of crmd's tables
+//      (bench/lib/limits.mjs, bench/sqlite-limit.c);
+//   6. writes bench/.work/results.json and the "Side by side" section of docs/PERFORMANCE.md, with
+//      the rows of bench/tenants.mjs when bench/run ran it on the same binary just before.
 // Stops everything it started, also on failure or signal. Environment overrides for a quick trial
-// (then docs/PERFORMANCE.md is left alone): BENCH_ROWS, BENCH_WARMUP, BENCH_DURATION.
+// (then docs/PERFORMANCE.md is left alone): BENCH_ROWS, BENCH_WARMUP, BENCH_DURATION, and
+// BENCH_ONLY, a comma list of the parts to run after the load: workloads, limits, history, forms,
+// productbase, mcp (`limits` without `workloads` gives the limits without crmd's fractions).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -15,7 +23,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CITIES, LEAD_STATUS_NAMES, accountRow, leadStatusRow, prng } from './lib/data.mjs';
+import { CITIES, LEAD_STATUS_NAMES, accountRow, leadStatusRow, productAccountRow, prng } from './lib/data.mjs';
+import { PG_LIMIT_WORKLOADS, pgbenchLimit, sqliteLimit } from './lib/limits.mjs';
 import { poster } from './lib/post.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -28,6 +37,8 @@ const PG_BIN = '/usr/lib/postgresql/15/bin';
 const CRMD = path.join(WORK, 'crmd');
 const REPLAY = path.join(BENCH, 'wrk', 'replay.lua');
 const DOC = path.join(ROOT, 'docs', 'PERFORMANCE.md');
+const SQLITE_LIMIT = path.join(WORK, 'sqlite-limit'); // bench/sqlite-limit.c, compiled by bench/run
+const TENANTS = path.join(WORK, 'tenants.json');     // bench/tenants.mjs's figures, when bench/run ran it
 const SECTION = '## Side by side with Parse Server (make bench)';
 
 const intEnv = (name, fallback) => {
@@ -40,7 +51,11 @@ const intEnv = (name, fallback) => {
 const ROWS = intEnv('BENCH_ROWS', 100_000);
 const WARMUP = intEnv('BENCH_WARMUP', 5);
 const DURATION = intEnv('BENCH_DURATION', 15);
-const FULL_RUN = ROWS === 100_000 && WARMUP === 5 && DURATION === 15;
+const PARTS = ['workloads', 'limits', 'history', 'forms', 'productbase', 'mcp'];
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').filter(Boolean)) : null;
+for (const p of ONLY ?? []) if (!PARTS.includes(p)) throw new Error(`BENCH_ONLY: unknown part ${p} (${PARTS.join(', ')})`);
+const runs = (part) => !ONLY || ONLY.has(part);
+const FULL_RUN = ROWS === 100_000 && WARMUP === 5 && DURATION === 15 && !ONLY;
 const BATCH = 50;
 const LOAD_IN_FLIGHT = 16;
 const LOAD_TIMEOUT_MS = 420_000; // per server; Parse was measured at ~2,100 rows/s (48 s)
@@ -49,6 +64,10 @@ const CONNS_HIGH = 64;
 const PREFIX = '/parse';
 const QUIET_CORES = 0.25; // busy cores tolerated from other processes before the run starts
 const QUIET_WAIT_S = intEnv('BENCH_QUIET_WAIT', 120);
+const LIMIT_SQLITE_SECONDS = Math.min(DURATION, 10); // per mode of sqlite-limit: 7 modes
+const PB_APP = 'pbench'; // crmd's product-base application, beside `bench` in the same server
+const TENANT_GOAL_MS = 20; // issue 33: p99 of a cold product-base open and of a closed empty store
+const SIGTERM_GOAL_MS = 1000; // issue 33: SIGTERM with 1,000 stores open
 
 const t0 = Date.now();
 const log = (msg) => console.log(`[bench ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${msg}`);
@@ -142,6 +161,21 @@ async function startPostgres() {
   return { port, pid };
 }
 const psql = (pg, sql) => sh(`${PG_BIN}/psql`, ['-h', '127.0.0.1', '-p', String(pg.port), '-U', 'postgres', '-d', 'parse', '-Atqc', sql]);
+// Statements on crmd's database, each in its own transaction (VACUUM may be among them).
+const psqlCrmd = (pg, ...sqls) => sh(`${PG_BIN}/psql`, ['-h', '127.0.0.1', '-p', String(pg.port), '-U', 'postgres', '-d', 'crmd', '-Atq',
+  '-v', 'ON_ERROR_STOP=1', ...sqls.flatMap((x) => ['-c', x])], { maxBuffer: 64 << 20 });
+
+// A tracked child (its pid in run/pids), killed after `ms`; its stdout and stderr together.
+function runChild(name, cmd, args, ms) {
+  return new Promise((resolve) => {
+    const child = track(name, spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] }));
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    const killer = setTimeout(() => child.kill('SIGKILL'), ms);
+    child.on('exit', (code, signal) => { clearTimeout(killer); children.delete(name); resolve({ code: code ?? signal, out }); });
+  });
+}
 
 async function startParse(pg) {
   const port = await freePort();
@@ -171,11 +205,13 @@ async function startCrmd(pg = null) {
     store.push('--store', `postgresql://postgres@127.0.0.1:${pg.port}/crmd`);
   }
   const app = JSON.parse(sh(CRMD, ['app', 'create', '--data', data, ...store, '--id', 'bench', '--no-product-base']));
+  // Issue 33: an application with the product base, as `crmd app create` makes one by default.
+  const pbApp = pg || !runs('productbase') ? null : JSON.parse(sh(CRMD, ['app', 'create', '--data', data, '--id', PB_APP]));
   const port = await freePort();
   const out = fs.openSync(path.join(RUN, `${key}.log`), 'a');
   const child = track(key, spawn(CRMD, ['serve', '--data', data, ...store, '--listen', `127.0.0.1:${port}`,
     '--prefix', 'parse', '--durability', 'full'], { stdio: ['ignore', out, out] }));
-  const server = { name: pg ? 'crmd on PostgreSQL' : 'crmd', key, base: `http://127.0.0.1:${port}`, appId: app.appId, masterKey: app.masterKey };
+  const server = { name: pg ? 'crmd on PostgreSQL' : 'crmd', key, base: `http://127.0.0.1:${port}`, appId: app.appId, masterKey: app.masterKey, pbApp, data };
   await waitHttp(`${server.base}/health`, child, server.name, 20_000);
   // Its CPU is crmd's and the database's, as Parse's is.
   return { ...server, pid: child.pid, ...(pg ? { postmaster: pg.pid } : {}) };
@@ -410,6 +446,185 @@ async function formsBudget(s, leadIds, sampler) {
   return { runs, ms, probeOk: probes.every((p) => p.ok), probeError: probes.find((p) => !p.ok)?.error };
 }
 
+// Rows of `rowOf(i)` for i < ROWS into `cls` through /batch, as bulkLoad does; their ids.
+async function loadRows(server, cls, rowOf) {
+  const post = poster(server.base, { 'X-Parse-Application-Id': server.appId, 'X-Parse-Master-Key': server.masterKey }, LOAD_IN_FLIGHT, 120_000);
+  const ids = new Array(ROWS).fill(null);
+  let firstError = null;
+  const started = performance.now();
+  const send = async (b) => {
+    const requests = [];
+    for (let i = b * BATCH; i < Math.min(ROWS, (b + 1) * BATCH); i++) requests.push({ method: 'POST', path: `${PREFIX}/classes/${cls}`, body: rowOf(i) });
+    const r = await post(`${PREFIX}/batch`, JSON.stringify({ requests }));
+    if (!Array.isArray(r.json)) { firstError ??= `HTTP ${r.status} ${r.text.slice(0, 200)}`; return; }
+    r.json.forEach((item, k) => { if (item.success?.objectId) ids[b * BATCH + k] = item.success.objectId; else firstError ??= JSON.stringify(item).slice(0, 200); });
+  };
+  await send(0);
+  let next = 1;
+  const batches = Math.ceil(ROWS / BATCH);
+  await Promise.all(Array.from({ length: LOAD_IN_FLIGHT }, async () => {
+    while (next < batches) {
+      if (performance.now() - started > LOAD_TIMEOUT_MS) throw new Error(`${server.name}: loading ${cls} over ${LOAD_TIMEOUT_MS / 1000} s`);
+      await send(next++);
+    }
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  const loaded = ids.filter(Boolean);
+  return { ids: loaded, loaded: loaded.length, seconds, rowsPerSecond: loaded.length / seconds, firstError };
+}
+
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+// Issue 33: the limit beside the peer, on the data the read workloads ran on. `check(what,
+// ok, detail)` records a correctness check of the run.
+const CRMD_PG_SCHEMA = 'app_bench'; // crmd on PostgreSQL keeps application `bench` in schema app_<id>
+async function limits(pg, crmd, check) {
+  const out = {};
+  const postgres = { key: 'postgres', pid: pg.pid, postmaster: pg.pid, reaped: true }; // all of PostgreSQL
+  try {
+    out.pg = await pgbenchLimit({ pg, pgBin: PG_BIN, psql: (...sqls) => psqlCrmd(pg, ...sqls), run: runChild,
+      cpuSnapshot: () => cpuSnapshot(postgres), cpuDelta: (before) => cpuDelta(postgres, before),
+      dir: path.join(RUN, 'pgbench'), warmup: WARMUP, duration: DURATION, clients: CONNS, log }, CRMD_PG_SCHEMA);
+    check('pgbench: synchronous_commit is on', out.pg.synchronousCommit === 'on', out.pg.synchronousCommit);
+    check('pgbench: every insert made its row, no transaction failed',
+      out.pg.insertsComplete && Object.values(out.pg.workloads).every((x) => !x.failed), JSON.stringify(Object.fromEntries(Object.entries(out.pg.workloads).map(([k, x]) => [k, x.failed]))));
+  } catch (e) {
+    out.pgError = String(e.message ?? e);
+    check('pgbench limit ran', false, out.pgError.slice(0, 300));
+  }
+  if (!fs.existsSync(SQLITE_LIMIT)) {
+    check('sqlite-limit ran', false, `${SQLITE_LIMIT} missing (bench/run compiles bench/sqlite-limit.c)`);
+    return out;
+  }
+  try {
+    log(`  sqlite-limit: 7 modes, ${LIMIT_SQLITE_SECONDS} s each after 1 s, on a copy of crmd's store`);
+    out.sqlite = await sqliteLimit({ bin: SQLITE_LIMIT, dir: path.join(RUN, 'sqlite-limit'), seconds: LIMIT_SQLITE_SECONDS,
+      group: CONNS, readers: os.availableParallelism(), run: runChild }, path.join(crmd.data, 'apps', 'bench', 'data.db'));
+    for (const [k, x] of Object.entries(out.sqlite.modes)) log(`    ${k}: ${Math.round(x.perSecond)}/s, ${x.cpuMsPerOp.toFixed(4)} ms CPU each`);
+    check('sqlite-limit: all 7 modes measured', Object.keys(out.sqlite.modes).length === 7, Object.keys(out.sqlite.modes).join(', '));
+  } catch (e) {
+    out.sqliteError = String(e.message ?? e);
+    check('sqlite-limit ran', false, out.sqliteError.slice(0, 300));
+  }
+  return out;
+}
+
+// Issue 33: create and update on the product base's own Accounts (37 fields, 4 indexes of its
+// own, history on: each write also writes its `_Timeline` row), as a fresh application has it,
+// beside Parse Server's plain Accounts given the same bodies (Parse has no product base: its
+// Accounts gains the fields the first create brings). The budget beside it: the same create on a
+// plain class of the same application (made by the first create, no timeline), measured in turn,
+// twice each, as the history budget is; CPU is the mean of the two runs.
+const PARSE_ACCOUNT_STATUSES = ['Active', 'VIP', 'Inactive', 'Prospect', 'Former'];
+async function productBaseBudget(crmd, parse, parseLoaded, sampler, check) {
+  const pb = { ...crmd, key: 'crmd-pb', appId: crmd.pbApp.appId, masterKey: crmd.pbApp.masterKey };
+  const idsOf = async (s, cls) => (await call(s, 'GET', `${PREFIX}/classes/${cls}?limit=10&keys=objectId&order=objectId`)).json?.results?.map((x) => x.objectId) ?? [];
+  const crmdRefs = { leadStatusIds: await idsOf(pb, 'LeadStatuses'), accountStatusIds: await idsOf(pb, 'AccountStatuses') };
+  const made = await call(parse, 'POST', `${PREFIX}/batch`, { requests: PARSE_ACCOUNT_STATUSES.map((Name) =>
+    ({ method: 'POST', path: `${PREFIX}/classes/AccountStatuses`, body: { Name } })) });
+  const parseRefs = { leadStatusIds: parseLoaded.leadIds, accountStatusIds: Array.isArray(made.json) ? made.json.map((x) => x.success?.objectId).filter(Boolean) : [] };
+  if (!crmdRefs.leadStatusIds.length || !crmdRefs.accountStatusIds.length || parseRefs.accountStatusIds.length !== PARSE_ACCOUNT_STATUSES.length)
+    throw new Error(`product base: no statuses to point to (crmd ${JSON.stringify(crmdRefs)}, Parse ${made.text.slice(0, 200)})`);
+  log(`  loading ${ROWS} rows into crmd's product-base Accounts (as many as Parse's Accounts holds)`);
+  sampler.phase = 'load-productbase';
+  const load = await loadRows(pb, 'Accounts', (i) => productAccountRow(i, crmdRefs));
+  sampler.phase = 'between';
+  log(`    ${Math.round(load.rowsPerSecond)} rows/s (${load.seconds.toFixed(1)} s)`);
+  check(`crmd's product-base Accounts holds ${ROWS} rows`, load.loaded === ROWS, load.firstError ?? '');
+  await call(pb, 'POST', `${PREFIX}/schemas/PlainAccounts`, {});
+
+  const dir = path.join(RUN, 'requests', 'productbase');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = (name, lines) => { const f = path.join(dir, `${name}.txt`); fs.writeFileSync(f, lines.join('\n') + '\n'); return f; };
+  const creates = (cls, refs) => Array.from({ length: 2_000 }, (_, k) => `POST\t${PREFIX}/classes/${cls}\t${JSON.stringify(productAccountRow(ROWS + k, refs))}`);
+  const updates = (ids, refs) => {
+    const r = prng(505);
+    return Array.from({ length: 20_000 }, (_, k) => `PUT\t${PREFIX}/classes/Accounts/${ids[Math.floor(r() * ids.length)]}\t${JSON.stringify({
+      Balance: { __op: 'Increment', amount: 1 }, StatusId: { __type: 'Pointer', className: 'AccountStatuses', objectId: refs.accountStatusIds[k % refs.accountStatusIds.length] } })}`);
+  };
+  const files = {
+    create: file('crmd-create', creates('Accounts', crmdRefs)), plain: file('crmd-plain-create', creates('PlainAccounts', crmdRefs)),
+    parseCreate: file('parse-create', creates('Accounts', parseRefs)),
+    update: file('crmd-update', updates(load.ids, crmdRefs)), parseUpdate: file('parse-update', updates(parseLoaded.ids.filter(Boolean), parseRefs)),
+  };
+  // Parse's create first: it adds the new fields to its Accounts before its update runs.
+  const probes = [await probe(pb, 'create', files.create), await probe(pb, 'create', files.plain), await probe(parse, 'create', files.parseCreate),
+    await probe(pb, 'update', files.update), await probe(parse, 'update', files.parseUpdate)];
+  const server = { create: pb, plain: pb, parseCreate: parse, update: pb, parseUpdate: parse };
+  const runs = { create: [], plain: [], parseCreate: [], update: [], parseUpdate: [] };
+  for (const k of ['create', 'plain', 'parseCreate', 'update', 'parseUpdate', 'plain', 'create']) {
+    runs[k].push(await measure(server[k], files[k], CONNS, `productbase-${k}-${runs[k].length}`, sampler));
+    const e = runs[k].at(-1);
+    log(`    ${k}: ${Math.round(e.reqPerSec)} req/s, p99 ${e.p99ms.toFixed(1)} ms, ${e.cpu.msPerRequest?.toFixed(4)} ms CPU a request`);
+  }
+  const createMs = mean(runs.create.map((x) => x.cpu.msPerRequest));
+  const plainMs = mean(runs.plain.map((x) => x.cpu.msPerRequest));
+  const createRps = mean(runs.create.map((x) => x.reqPerSec));
+  return { load: { ...load, ids: undefined }, runs, createMs, plainMs, ratio: createMs / plainMs,
+    createRatio: createRps / runs.parseCreate[0].reqPerSec, updateRatio: runs.update[0].reqPerSec / runs.parseUpdate[0].reqPerSec,
+    probeOk: probes.every((p) => p.ok), probeError: probes.find((p) => !p.ok)?.error };
+}
+
+// Issue 21's budget, held by issue 33: the same reads and creates through MCP tools (`POST
+// /mcp/<appId>`, one JSON-RPC `tools/call` each) at most 1.3x the server CPU of the record API's
+// `query` and `create` (the same wheres in the same order, the same rows). crmd alone; measured in
+// turn, twice each; CPU is the mean of the two runs.
+async function mcpBudget(s, files, leadIds, sampler) {
+  const dir = path.join(RUN, 'requests', s.key);
+  const toolCall = (name, args) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+  const file = (name, lines) => { const f = path.join(dir, `${name}.txt`); fs.writeFileSync(f, lines.join('\n') + '\n'); return f; };
+  const r = prng(303); // the query file's wheres, in its order (writeRequestFiles)
+  const mcpFiles = {
+    query: files.query, create: files.create,
+    mcpQuery: file('mcp-query', Array.from({ length: 2_000 }, () => `POST\t/mcp/${s.appId}\t${toolCall('Get-Data', {
+      table: 'Accounts', where: { City: CITIES[Math.floor(r() * CITIES.length)], Score: { $gte: Math.floor(r() * 100) } }, order: '-createdAt', limit: 100 })}`)),
+    mcpCreate: file('mcp-create', Array.from({ length: 2_000 }, (_, k) => `POST\t/mcp/${s.appId}\t${toolCall('Create-Data', { table: 'Accounts', data: accountRow(ROWS + k, leadIds) })}`)),
+  };
+  // A tool's answer: 200, a result that is no error, its text the record API's JSON.
+  const tool = async (f) => {
+    const [method, p, body] = fs.readFileSync(f, 'utf8').split('\n')[0].split('\t');
+    const a = await call(s, method, p, body);
+    let inner = null;
+    try { inner = JSON.parse(a.json?.result?.content?.[0]?.text); } catch { /* not JSON */ }
+    return { status: a.status, ok: a.status === 200 && a.json?.result && !a.json.result.isError && inner !== null, inner, error: a.text.slice(0, 300) };
+  };
+  const query = await probe(s, 'query', mcpFiles.query);
+  const mcpQuery = await tool(mcpFiles.mcpQuery);
+  const create = await probe(s, 'create', mcpFiles.create);
+  const mcpCreate = await tool(mcpFiles.mcpCreate);
+  const probeOk = query.ok && create.ok && mcpQuery.ok && mcpQuery.inner.results?.length === query.rows && mcpCreate.ok && typeof mcpCreate.inner.objectId === 'string';
+  const runs = { query: [], mcpQuery: [], create: [], mcpCreate: [] };
+  for (const round of [0, 1]) {
+    const order = round === 0 ? ['query', 'mcpQuery', 'create', 'mcpCreate'] : ['mcpCreate', 'create', 'mcpQuery', 'query'];
+    for (const k of order) {
+      runs[k].push(await measure(s, mcpFiles[k], CONNS, `mcp-${k}-${round}`, sampler));
+      const e = runs[k].at(-1);
+      log(`    ${k}: ${Math.round(e.reqPerSec)} req/s, p99 ${e.p99ms.toFixed(1)} ms, ${e.cpu.msPerRequest?.toFixed(4)} ms CPU a request`);
+    }
+  }
+  const ms = Object.fromEntries(Object.entries(runs).map(([k, xs]) => [k, mean(xs.map((x) => x.cpu.msPerRequest))]));
+  return { runs, ms, getDataRatio: ms.mcpQuery / ms.query, createDataRatio: ms.mcpCreate / ms.create, probeOk,
+    probeError: probeOk ? undefined : `record query ${query.rows} rows, Get-Data ${mcpQuery.inner?.results?.length ?? mcpQuery.error}; Create-Data ${mcpCreate.inner?.objectId ?? mcpCreate.error}` };
+}
+
+// bench/tenants.mjs's figures (issue 17; issue 33's goals), when they are of this binary and newer
+// than its copy, that is, bench/run ran it just before this script; null otherwise.
+function readTenants() {
+  if (!fs.existsSync(TENANTS)) return null;
+  try {
+    const t = JSON.parse(fs.readFileSync(TENANTS, 'utf8'));
+    const sha = crypto.createHash('sha256').update(fs.readFileSync(CRMD)).digest('hex');
+    if (t.sha256 !== sha || fs.statSync(TENANTS).mtimeMs < fs.statSync(CRMD).mtimeMs || !t.product_base) {
+      log(`${path.relative(ROOT, TENANTS)} is not of this binary's run: its rows are left out`);
+      return null;
+    }
+    return t;
+  } catch (e) {
+    log(`${path.relative(ROOT, TENANTS)} unreadable (${e.message}): its rows are left out`);
+    return null;
+  }
+}
+
 // One request of the workload, checked for status and shape before it is measured.
 async function probe(server, workload, file) {
   const [method, p, body] = fs.readFileSync(file, 'utf8').split('\n')[0].split('\t');
@@ -493,13 +708,19 @@ function serverPids(server) {
   if (server.key === 'nginx') return [server.pid, ...childrenOf(server.pid)];
   return [server.pid];
 }
+// `server.reaped`: also the CPU of the postmaster's children that exited (its cutime and cstime):
+// pgbench's backends end with its connections, before the snapshot after the run is taken.
 function cpuSnapshot(server) {
-  return { server: processTicks(serverPids(server)), machine: machineTicks(), self: selfTicks(), at: performance.now() };
+  const ticks = processTicks(serverPids(server));
+  if (server.reaped) try { const f = statFields(server.postmaster); ticks.set('reaped', Number(f[13]) + Number(f[14])); } catch { /* gone */ }
+  return { server: ticks, machine: machineTicks(), self: selfTicks(), at: performance.now() };
 }
 function cpuDelta(server, before) {
   const after = cpuSnapshot(server);
   let serverTicks = 0;
   for (const [pid, t] of after.server) serverTicks += t - (before.server.get(pid) ?? 0);
+  // Counted as reaped in full: what a process that exited meanwhile had used before.
+  if (before.server.has('reaped')) for (const [pid, t] of before.server) if (!after.server.has(pid)) serverTicks -= t;
   const seconds = (after.at - before.at) / 1000;
   const sec = (ticks) => ticks / CLK_TCK;
   const serverSec = sec(serverTicks);
@@ -613,8 +834,8 @@ const WORKLOADS = [
   { key: 'query', name: 'query (City = x, Score ≥ n, order -createdAt, limit 100)', file: 'query', conns: CONNS, goal: 10 },
   { key: 'count', name: 'count (same where, limit=0&count=1)', file: 'count', conns: CONNS, goal: 20 },
   { key: 'include', name: 'query + include of the Pointer (100 rows)', file: 'include', conns: CONNS, goal: 10 },
-  { key: 'update', name: 'update (2 fields, one Increment)', file: 'update', conns: CONNS, goal: 20 },
-  { key: 'create', name: 'create (21 fields)', file: 'create', conns: CONNS, goal: 20 },
+  { key: 'update', name: 'update (2 fields, one Increment)', file: 'update', conns: CONNS, goal: 20, write: true },
+  { key: 'create', name: 'create (21 fields)', file: 'create', conns: CONNS, goal: 20, write: true },
 ];
 
 async function main() {
@@ -676,62 +897,92 @@ async function main() {
   const files = { crmd: writeRequestFiles(crmd, loaded.crmd.ids, loaded.crmd.leadIds),
     crmdpg: writeRequestFiles(crmdpg, loaded.crmdpg.ids, loaded.crmdpg.leadIds),
     parse: writeRequestFiles(parse, loaded.parse.ids, loaded.parse.leadIds) };
-  const sample = await call(crmd, 'GET', `${PREFIX}/classes/Accounts/${loaded.crmd.ids[0]}`);
-  const nginx = await startNginx(sample.text);
-  files.nginx = { static: files.crmd.static };
-  results.nginxBodyBytes = Buffer.byteLength(sample.text);
-  log(`nginx on ${nginx.base}, serving a ${results.nginxBodyBytes}-byte JSON file (crmd's answer for row 0)`);
-
   results.workloads = [];
   results.nginx = {};
-  for (const [k, w] of WORKLOADS.entries()) {
-    const entry = { key: w.key, name: w.name, connections: w.conns, goal: w.goal, probe: {} };
-    results.workloads.push(entry);
-    if (w.key === 'get' || w.key === 'get64') {
-      log(`nginx static, ${w.conns} connections`);
-      results.nginx[w.conns] = await measure(nginx, files.nginx.static, w.conns, `nginx-c${w.conns}`, sampler);
-      log(`  nginx: ${Math.round(results.nginx[w.conns].reqPerSec)} req/s`);
-      if (w.key === 'get') {
-        log(`nginx static, ${w.conns} connections, plain wrk (no Lua per request)`);
-        results.nginxPlain = await measure(nginx, null, w.conns, `nginx-plain-c${w.conns}`, sampler);
-        log(`  nginx: ${Math.round(results.nginxPlain.reqPerSec)} req/s`);
+  // The limits run between the reads and the writes: on the rows crmd's reads saw, and before
+  // crmd's creates add to the tables they copy.
+  const runLimits = async () => {
+    if (!runs('limits') || results.limits) return;
+    log('the limit beside the peer (issue 33): pgbench on PostgreSQL, a C loop on SQLite, the workloads\' statements');
+    results.limits = await limits(pg, crmd, check);
+  };
+  if (runs('workloads')) {
+    const sample = await call(crmd, 'GET', `${PREFIX}/classes/Accounts/${loaded.crmd.ids[0]}`);
+    const nginx = await startNginx(sample.text);
+    files.nginx = { static: files.crmd.static };
+    results.nginxBodyBytes = Buffer.byteLength(sample.text);
+    log(`nginx on ${nginx.base}, serving a ${results.nginxBodyBytes}-byte JSON file (crmd's answer for row 0)`);
+
+    for (const [k, w] of WORKLOADS.entries()) {
+      if (w.write) await runLimits();
+      const entry = { key: w.key, name: w.name, connections: w.conns, goal: w.goal, probe: {} };
+      results.workloads.push(entry);
+      if (w.key === 'get' || w.key === 'get64') {
+        log(`nginx static, ${w.conns} connections`);
+        results.nginx[w.conns] = await measure(nginx, files.nginx.static, w.conns, `nginx-c${w.conns}`, sampler);
+        log(`  nginx: ${Math.round(results.nginx[w.conns].reqPerSec)} req/s`);
+        if (w.key === 'get') {
+          log(`nginx static, ${w.conns} connections, plain wrk (no Lua per request)`);
+          results.nginxPlain = await measure(nginx, null, w.conns, `nginx-plain-c${w.conns}`, sampler);
+          log(`  nginx: ${Math.round(results.nginxPlain.reqPerSec)} req/s`);
+        }
       }
+      const order = k % 2 === 0 ? [crmd, crmdpg, parse] : [parse, crmdpg, crmd];
+      for (const s of order) {
+        const file = files[s.key][w.file];
+        entry.probe[s.key] = await probe(s, w.file, file);
+        check(`${s.name} ${w.key} answers as expected`, entry.probe[s.key].ok, entry.probe[s.key].error ?? entry.probe[s.key].detail);
+        log(`${w.name} against ${s.name}, ${w.conns} connections`);
+        entry[s.key] = await measure(s, file, w.conns, `${w.key}-${s.key}`, sampler);
+        const e = entry[s.key];
+        log(`  ${s.name}: ${Math.round(e.reqPerSec)} req/s, p50 ${e.p50ms.toFixed(2)} ms, p99 ${e.p99ms.toFixed(2)} ms, non-2xx ${e.non2xx}, socket errors ${e.socketErrors}`);
+        if (!alive(children.get(s.key === 'parse' ? 'parse-server' : s.key))) throw new Error(`${s.name} died during ${w.key}`);
+      }
+      if (w.key === 'count') check('count: same answer from every server', entry.probe.crmd.count === entry.probe.parse.count &&
+        entry.probe.crmdpg.count === entry.probe.parse.count,
+        `crmd ${entry.probe.crmd.count}, crmd on PostgreSQL ${entry.probe.crmdpg.count}, Parse ${entry.probe.parse.count}`);
+      if (w.key === 'query' || w.key === 'include') check(`${w.key}: same number of rows from every server`,
+        entry.probe.crmd.rows === entry.probe.parse.rows && entry.probe.crmdpg.rows === entry.probe.parse.rows,
+        `crmd ${entry.probe.crmd.rows}, crmd on PostgreSQL ${entry.probe.crmdpg.rows}, Parse ${entry.probe.parse.rows}`);
+      entry.ratio = entry.crmd.reqPerSec / entry.parse.reqPerSec;
+      entry.ratioPg = entry.crmdpg.reqPerSec / entry.parse.reqPerSec;
     }
-    const order = k % 2 === 0 ? [crmd, crmdpg, parse] : [parse, crmdpg, crmd];
-    for (const s of order) {
-      const file = files[s.key][w.file];
-      entry.probe[s.key] = await probe(s, w.file, file);
-      check(`${s.name} ${w.key} answers as expected`, entry.probe[s.key].ok, entry.probe[s.key].error ?? entry.probe[s.key].detail);
-      log(`${w.name} against ${s.name}, ${w.conns} connections`);
-      entry[s.key] = await measure(s, file, w.conns, `${w.key}-${s.key}`, sampler);
-      const e = entry[s.key];
-      log(`  ${s.name}: ${Math.round(e.reqPerSec)} req/s, p50 ${e.p50ms.toFixed(2)} ms, p99 ${e.p99ms.toFixed(2)} ms, non-2xx ${e.non2xx}, socket errors ${e.socketErrors}`);
-      if (!alive(children.get(s.key === 'parse' ? 'parse-server' : s.key))) throw new Error(`${s.name} died during ${w.key}`);
-    }
-    if (w.key === 'count') check('count: same answer from every server', entry.probe.crmd.count === entry.probe.parse.count &&
-      entry.probe.crmdpg.count === entry.probe.parse.count,
-      `crmd ${entry.probe.crmd.count}, crmd on PostgreSQL ${entry.probe.crmdpg.count}, Parse ${entry.probe.parse.count}`);
-    if (w.key === 'query' || w.key === 'include') check(`${w.key}: same number of rows from every server`,
-      entry.probe.crmd.rows === entry.probe.parse.rows && entry.probe.crmdpg.rows === entry.probe.parse.rows,
-      `crmd ${entry.probe.crmd.rows}, crmd on PostgreSQL ${entry.probe.crmdpg.rows}, Parse ${entry.probe.parse.rows}`);
-    entry.ratio = entry.crmd.reqPerSec / entry.parse.reqPerSec;
-    entry.ratioPg = entry.crmdpg.reqPerSec / entry.parse.reqPerSec;
   }
-  log('change history (issue 16): creates on a table with timeline and on one without, crmd alone');
-  results.history = await historyBudget(crmd, loaded.crmd.leadIds, sampler);
-  check('history: creates on both tables answer 201', results.history.probeOk, results.history.probeError ?? '');
-  log(`  CPU per create: ${results.history.plainMs.toFixed(4)} ms without timeline, ${results.history.timelineMs.toFixed(4)} ms with (${results.history.ratio.toFixed(2)}×), ${results.history.triggerMs.toFixed(4)} ms with one trigger and its action (${results.history.triggerRatio.toFixed(2)}×)`);
-  log('form functions (issue 18): a create of the form body, getlead and web2table, crmd alone');
-  results.forms = await formsBudget(crmd, loaded.crmd.leadIds, sampler);
-  check('forms: the create answers 201 and the forms 200 {success}', results.forms.probeOk, results.forms.probeError ?? '');
-  log(`  CPU per call: create ${results.forms.ms.create.toFixed(4)} ms, getlead ${results.forms.ms.getlead.toFixed(4)} ms, web2table ${results.forms.ms.web2table.toFixed(4)} ms`);
+  await runLimits();
+  if (runs('history')) {
+    log('change history (issue 16): creates on a table with timeline and on one without, crmd alone');
+    results.history = await historyBudget(crmd, loaded.crmd.leadIds, sampler);
+    check('history: creates on both tables answer 201', results.history.probeOk, results.history.probeError ?? '');
+    log(`  CPU per create: ${results.history.plainMs.toFixed(4)} ms without timeline, ${results.history.timelineMs.toFixed(4)} ms with (${results.history.ratio.toFixed(2)}×), ${results.history.triggerMs.toFixed(4)} ms with one trigger and its action (${results.history.triggerRatio.toFixed(2)}×)`);
+  }
+  if (runs('forms')) {
+    log('form functions (issue 18): a create of the form body, getlead and web2table, crmd alone');
+    results.forms = await formsBudget(crmd, loaded.crmd.leadIds, sampler);
+    check('forms: the create answers 201 and the forms 200 {success}', results.forms.probeOk, results.forms.probeError ?? '');
+    log(`  CPU per call: create ${results.forms.ms.create.toFixed(4)} ms, getlead ${results.forms.ms.getlead.toFixed(4)} ms, web2table ${results.forms.ms.web2table.toFixed(4)} ms`);
+  }
+  // The memory goal is held over the phases it always covered (load, workloads, history, forms):
+  // the parts below add an application of 111 classes and MCP's larger bodies in flight.
+  const peaksBefore = { crmd: procKiB(crmd.pid, 'VmHWM'), parse: procKiB(parse.pid, 'VmHWM') };
+  if (runs('productbase')) {
+    log('the product base\'s own Accounts (issue 33): create and update beside Parse\'s plain Accounts; create against a plain class, crmd alone');
+    results.productBase = await productBaseBudget(crmd, parse, loaded.parse, sampler, check);
+    check('product base: creates and updates answer as expected on both servers', results.productBase.probeOk, results.productBase.probeError ?? '');
+  }
+  if (runs('mcp')) {
+    log('MCP (issue 21): Get-Data and Create-Data beside the record API\'s query and create, crmd alone');
+    results.mcp = await mcpBudget(crmd, files.crmd, loaded.crmd.leadIds, sampler);
+    check('mcp: the tools answer as the record API does', results.mcp.probeOk, results.mcp.probeError ?? '');
+  }
   sampler.stop();
   results.memory = {
-    crmdPeakKiB: procKiB(crmd.pid, 'VmHWM'), parsePeakKiB: procKiB(parse.pid, 'VmHWM'), crmdpgPeakKiB: procKiB(crmdpg.pid, 'VmHWM'),
+    crmdPeakKiB: peaksBefore.crmd, parsePeakKiB: peaksBefore.parse, crmdpgPeakKiB: procKiB(crmdpg.pid, 'VmHWM'),
+    crmdPeakAllKiB: procKiB(crmd.pid, 'VmHWM'), parsePeakAllKiB: procKiB(parse.pid, 'VmHWM'),
     crmdSampledPeakKiB: sampler.peak.crmd, parseSampledPeakKiB: sampler.peak.parse,
     postgresPeakPssKiB: sampler.peak.postgres, postgresProcesses: sampler.pgProcs, byPhase: sampler.phasePeak,
   };
   results.machine.loadavgEnd = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  results.tenants = readTenants();
   results.goals = goals(results);
   results.elapsedSeconds = (Date.now() - t0) / 1000;
 
@@ -766,12 +1017,26 @@ function goals(r) {
   const out = [];
   const w = Object.fromEntries(r.workloads.map((x) => [x.key, x]));
   const ratioGoal = (name, ratio, min) => out.push({ goal: `${name}: crmd/Parse ≥ ${min}×`, measured: `${ratio.toFixed(1)}×`, met: ratio >= min });
+  const cpuGoal = (goal, ratio, max) => out.push({ goal, measured: `${ratio.toFixed(2)}×`, met: ratio <= max });
   ratioGoal('bulk load', r.load.crmd.rowsPerSecond / r.load.parse.rowsPerSecond, 20);
-  for (const k of ['get', 'create', 'update', 'count']) ratioGoal(w[k].name.split(' (')[0], w[k].ratio, 20);
-  for (const k of ['query', 'include']) ratioGoal(w[k].name.split(' (')[0], w[k].ratio, 10);
-  if (r.history) out.push({ goal: 'create on a timeline table: server CPU ≤ 1.3× a create without (issue 16)',
-    measured: `${r.history.ratio.toFixed(2)}×`, met: r.history.ratio <= 1.3 });
-  if (r.forms) {
+  for (const k of ['get', 'create', 'update', 'count']) if (w[k]) ratioGoal(w[k].name.split(' (')[0], w[k].ratio, 20);
+  for (const k of ['query', 'include']) if (w[k]) ratioGoal(w[k].name.split(' (')[0], w[k].ratio, 10);
+  if (r.productBase) {
+    ratioGoal('create on the product base\'s Accounts (issue 33)', r.productBase.createRatio, 10);
+    ratioGoal('update on the product base\'s Accounts (issue 33)', r.productBase.updateRatio, 10);
+  }
+  if (r.history) {
+    cpuGoal('create on a timeline table: server CPU ≤ 1.3× a create without (issue 16)', r.history.ratio, 1.3);
+    if (r.history.triggerRatio !== undefined)
+      cpuGoal('create whose trigger action creates one record: server CPU ≤ 2.5× a create without (issues 19, 33)', r.history.triggerRatio, 2.5);
+  }
+  if (r.productBase)
+    cpuGoal('create on the product base\'s Accounts (history on): server CPU ≤ 1.3× the same body on a plain class (issue 33)', r.productBase.ratio, 1.3);
+  if (r.mcp) {
+    cpuGoal('MCP Get-Data (100 rows): server CPU ≤ 1.3× the record API\'s query (issues 21, 33)', r.mcp.getDataRatio, 1.3);
+    cpuGoal('MCP Create-Data: server CPU ≤ 1.3× the record API\'s create (issues 21, 33)', r.mcp.createDataRatio, 1.3);
+  }
+  if (r.forms && w.create) {
     const create = w.create.crmd.cpu?.msPerRequest;
     for (const k of ['getlead', 'web2table'])
       out.push({ goal: `${k}: server CPU < 2× a create (issue 18)`,
@@ -783,13 +1048,24 @@ function goals(r) {
     ratioGoal('crmd on PostgreSQL, bulk load', r.load.crmdpg.rowsPerSecond / r.load.parse.rowsPerSecond, 10);
     for (const x of r.workloads) ratioGoal(`crmd on PostgreSQL, ${x.name.split(' (')[0]}`, x.ratioPg, 10);
   }
+  if (r.tenants) { // bench/tenants.mjs (issue 33's goals)
+    const t = r.tenants;
+    const p99 = (goal, x) => out.push({ goal, measured: `p99 ${ms(x.p99)} ms (p50 ${ms(x.p50)} ms, ${n0(x.n)} requests)`, met: x.p99 <= TENANT_GOAL_MS });
+    p99(`first request to a cold product-base application, ${n0(t.apps)} applications, the store cache full: p99 ≤ ${TENANT_GOAL_MS} ms (issue 33)`, t.product_base.cold_first_request_ms);
+    p99(`a request to a closed empty store (rotation over ${n0(t.apps)} applications): p99 ≤ ${TENANT_GOAL_MS} ms (issue 33)`, t.scale.rotation.requests);
+    out.push({ goal: `SIGTERM with the store cache full: exit < ${SIGTERM_GOAL_MS / 1000} s (issue 33)`,
+      measured: `${n0(t.scale.sigterm_ms)} ms with ${n0(t.scale.sigterm_open_stores)} stores open`, met: t.scale.sigterm_ms < SIGTERM_GOAL_MS });
+  }
   const m = r.memory;
   out.push({ goal: 'peak RSS under load: crmd/Parse ≤ 1/10', measured: `1/${(m.parsePeakKiB / m.crmdPeakKiB).toFixed(1)}`, met: m.crmdPeakKiB * 10 <= m.parsePeakKiB });
-  const ng = w.get.crmd.reqPerSec / r.nginx[CONNS].reqPerSec;
-  out.push({ goal: 'crmd get-by-id ≥ 50% of nginx static', measured: `${(ng * 100).toFixed(0)}% (${CONNS} connections)`, met: ng >= 0.5 });
+  if (w.get && r.nginx[CONNS]) {
+    const ng = w.get.crmd.reqPerSec / r.nginx[CONNS].reqPerSec;
+    out.push({ goal: 'crmd get-by-id ≥ 50% of nginx static', measured: `${(ng * 100).toFixed(0)}% (${CONNS} connections)`, met: ng >= 0.5 });
+  }
   const bad = [];
   for (const x of r.workloads) for (const s of ['crmd', 'crmdpg', 'parse']) if (x[s] && (x[s].non2xx || x[s].socketErrors)) bad.push(`${x.key}/${s}: ${x[s].non2xx} non-2xx, ${x[s].socketErrors} socket errors`);
-  for (const [k, xs] of Object.entries(r.history?.runs ?? {})) for (const x of xs) if (x.non2xx || x.socketErrors) bad.push(`history ${k}: ${x.non2xx} non-2xx, ${x.socketErrors} socket errors`);
+  for (const [part, runs] of [['history', r.history?.runs], ['forms', r.forms?.runs], ['product base', r.productBase?.runs], ['mcp', r.mcp?.runs]])
+    for (const [k, xs] of Object.entries(runs ?? {})) for (const x of xs) if (x.non2xx || x.socketErrors) bad.push(`${part} ${k}: ${x.non2xx} non-2xx, ${x.socketErrors} socket errors`);
   for (const s of ['crmd', 'crmdpg', 'parse']) if (r.load[s] && (r.load[s].non2xx || r.load[s].failedItems)) bad.push(`load/${s}: ${r.load[s].non2xx} non-2xx, ${r.load[s].failedItems} failed items`);
   for (const [c, x] of Object.entries(r.nginx)) if (x.non2xx || x.socketErrors) bad.push(`nginx/${c}: ${x.non2xx} non-2xx, ${x.socketErrors} socket errors`);
   out.push({ goal: '0 non-2xx responses everywhere', measured: bad.length ? bad.join('; ') : '0', met: bad.length === 0 });
@@ -810,7 +1086,7 @@ function renderSection(r) {
     `Parse Server ${v.parseServer} (npm, into \`bench/.work/\`, \`router\` pinned to ${v.router}), then on loopback starts PostgreSQL`,
     '(own cluster, initdb defaults), Parse Server on it (express, mounted on `/parse`, default settings), crmd',
     '(`--durability full --prefix parse`, default threads) and nginx (`worker_processes auto`, a static JSON',
-    `file of ${r.nginxBodyBytes} bytes: crmd's answer to a get-by-id). Both servers get the same deterministic data through`,
+    `file of ${r.nginxBodyBytes ?? '(not run)'} bytes: crmd's answer to a get-by-id). Both servers get the same deterministic data through`,
     `\`/batch\` (${r.settings.batch} per batch, ${r.settings.loadInFlight} in flight, node client on \`http.request\` with keep-alive): 10 \`LeadStatuses\`, ${n0(r.settings.rows)} \`Accounts\` of 21 fields`,
     '(11 String, 5 Number, 2 Boolean, 2 Date, a Pointer to `LeadStatuses`, an Array), then the index',
     '`{"City":1,"Score":1}` through `PUT /parse/schemas/Accounts` on both, then `ANALYZE` on PostgreSQL (what',
@@ -842,7 +1118,7 @@ function renderSection(r) {
     if (!x) continue;
     L.push(`| nginx static, ${r.nginxBodyBytes} bytes, ${c} connections | ${n0(x.reqPerSec)} | ${ms(x.p50ms)} | ${ms(x.p99ms)} | ${x.non2xx + x.socketErrors} | ${(100 * wg[key].crmd.reqPerSec / x.reqPerSec).toFixed(0)}% |`);
   }
-  if (r.nginxPlain) {
+  if (r.nginxPlain && wg.get) {
     const x = r.nginxPlain;
     L.push(`| nginx static, ${CONNS} connections, plain wrk | ${n0(x.reqPerSec)} | ${ms(x.p50ms)} | ${ms(x.p99ms)} | ${x.non2xx + x.socketErrors} | ${(100 * wg.get.crmd.reqPerSec / x.reqPerSec).toFixed(0)}% |`);
   }
@@ -860,8 +1136,8 @@ function renderSection(r) {
   }
   const lc = r.load.crmd.cpu; const lp = r.load.parse.cpu;
   if (lc && lp) L.push(`| bulk load, per row (cores: server / node client / other) | ${cpuMs((lc.serverCpuSeconds * 1000) / r.load.crmd.loaded)} | ${cpuMs((lp.serverCpuSeconds * 1000) / r.load.parse.loaded)} | ${ratio((lp.serverCpuSeconds / r.load.parse.loaded) / (lc.serverCpuSeconds / r.load.crmd.loaded))}× | ${lc.serverCores.toFixed(2)} / ${lc.benchCores.toFixed(2)} / ${lc.otherCores.toFixed(2)} | ${lp.serverCores.toFixed(2)} / ${lp.benchCores.toFixed(2)} / ${lp.otherCores.toFixed(2)} |`);
-  const nx = r.nginx[CONNS].cpu;
-  L.push(`| nginx static, ${CONNS} connections | ${cpuMs(nx.msPerRequest)} | | | ${cores(nx)} | |`);
+  const nx = r.nginx[CONNS]?.cpu;
+  if (nx) L.push(`| nginx static, ${CONNS} connections | ${cpuMs(nx.msPerRequest)} | | | ${cores(nx)} | |`);
   L.push('');
   if (r.history) {
     const h = r.history;
@@ -888,6 +1164,37 @@ function renderSection(r) {
       L.push(`| ${name} | ${rps(f.runs[k])} | ${cpuMs(f.ms[k])} | ${(f.ms[k] / f.ms.create).toFixed(2)}× |`);
     L.push('');
   }
+  if (r.productBase) {
+    const b = r.productBase;
+    const rps = (xs) => xs.map((x) => n0(x.reqPerSec)).join(' / ');
+    const lat = (xs) => `${ms(xs[0].p50ms)} / ${ms(xs[0].p99ms)}`;
+    L.push('The product base\'s own Accounts (issue 33): a fresh application made without `--no-product-base` (37 fields, 4',
+      'indexes of its own, history on: every create and update also writes its `_Timeline` row), loaded with',
+      `${n0(b.load.loaded)} rows of 24 fields (${n0(b.load.rowsPerSecond)} rows/s in batches of ${BATCH}), beside Parse Server's plain Accounts`,
+      `(its ${n0(r.settings.rows)} rows) given the same bodies: Parse has no such schema, its Accounts gains the new fields at its first`,
+      'create. The update sets the StatusId Pointer and increments Balance. The plain class is a new class of the same',
+      'application given the same creates (its fields made by the first, no history, no index of its own); crmd\'s',
+      'creates ran twice, in turn with the plain class; CPU is the mean of the two runs (crmd: crmd alone; Parse: its',
+      'node process and all of PostgreSQL).', '');
+    L.push('| request | crmd req/s | crmd p50 / p99 ms | crmd CPU ms/req | Parse req/s | Parse p50 / p99 ms | Parse CPU ms/req | crmd/Parse |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|');
+    L.push(`| create on the product base's Accounts | ${rps(b.runs.create)} | ${lat(b.runs.create)} | ${cpuMs(b.createMs)} | ${rps(b.runs.parseCreate)} | ${lat(b.runs.parseCreate)} | ${cpuMs(b.runs.parseCreate[0].cpu.msPerRequest)} | ${ratio(b.createRatio)}× |`);
+    L.push(`| update on the product base's Accounts | ${rps(b.runs.update)} | ${lat(b.runs.update)} | ${cpuMs(b.runs.update[0].cpu.msPerRequest)} | ${rps(b.runs.parseUpdate)} | ${lat(b.runs.parseUpdate)} | ${cpuMs(b.runs.parseUpdate[0].cpu.msPerRequest)} | ${ratio(b.updateRatio)}× |`);
+    L.push(`| create of the same body on a plain class (crmd) | ${rps(b.runs.plain)} | ${lat(b.runs.plain)} | ${cpuMs(b.plainMs)} | | | | product base / plain CPU: ${b.ratio.toFixed(2)}× |`);
+    L.push('');
+  }
+  if (r.mcp) {
+    const c = r.mcp;
+    const rps = (xs) => xs.map((x) => n0(x.reqPerSec)).join(' / ');
+    L.push('MCP (issues 21 and 33), crmd alone: the same work through one MCP `tools/call` each (`POST /mcp/<appId>`, master key)',
+      'and through the record API: Get-Data with the query workload\'s where, order and limit (100 rows), in the same order,',
+      'and Create-Data of the create workload\'s rows; measured in turn, twice each; CPU is the mean of the two runs.', '');
+    L.push('| call | req/s (two runs) | p50 / p99 ms (first run) | server CPU ms/req | vs. the record API |', '|---|---:|---:|---:|---:|');
+    for (const [k, name, base] of [['query', 'record API, query (100 rows)', 'query'], ['mcpQuery', 'MCP Get-Data (100 rows)', 'query'],
+      ['create', 'record API, create', 'create'], ['mcpCreate', 'MCP Create-Data', 'create']])
+      L.push(`| ${name} | ${rps(c.runs[k])} | ${ms(c.runs[k][0].p50ms)} / ${ms(c.runs[k][0].p99ms)} | ${cpuMs(c.ms[k])} | ${(c.ms[k] / c.ms[base]).toFixed(2)}× |`);
+    L.push('');
+  }
   if (r.load.crmdpg) {
     const pgc = (x) => (x?.cpu ? cpuMs(x.cpu.msPerRequest) : '');
     L.push('crmd on PostgreSQL (issue 22, `--store postgresql://...`) beside Parse Server on the same PostgreSQL server: the',
@@ -903,13 +1210,89 @@ function renderSection(r) {
     }
     L.push('', `Peak memory of crmd on PostgreSQL: ${mib(r.memory.crmdpgPeakKiB)} (VmHWM), PostgreSQL besides.`, '');
   }
+  if (r.limits) {
+    const lim = r.limits;
+    const frac = (x) => (x === undefined || x === null || !Number.isFinite(x) ? '' : x >= 10 ? `${x.toFixed(0)}×` : x >= 1 ? `${x.toFixed(1)}×` : x.toFixed(2));
+    L.push('The limit beside the peer (issue 33): what each database alone does with the statements of the workloads, so that',
+      '"close to the limit" is a number (`bench/lib/limits.mjs`, `bench/sqlite-limit.c`). crmd\'s figures are those of the',
+      'workloads above; a fraction is crmd\'s req/s over the database\'s statements (or transactions) per second.', '');
+    if (lim.pg) {
+      const p = lim.pg;
+      L.push(`PostgreSQL: \`pgbench\` (${r.versions.postgres.replace(/^postgres \(PostgreSQL\) /, 'PostgreSQL ')}), ${p.clients} clients, one thread, prepared statements, after a ${r.settings.warmupSeconds} s warm-up,`,
+        `${r.settings.durationSeconds} s each, on the same cluster as the workloads (\`synchronous_commit = ${p.synchronousCommit}\`), on a copy of crmd's \`Accounts\` and`,
+        '`LeadStatuses` in a schema of their own (`CREATE TABLE ... (LIKE ... INCLUDING ALL)`: the same columns, types and',
+        `${p.indexes.length} indexes, the (City, Score) one included; the same ${n0(p.rows)} rows, numbered as their objectIds). The statements are`,
+        'crmd\'s own as PostgreSQL logs them; the where draws City and Score as the bench\'s do; an insert binds the last',
+        'loaded row\'s values with a new objectId, the time, and City, Score and LeadStatusId drawn. Each statement commits',
+        'on its own, except bulk\'s 50 inserts a transaction. The limits run after crmd\'s reads and before its writes, on',
+        'the rows the reads saw, reads first. crmd caches a count until a write of its class (a generation every server',
+        'reads), so its count may pass the limit. CPU is all of PostgreSQL\'s per transaction (its exited backends',
+        'included); cores: PostgreSQL / pgbench / everything else.', '');
+      L.push('| workload: statement | pgbench tps | latency avg ms | PG CPU ms/txn | cores | crmd on PG req/s | crmd on PG / limit | Parse req/s | Parse / limit |',
+        '|---|---:|---:|---:|---|---:|---:|---:|---:|');
+      for (const lw of PG_LIMIT_WORKLOADS) {
+        const x = p.workloads[lw.key];
+        if (!x) continue;
+        const bulk = lw.key === 'bulk';
+        const limit = x.tps * x.rowsPerTransaction;
+        const crmdpg = bulk ? r.load.crmdpg?.rowsPerSecond : wg[lw.key]?.crmdpg?.reqPerSec;
+        const parseRps = bulk ? r.load.parse?.rowsPerSecond : wg[lw.key]?.parse?.reqPerSec;
+        L.push(`| ${lw.name}${bulk ? ' (rows/s)' : ''} | ${n0(limit)} | ${ms(x.latencyMs)} | ${cpuMs(x.cpu.msPerTransaction)} | ${x.cpu.serverCores.toFixed(2)} / ${x.cpu.wrkCores.toFixed(2)} / ${x.cpu.otherCores.toFixed(2)} | ${crmdpg ? n0(crmdpg) : ''} | ${crmdpg ? frac(crmdpg / limit) : ''} | ${parseRps ? n0(parseRps) : ''} | ${parseRps ? frac(parseRps / limit) : ''} |`);
+      }
+      L.push('');
+    } else if (lim.pgError) L.push(`PostgreSQL limit: not measured (${lim.pgError.split('\n')[0].slice(0, 200)}).`, '');
+    if (lim.sqlite) {
+      const q = lim.sqlite;
+      L.push(`SQLite: \`bench/sqlite-limit.c\` (SQLite ${q.sqlite}, Debian's libsqlite3) on a copy of crmd's store file: \`Accounts\` and \`LeadStatuses\``,
+        'created by the statements crmd created them with (read from its `sqlite_master`: the same columns and indexes, the',
+        '(City, Score) one included) and their rows, with crmd\'s durability: `journal_mode=WAL`, `synchronous=FULL`, a 2,000 KiB',
+        'page cache (readers 1,024 KiB), the log copied back by a thread of its own past 4,000 pages (as crmd\'s checkpointer).',
+        `Reads first, ${q.readers} threads, a connection each; then writes, one writer, as crmd's: an insert binds the values of the last`,
+        `loaded rows with a new objectId and the time; each commits alone (an fsync of the log per row), or ${q.group} to a`,
+        `transaction, each in a savepoint, as crmd's group commit runs them. ${q.seconds} s a mode after 1 s. Not as crmd: the default`,
+        'VFS (crmd\'s hands a commit\'s log to the OS in one write). crmd caches a count until the next write, and its',
+        'query reads the (City, Score) index run by run instead of sorting every match (`src/storage/sqlite/grouped_top.hpp`),',
+        'so both may pass the limit of the plain statement.', '');
+      L.push('| SQLite alone | statements/s | CPU ms each | crmd req/s | crmd / limit |', '|---|---:|---:|---:|---:|');
+      const rows = [['create-each', 'create, a commit each', 'create'], ['create-group', `create, ${q.group} a commit, a savepoint each`, 'create'],
+        ['update-each', 'update (updatedAt, Visits + 1, Status), a commit each', 'update'], ['update-group', `update, ${q.group} a commit, a savepoint each`, 'update'],
+        ['get', `get-by-id, ${q.readers} threads`, 'get'], ['count', `count with the where, ${q.readers} threads`, 'count'],
+        ['query', `query, 100 rows, ${q.readers} threads`, 'query']];
+      for (const [mode, name, key] of rows) {
+        const x = q.modes[mode];
+        if (!x) continue;
+        const c = wg[key]?.crmd?.reqPerSec;
+        L.push(`| ${name} | ${n0(x.perSecond)} | ${cpuMs(x.cpuMsPerOp)} | ${c ? n0(c) : ''} | ${c ? frac(c / x.perSecond) : ''} |`);
+      }
+      L.push('');
+    } else if (lim.sqliteError) L.push(`SQLite limit: not measured (${lim.sqliteError.split('\n')[0].slice(0, 200)}).`, '');
+  }
+  if (r.tenants) {
+    const t = r.tenants;
+    const row = (name, x) => `| ${name} | ${ms(x.p50)} | ${ms(x.p99)} | ${ms(x.max)} | ${n0(x.n)} |`;
+    const full = t.scale.touched.at(-1);
+    L.push(`Tenants (issues 17 and 33), crmd alone: \`bench/tenants.mjs\`, run by \`bench/run\` before this script on the same binary`,
+      `(${t.date.slice(0, 16).replace('T', ' ')} UTC; serve flags \`${t.flags.join(' ') || 'none'}\`; ${t.clients} clients). ${n0(t.apps)} empty applications are touched once (each`,
+      `first request a create), then asked in turn for ${t.rotate_seconds} s, each request finding its store closed (the cache holds fewer);`,
+      `then ${n0(t.product_base.apps)} product-base applications (111 classes) are asked once each, the cache full. With ${n0(full.apps)} touched:`,
+      `RSS ${full.rss_mib} MiB, ${n0(full.fds)} descriptors, ${full.threads} threads, ${n0(full.open_stores)} stores open.`, '');
+    L.push('| request | p50 ms | p99 ms | max ms | requests |', '|---|---:|---:|---:|---:|');
+    L.push(row('first request to a cold product-base application, the store cache full', t.product_base.cold_first_request_ms));
+    L.push(row(`a request to a closed empty store (rotation, ${t.scale.rotation.laps} laps)`, t.scale.rotation.requests));
+    L.push(row('first request to a cold empty application (a create that makes its class)', t.scale.cold_first_request_ms));
+    L.push('', `SIGTERM to exit: ${n0(t.scale.sigterm_ms)} ms with ${n0(t.scale.sigterm_open_stores)} stores open. Four hostile \`$regex\` reads meanwhile`,
+      `another application's get-by-id: p99 ${ms(t.hostile.other_app_get_ms.p99)} ms (${n0(t.hostile.other_app_get_ms.n)} probes).`, '');
+  }
   const mem = r.memory;
-  L.push(`Peak memory over the whole run (load and all workloads): crmd ${mib(mem.crmdPeakKiB)} (VmHWM); Parse Server's node`,
+  const later = r.productBase || r.mcp
+    ? ` With the product base's application and the MCP calls after them, over the whole run: crmd ${mib(mem.crmdPeakAllKiB)}, Parse ${mib(mem.parsePeakAllKiB)}.` : '';
+  L.push(`Peak memory over the load, the workloads and the budgets of issues 16 and 18: crmd ${mib(mem.crmdPeakKiB)} (VmHWM); Parse Server's node`,
     `process ${mib(mem.parsePeakKiB)} (VmHWM); PostgreSQL, which Parse needs besides, ${mib(mem.postgresPeakPssKiB)} (sum of PSS over`,
     `the postmaster and its ${mem.postgresProcesses - 1} children, sampled once a second). crmd/Parse: 1/${(mem.parsePeakKiB / mem.crmdPeakKiB).toFixed(1)}; crmd/(Parse + PostgreSQL):`,
     `1/${((mem.parsePeakKiB + mem.postgresPeakPssKiB) / mem.crmdPeakKiB).toFixed(1)}. Bulk load ${ld.crmd.seconds.toFixed(1)} s vs ${ld.parse.seconds.toFixed(1)} s; the (City, Score) index was built in`,
-    `${n0(r.index.crmd.ms)} ms (crmd) and ${n0(r.index.parse.ms)} ms (Parse). Probe sizes, one response: get-by-id crmd ${wg.get.probe.crmd.bytes} B / Parse ${wg.get.probe.parse.bytes} B,`,
-    `query crmd ${wg.query.probe.crmd.bytes} B / Parse ${wg.query.probe.parse.bytes} B, include crmd ${wg.include.probe.crmd.bytes} B / Parse ${wg.include.probe.parse.bytes} B.`);
+    `${n0(r.index.crmd.ms)} ms (crmd) and ${n0(r.index.parse.ms)} ms (Parse).${!wg.get ? '' : ` Probe sizes, one response: get-by-id crmd ${wg.get.probe.crmd.bytes} B / Parse ${wg.get.probe.parse.bytes} B,`}`,
+    ...(!wg.get ? [] : [`query crmd ${wg.query.probe.crmd.bytes} B / Parse ${wg.query.probe.parse.bytes} B, include crmd ${wg.include.probe.crmd.bytes} B / Parse ${wg.include.probe.parse.bytes} B.`]),
+    ...(later ? [later.trim()] : []));
   L.push('');
   L.push('| goal | measured | met |', '|---|---|---|');
   for (const g of r.goals) L.push(`| ${g.goal} | ${g.measured} | ${g.met ? 'yes' : '**no**'} |`);

@@ -78,7 +78,7 @@ async function run(apps) {
 }
 
 fs.mkdirSync(DIR, { recursive: true });
-const apps = makeApps(CRMD, DIR, APPS, false);
+const apps = await makeApps(CRMD, DIR, APPS, false);
 const runs = [];
 for (let i = 0; i < RUNS; i++) runs.push(await run(apps));
 const p50 = [...runs.map((r) => r.ms)].sort((a, b) => a - b)[Math.floor(runs.length / 2)];

@@ -1,17 +1,21 @@
 // Issue 17: many tenants in one process, and reads that must not hold the others. crmd alone,
-// loopback only, bounded in time (about 6 minutes, most of it making 10,000 applications once).
+// loopback only, bounded in time (about 3 minutes once the applications exist; making them the
+// first time takes 5-15 minutes more).
 //   node bench/tenants.mjs [path/to/crmd] [extra serve flags...]
-// Environment: BENCH_APPS (10000: applications made and touched), BENCH_ROTATE (60: seconds of
-// requests over all of them after the first touch), BENCH_PB_APPS (200: product-base
-// applications for the cold-open figure), BENCH_CLIENTS (4: requests in flight).
+// Environment: BENCH_APPS (10000: empty applications made and touched), BENCH_ROTATE (60: seconds
+// of requests over all of them after the first touch), BENCH_PB_APPS (200: product-base
+// applications, in the same data folder, each asked once after the rotation, when the open-store
+// cache is full: issue 33's cold-open figure), BENCH_CLIENTS (4: requests in flight).
 // The applications are made once into bench/.work/tenants/ and kept for the next run.
-// Prints a Markdown section and writes bench/.work/tenants.json.
-import { spawn } from 'node:child_process';
+// Prints a Markdown section and writes bench/.work/tenants.json (with the binary's sha256, so that
+// bench/side-by-side.mjs takes its rows into docs/PERFORMANCE.md only for the binary it measures).
+import { execFileSync, spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { makeApps } from './lib/apps.mjs';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const WORK = path.join(ROOT, 'bench', '.work', 'tenants');
@@ -86,7 +90,8 @@ const count = (s) => { statuses[s] = (statuses[s] ?? 0) + 1; };
 async function scale() {
   const dir = path.join(WORK, 'plain');
   fs.mkdirSync(dir, { recursive: true });
-  const apps = makeApps(CRMD, dir, APPS, false);
+  const apps = await makeApps(CRMD, dir, APPS, false);
+  const pbApps = await makeApps(CRMD, dir, PB_APPS, true, 'pb');
   const base = await start(dir);
   const out = { idle: sample(server.pid), touched: [], cold_first_request_ms: null, rotation: null };
   const cold = [];
@@ -114,22 +119,16 @@ async function scale() {
     laps++;
   }
   out.rotation = { seconds: ROTATE, laps, requests: summary(rotation), after: sample(server.pid) };
-  out.sigterm_ms = await stop();
-  return out;
-}
-
-async function productBase() {
-  const dir = path.join(WORK, 'product-base');
-  fs.mkdirSync(dir, { recursive: true });
-  const apps = makeApps(CRMD, dir, PB_APPS, true);
-  const base = await start(dir);
-  const cold = [];
-  await spread(0, apps.length, async (i) => {
-    const r = await timed(base, apps[i], 'GET', '/core/classes/Accounts?limit=1');
+  // The product-base applications, each asked once, with the cache full of the others: every
+  // request opens a store of 111 classes and closes the least recently used one.
+  const pbCold = [];
+  await spread(0, pbApps.length, async (i) => {
+    const r = await timed(base, pbApps[i], 'GET', '/core/classes/Accounts?limit=1');
     count(r.status);
-    cold.push(r.ms);
+    pbCold.push(r.ms);
   });
-  const out = { apps: apps.length, cold_first_request_ms: summary(cold), after: sample(server.pid) };
+  out.product_base = { apps: pbApps.length, cold_first_request_ms: summary(pbCold), after: sample(server.pid) };
+  out.sigterm_open_stores = out.product_base.after.open_stores;
   out.sigterm_ms = await stop();
   return out;
 }
@@ -140,7 +139,7 @@ async function hostileReads() {
   const dir = path.join(WORK, 'hostile');
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
-  const [victim, bystander] = makeApps(CRMD, dir, 2, false);
+  const [victim, bystander] = await makeApps(CRMD, dir, 2, false);
   const base = await start(dir);
   const letters = (n, seed) => { const b = Buffer.alloc(n); let x = seed; for (let i = 0; i < n; i++) { x = (x * 1103515245 + 12345) & 0x7fffffff; b[i] = 97 + (x % 26); } return b.toString('latin1'); };
   for (let i = 0; i < 20; i++) await timed(base, victim, 'POST', '/core/classes/Notes', { Body: letters(400_000, i + 1) });
@@ -174,23 +173,26 @@ async function hostileReads() {
   return out;
 }
 
-const results = { crmd: CRMD, flags: EXTRA, clients: CLIENTS };
+const sha256 = crypto.createHash('sha256').update(fs.readFileSync(CRMD)).digest('hex');
+const results = { date: new Date().toISOString(), crmd: CRMD, sha256, flags: EXTRA, clients: CLIENTS, apps: APPS, rotate_seconds: ROTATE };
 results.hostile = await hostileReads();
 results.scale = await scale();
-results.product_base = await productBase();
+results.product_base = results.scale.product_base;
+delete results.scale.product_base;
 results.statuses = statuses;
 fs.writeFileSync(path.join(ROOT, 'bench', '.work', 'tenants.json'), JSON.stringify(results, null, 2));
 
 const s = results.scale;
-const rows = [['idle', s.idle], ...s.touched.map((t) => [`${t.apps.toLocaleString('en')} touched`, t]), [`after ${ROTATE} s rotation`, s.rotation.after]];
-console.log(`## Tenants at scale (bench/tenants.mjs, ${CLIENTS} clients)\n`);
+const rows = [['idle', s.idle], ...s.touched.map((t) => [`${t.apps.toLocaleString('en')} touched`, t]), [`after ${ROTATE} s rotation`, s.rotation.after],
+  [`after ${PB_APPS} product-base applications`, results.product_base.after]];
+console.log(`## Tenants at scale (bench/tenants.mjs, ${CLIENTS} clients${EXTRA.length ? `, ${EXTRA.join(' ')}` : ''})\n`);
 console.log('| applications | RSS MiB | fds | threads | stores open |\n|---|---|---|---|---|');
 for (const [label, t] of rows) console.log(`| ${label} | ${t.rss_mib} | ${t.fds} | ${t.threads} | ${t.open_stores} |`);
 const ms = (x) => `p50 ${x.p50} ms, p99 ${x.p99} ms, max ${x.max} ms (${x.n})`;
 console.log(`\n- first request to a cold application (an empty one): ${ms(s.cold_first_request_ms)}`);
 console.log(`- rotation over all ${APPS.toLocaleString('en')} (each request to a closed store): ${ms(s.rotation.requests)}, ${s.rotation.laps} laps`);
-console.log(`- first request to a cold product-base application: ${ms(results.product_base.cold_first_request_ms)}`);
-console.log(`- SIGTERM to exit: ${s.sigterm_ms} ms with ${s.rotation.after.open_stores} stores open; ${results.product_base.sigterm_ms} ms with ${results.product_base.after.open_stores}`);
+console.log(`- first request to a cold product-base application, the cache full: ${ms(results.product_base.cold_first_request_ms)}`);
+console.log(`- SIGTERM to exit: ${s.sigterm_ms} ms with ${s.sigterm_open_stores} stores open`);
 console.log(`- statuses: ${JSON.stringify(statuses)}`);
 const h = results.hostile;
 console.log(`\n## Four hostile reads (16 $regex patterns over 20 x 400 KB)\n`);

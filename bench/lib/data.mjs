@@ -66,3 +66,46 @@ export function accountRow(i, leadStatusIds) {
     Comment: `${words}.`,
   };
 }
+
+const FIRST = ['Dana', 'Yossi', 'Noa', 'Avi', 'Maya', 'Omer', 'Tamar', 'Eitan', 'Shira', 'Lior'];
+const LAST = ['Cohen', 'Levi', 'Mizrahi', 'Peretz', 'Biton', 'Dahan', 'Avraham', 'Friedman', 'Katz', 'Azoulay'];
+const STREETS = ['Herzl', 'Rothschild', 'Ben Yehuda', 'Allenby', 'Weizmann', 'Jabotinsky', 'HaNasi', 'Dizengoff'];
+
+// A row of the product base's own `Accounts` (issue 33): 24 of its 37 fields, each of the type the
+// product base gives it (the two Pointers to its LeadStatuses and AccountStatuses, the two Dates),
+// and each also valid on the bench's plain Accounts, so that Parse Server gets the same body (its
+// Accounts then gains the fields this adds). `refs` holds, for the server being loaded, the ids
+// of 10 `leadStatusIds` at most and of `accountStatusIds`.
+export function productAccountRow(i, refs) {
+  const r = prng(0x9b000000 + i);
+  const first = pick(r, FIRST);
+  const last = pick(r, LAST);
+  const company = `${last} ${pick(r, INDUSTRIES)} Ltd ${i}`;
+  const since = BASE_MS + int(r, 0, 1800) * DAY + int(r, 0, DAY - 1);
+  return {
+    Name: `${first} ${last} ${String(i).padStart(6, '0')}`,
+    FirstName: first,
+    LastName: last,
+    CompanyName: company,
+    PhoneNumber: `+972-5${int(r, 0, 9)}-${String(int(r, 0, 9_999_999)).padStart(7, '0')}`,
+    MobilePhone: `05${int(r, 0, 9)}-${String(int(r, 0, 9_999_999)).padStart(7, '0')}`,
+    Email: `contact${i}@company${i % 5000}.example.test`,
+    Website: `https://www.company${i}.example.test/`,
+    IsAccount: r() < 0.6,
+    StatusId: { __type: 'Pointer', className: 'AccountStatuses', objectId: pick(r, refs.accountStatusIds) },
+    LeadStatusId: { __type: 'Pointer', className: 'LeadStatuses', objectId: pick(r, refs.leadStatusIds) },
+    Comment: `${Array.from({ length: 20 }, () => pick(r, WORDS)).join(' ')}.`,
+    ExternalId: `PB-${(i * 2654435761 >>> 0).toString(16).padStart(8, '0')}`,
+    City: CITIES[i % CITIES.length],
+    Address: `${pick(r, STREETS)} ${int(r, 1, 200)}`,
+    ZipCode: String(int(r, 1_000_000, 9_999_999)),
+    VatId: String(int(r, 500_000_000, 599_999_999)),
+    IdNumber: String(int(r, 10_000_000, 99_999_999)).padStart(9, '0'),
+    Birthday: date(BASE_MS - int(r, 7000, 25000) * DAY),
+    Score: int(r, 0, 99),
+    Tags: Array.from({ length: int(r, 1, 3) }, () => pick(r, TAGS)),
+    LastContactDate: date(since),
+    Balance: Math.round(r() * 1_000_000) / 100,
+    DoNotCall: r() < 0.05,
+  };
+}
