@@ -1312,7 +1312,10 @@ function writeSection(section) {
     const next = rest.search(/\n## /);
     doc = doc.slice(0, at) + (next >= 0 ? rest.slice(next) : '');
   }
-  doc = `${doc.replace(/\s*$/, '')}\n\n${section}`;
+  // Today's figures first, the history of the changes below them (issue 33).
+  const first = doc.search(/\n## /);
+  doc = first >= 0 ? `${doc.slice(0, first).replace(/\s*$/, '')}\n\n${section.replace(/\s*$/, '')}\n${doc.slice(first)}`
+    : `${doc.replace(/\s*$/, '')}\n\n${section}`;
   fs.writeFileSync(DOC, doc.replace(/\n*$/, '\n'));
 }
 

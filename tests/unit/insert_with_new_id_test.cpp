@@ -76,18 +76,22 @@ TEST_P(InsertWithNewIdTest, InsertManyReportsExactlyTheRowsWhoseIdWasTaken) {
   store.Insert("id00000170");
   std::vector<Row> rows;
   for (int i = 0; i < 171; ++i) rows.push_back(test::RowsStore::NewRow(fmt::format("id{:08}", i), i));
-  auto txn = store.db->BeginWrite();
-  EXPECT_EQ(txn->InsertMany(store.cls, StoredColumns(store.cls), rows), (std::vector<std::size_t>{3, 170}));
-  txn->Commit();
+  {
+    auto txn = store.db->BeginWrite();
+    EXPECT_EQ(txn->InsertMany(store.cls, StoredColumns(store.cls), rows), (std::vector<std::size_t>{3, 170}));
+    txn->Commit();
+  }
   for (int i = 0; i < 171; ++i) EXPECT_TRUE(store.Visible(fmt::format("id{:08}", i))) << i;
   EXPECT_EQ(std::get<std::int64_t>(CellOf(store.cls, *store.db->Get(store.cls, "id00000169"), "N")), 169);
   EXPECT_EQ(std::get<std::int64_t>(CellOf(store.cls, *store.db->Get(store.cls, "id00000003"), "N")), 0);  // the first one's
 
   // With new ids: every row is inserted, under ids of the generator's.
   std::vector<Row> more(40, test::RowsStore::NewRow(""));
-  auto again = store.db->BeginWrite();
-  InsertManyWithNewIds(*again, store.cls, StoredColumns(store.cls), more);
-  again->Commit();
+  {
+    auto again = store.db->BeginWrite();
+    InsertManyWithNewIds(*again, store.cls, StoredColumns(store.cls), more);
+    again->Commit();
+  }
   ASSERT_EQ(more.size(), 40u);
   for (const auto& row : more) EXPECT_TRUE(store.Visible(row.object_id));
 }

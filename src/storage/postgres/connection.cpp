@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "util/log.hpp"
+
 namespace crmd::storage::postgres {
 
 namespace {
@@ -98,10 +100,15 @@ Connection::Connection(const std::string& conninfo) : conn_(PQconnectdb(conninfo
     throw StoreUnavailable(message);
   }
   cancel_.reset(PQgetCancel(conn_.get()));
+  // The server's warnings go to crmd's log as JSON lines (libpq would print them raw on stderr);
+  // its notices ("already exists, skipping") are not sent at all.
+  PQsetNoticeProcessor(
+      conn_.get(), [](void*, const char* message) { log::Warn("postgresql says", {{"message", Trimmed(message)}}); }, nullptr);
   // Errors and notices in one language whatever the server's locale; the client decodes UTF-8.
   // Dates are read as UTC; a commit is durable (on disk) before it returns, whatever the server's
   // default.
-  Exec("SET client_encoding = 'UTF8'; SET lc_messages = 'C'; SET TimeZone = 'UTC'; SET synchronous_commit = on");
+  Exec("SET client_encoding = 'UTF8'; SET lc_messages = 'C'; SET TimeZone = 'UTC'; SET synchronous_commit = on; "
+       "SET client_min_messages = warning");
 }
 
 Rows Connection::Exec(std::string_view sql) {
