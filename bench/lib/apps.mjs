@@ -26,12 +26,6 @@ export async function makeApps(crmd, dir, count, productBase, prefix = 't') {
   const nextId = () => { while (fs.existsSync(path.join(dir, 'apps', `${prefix}${n}`))) n++; return `${prefix}${n++}`; };
   const made = [];
   let started = apps.length;
-  // The first alone: two `app create` making a folder's registry at once collide ("database is
-  // locked").
-  if (started === 0) {
-    started++;
-    made.push(await create(nextId()));
-  }
   await Promise.all(Array.from({ length: MAKE_IN_FLIGHT }, async () => {
     while (started < count) {
       started++;

@@ -4,8 +4,10 @@
 // both stores (a SQLite file, and the `crmd` schema of a throw-away PostgreSQL cluster).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "auth/gates.hpp"
 #include "auth/registry.hpp"
@@ -124,6 +126,30 @@ TEST_P(RegistryStoreTest, GatesAreStoredPerApplicationAndReachTheServersView) {
   const auto gates = registry.Find("plain")->gates;
   EXPECT_FALSE(gates.captcha);
   EXPECT_TRUE(gates.signup_needs_key && gates.password_policy && gates.closed_new_classes && !gates.dotted_keys);
+}
+
+// Two processes making one new registry at once (two `app create` on a new --data): both open it
+// and both applications are in it. Threads with a connection each lock the file as processes do.
+TEST(SqliteRegistryTest, TwoOpeningANewRegistryAtOnceBothSucceed) {
+  for (int round = 0; round < 20; ++round) {
+    test::TempDir dir("registry-race");
+    const std::string path = dir.File("registry.db");
+    std::atomic<int> failed{0};
+    auto open_and_create = [&](const std::string& id) {
+      try {
+        OpenSqliteRegistry(path)->CreateApp(App(id));
+      } catch (const std::exception&) {
+        ++failed;
+      }
+    };
+    std::thread a(open_and_create, "a"), b(open_and_create, "b");
+    a.join();
+    b.join();
+    ASSERT_EQ(failed.load(), 0) << "round " << round;
+    std::set<std::string> ids;
+    for (const auto& app : OpenSqliteRegistry(path)->LoadAll()) ids.insert(app.app_id);
+    EXPECT_EQ(ids, (std::set<std::string>{"a", "b"}));
+  }
 }
 
 TEST(GatesTest, SettingsRefuseUnknownNamesAndValuesAndStoredTextKeepsDefaults) {

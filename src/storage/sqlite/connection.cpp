@@ -1,6 +1,8 @@
 #include "storage/sqlite/connection.hpp"
 
 #include <cerrno>
+#include <chrono>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -167,7 +169,17 @@ Connection::Connection(const std::string& path, bool sync_full) {
   RegisterRegexp(db_);
   RegisterPhoneKey(db_);
   try {
-    Exec("PRAGMA journal_mode=WAL");
+    // A new file's switch to WAL takes an exclusive lock, and SQLite answers BUSY to a second
+    // process switching at the same moment without its busy handler: asked again, boundedly.
+    for (int attempt = 1;; ++attempt) {
+      try {
+        Exec("PRAGMA journal_mode=WAL");
+        break;
+      } catch (const StorageError&) {
+        if ((sqlite3_errcode(db_) & 0xff) != SQLITE_BUSY || attempt * 5 >= kBusyTimeoutMs) throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
     Exec(sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
     Exec("PRAGMA foreign_keys=OFF");
   } catch (...) {
