@@ -26,7 +26,6 @@ before(async () => {
   assert.equal(made.status, 201, made.text);
 });
 after(async () => {
-  if (process.env.DEBUG_LOG) (await import('node:fs')).writeFileSync(process.env.DEBUG_LOG, server?.stderrText ?? '');
   await stopAll();
   await proxy?.close();
 });
