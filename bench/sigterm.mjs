@@ -13,6 +13,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { makeApps } from './lib/apps.mjs';
+import { untilHealthy } from './lib/crmd.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const WORK = path.join(ROOT, 'bench', '.work');
@@ -42,11 +43,7 @@ async function start() {
   server = spawn(CRMD, ['serve', '--data', DIR, '--listen', `127.0.0.1:${port}`, '--max-open-apps', String(APPS)],
     { stdio: ['ignore', 'ignore', 'ignore'] });
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try { if ((await fetch(`${base}/health`)).ok) break; } catch { /* not yet */ }
-    if (i > 200 || server.exitCode !== null) throw new Error('crmd did not start');
-    await sleep(50);
-  }
+  await untilHealthy(base, server);
   return base;
 }
 

@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { makeApps } from './lib/apps.mjs';
+import { untilHealthy } from './lib/crmd.mjs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -48,11 +49,7 @@ async function start(dir) {
   const log = fs.openSync(path.join(dir, 'crmd.log'), 'w');
   server = spawn(CRMD, ['serve', '--data', dir, '--listen', `127.0.0.1:${port}`, ...EXTRA], { stdio: ['ignore', log, log] });
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try { if ((await fetch(`${base}/health`)).ok) break; } catch { /* not yet */ }
-    if (i > 200 || server.exitCode !== null) throw new Error('crmd did not start');
-    await sleep(50);
-  }
+  await untilHealthy(base, server);
   return base;
 }
 

@@ -11,6 +11,16 @@ const freePort = () => new Promise((resolve) => {
   const s = net.createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
 });
 
+// Resolves once the server at `base` answers /health; throws if `server` (a child process) exits
+// first or it takes over 10 s.
+export async function untilHealthy(base, server) {
+  for (let i = 0; ; i++) {
+    try { if ((await fetch(`${base}/health`)).ok) return; } catch { /* not yet */ }
+    if (i > 200 || server.exitCode !== null) throw new Error('crmd did not start');
+    await sleep(50);
+  }
+}
+
 // {base, app, master, anonymous, stop()}: `master` and `anonymous` are the application's headers.
 export async function startCrmd(crmd, serveArgs = []) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'crmd-bench-'));
@@ -23,10 +33,11 @@ export async function startCrmd(crmd, serveArgs = []) {
   };
   process.on('exit', stop);
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try { if ((await fetch(`${base}/health`)).ok) break; } catch { /* not yet */ }
-    if (i > 200) { stop(); throw new Error('crmd did not start'); }
-    await sleep(50);
+  try {
+    await untilHealthy(base, server);
+  } catch (e) {
+    stop();
+    throw e;
   }
   const anonymous = { 'X-Core-Application-Id': app.appId, 'Content-Type': 'application/json' };
   return { base, port, app, anonymous, master: { ...anonymous, 'X-Core-Master-Key': app.masterKey }, stop };
