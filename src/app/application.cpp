@@ -20,8 +20,8 @@ std::vector<std::shared_ptr<Application>>& LeftToExit() {
 schema::Snapshot::ClassMap LoadClasses(storage::RecordStore& db) {
   schema::Snapshot::ClassMap classes;
   for (auto& cls : db.LoadSchema()) {
-    std::string name = cls.name;
-    classes[name] = std::make_shared<const schema::ClassSchema>(std::move(cls));
+    std::string name = cls->name;
+    classes[name] = std::move(cls);
   }
   return classes;
 }

@@ -19,6 +19,7 @@
 #include "schema/aggregate_plan.hpp"
 #include "schema/class_schema.hpp"
 #include "schema/query.hpp"
+#include "storage/class_definitions.hpp"
 #include "storage/read_deadline.hpp"
 #include "storage/row.hpp"
 #include "storage/storage_error.hpp"
@@ -40,7 +41,8 @@ struct FindPlan {
 
 class RecordStore : public WriteGroups {
  public:
-  virtual std::vector<schema::ClassSchema> LoadSchema() = 0;
+  // Every class, each shared with the other stores that define it alike (class_definitions.hpp).
+  virtual std::vector<ClassDefinition> LoadSchema() = 0;
   // A write of its own. Grouped (default): it may share its commit with concurrent writes (one
   // fsync); its Commit() returns once durable and releases the store. Exclusive: it waits for the
   // open group, runs alone and keeps the store until destroyed, so a schema change it made can be

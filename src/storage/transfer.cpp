@@ -96,8 +96,9 @@ TransferCounts ExportStore(Database& db, const json::object& header, std::ostrea
   first["version"] = kVersion;
   out << ToJson(first) << '\n';
   const auto classes = db.LoadSchema();
-  for (const auto& cls : classes) Line(out, "class", cls.ToJson());
-  for (const auto& cls : classes) {
+  for (const auto& cls : classes) Line(out, "class", cls->ToJson());
+  for (const auto& definition : classes) {
+    const schema::ClassSchema& cls = *definition;
     std::int64_t& n = counts.rows[cls.name];
     EachRow(db, cls, [&](const Row& row) {
       Line(out, "row", RowJson(cls, row));
@@ -106,8 +107,9 @@ TransferCounts ExportStore(Database& db, const json::object& header, std::ostrea
   }
   // Relations: the members of each owner, found as a relation query finds them.
   schema::Snapshot::ClassMap map;
-  for (const auto& cls : classes) map[cls.name] = std::make_shared<const schema::ClassSchema>(cls);
-  for (const auto& cls : classes) {
+  for (const auto& cls : classes) map[cls->name] = cls;
+  for (const auto& definition : classes) {
+    const schema::ClassSchema& cls = *definition;
     for (const auto& [field, def] : cls.fields) {
       if (def.type != schema::FieldType::kRelation) continue;
       const auto target = map.find(def.target_class);

@@ -82,8 +82,8 @@ TEST(PrepareApplicationTest, AnOlderReleasesApplicationGainsTheSystemUserAndThis
     EXPECT_EQ(row->acl, std::optional<std::string>("{}"));
     // What was stored is what a reopened store loads.
     for (const auto& cls : app->db().LoadSchema()) {
-      if (cls.name == "_Timeline") {
-        EXPECT_EQ(cls.FindField("createdBy")->type, schema::FieldType::kString);
+      if (cls->name == "_Timeline") {
+        EXPECT_EQ(cls->FindField("createdBy")->type, schema::FieldType::kString);
       }
     }
   }

@@ -57,7 +57,7 @@ class WriteUnitTest : public ::testing::Test {
   bool PublishedField(const std::string& field) { return app_->schema()->Find("A")->FindField(field) != nullptr; }
   bool StoredField(const std::string& field) {
     for (const auto& cls : app_->db().LoadSchema())
-      if (cls.name == "A") return cls.FindField(field) != nullptr;
+      if (cls->name == "A") return cls->FindField(field) != nullptr;
     return false;
   }
   // Runs `job` as a write queue's run of one job: whether its grouped writes are durable.

@@ -582,18 +582,11 @@ class PgDatabase final : public Database {
   PgDatabase(std::shared_ptr<Pool> pool, std::shared_ptr<PgOutboxTakeover> takeover, std::string app_id, std::string schema)
       : s_(std::move(pool), std::move(takeover), std::move(app_id), std::move(schema)) {}
 
-  std::vector<schema::ClassSchema> LoadSchema() override {
+  std::vector<ClassDefinition> LoadSchema() override {
     auto c = s_.pool.Acquire(false);
     auto rows = c->Query(sql::LoadClasses(s_.dialect));
-    std::vector<schema::ClassSchema> out;
-    for (int r = 0; r < rows.size(); ++r) {
-      auto parsed = ParseJson(*rows.Value(r, 0));
-      if (!parsed.ok() || !parsed.value().is_object())
-        throw StorageError("postgresql: unreadable class definition in " + s_.raw_schema);
-      auto cls = schema::ClassSchema::FromJson(parsed.value().get_object());
-      if (!cls.ok()) throw StorageError("postgresql: invalid class definition: " + cls.error().message);
-      out.push_back(std::move(cls).value());
-    }
+    std::vector<ClassDefinition> out;
+    for (int r = 0; r < rows.size(); ++r) out.push_back(ReadClassDefinition(*rows.Value(r, 0), s_.raw_schema));
     return out;
   }
 

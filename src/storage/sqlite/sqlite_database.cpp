@@ -12,6 +12,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "storage/class_definitions.hpp"
 #include "storage/database.hpp"
 #include "storage/group_transaction.hpp"
 #include "storage/sqlite/sqlite_store.hpp"
@@ -525,52 +526,47 @@ class SqliteDatabase final : public Database {
  public:
   SqliteDatabase(std::string path, Durability durability, int readers)
       : path_(std::move(path)), sync_full_(durability == Durability::kFull), max_readers_(readers) {
-    writer_ = std::make_unique<Connection>(path_, sync_full_);
-    writer_->FitCache(CacheKib(kWriterCacheKib));
-    // Replaces SQLite's checkpoint inside the COMMIT, on the thread every queued write waits for.
-    writer_->OnCommit([this](int frames) { checkpointer_.AfterCommit(*writer_, frames); });
-    // A log that grew long (passes behind, a long reader) is cut back to this when it starts over,
-    // rather than keep its longest size on disk; the log of steady writes stays well under it.
-    writer_->Exec("PRAGMA journal_size_limit=67108864");
-    writer_->CheckWritable();
-    group_ = std::make_unique<GroupCommit>(*writer_);
-    writer_->Exec(
-        "CREATE TABLE IF NOT EXISTS _crmd_schema (className TEXT PRIMARY KEY NOT NULL, "
-        "definition TEXT NOT NULL)");
-    sqlite::CreateOutbox(*writer_);
+    // The writer opens with the first write (Writer()): each connection parses the whole SQLite
+    // schema on its first statement (a product-base store's 118 tables and 788 indexes: ~2 ms),
+    // and a store opened to answer a read needs only the reader that read uses. A store that lacks
+    // crmd's own tables (a new file) is made now, so that reads find them.
+    bool made = false;
+    {
+      auto reader = Acquire();
+      auto st = reader->Prepare(
+          "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('_crmd_schema', '_crmd_outbox')");
+      made = st.Step() && std::get<std::int64_t>(st.Column(0)) == 2;
+    }
+    if (!made) Writer();
   }
 
   ~SqliteDatabase() override {
     // Connections close without a checkpoint (Connection): a short log costs the next open little
     // (it reads the log to index it), a long one is copied now, and the log file cut to nothing.
+    // A store only read since it opened left its log as it found it.
+    if (!writer_) return;
     std::error_code ec;
     const auto log_bytes = std::filesystem::file_size(path_ + "-wal", ec);
     if (ec || log_bytes < kLongLogBytes) return;
     try {
-      writer_->Exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      writer_->c->Exec("PRAGMA wal_checkpoint(TRUNCATE)");
     } catch (const std::exception& e) {
       log::Warn("checkpoint before closing a store failed", {{"path", path_}, {"error", e.what()}});
     }
   }
 
-  std::vector<schema::ClassSchema> LoadSchema() override {
-    auto lock = group_->Exclusive();
-    std::vector<schema::ClassSchema> out;
-    auto st = writer_->Prepare(sql::LoadClasses(kDialect));
-    while (st.Step()) {
-      auto parsed = ParseJson(st.ColumnText(0));
-      if (!parsed.ok() || !parsed.value().is_object())
-        throw StorageError("sqlite: unreadable class definition in " + path_);
-      auto cls = schema::ClassSchema::FromJson(parsed.value().get_object());
-      if (!cls.ok()) throw StorageError("sqlite: invalid class definition: " + cls.error().message);
-      out.push_back(std::move(cls).value());
-    }
+  std::vector<ClassDefinition> LoadSchema() override {
+    std::vector<ClassDefinition> out;
+    auto reader = Acquire();
+    auto st = reader->Prepare(sql::LoadClasses(kDialect));
+    while (st.Step()) out.push_back(ReadClassDefinition(st.ColumnView(0), path_));
     return out;
   }
 
   std::unique_ptr<WriteTransaction> BeginWrite(bool exclusive) override {
-    if (exclusive) return std::make_unique<SqliteWriteTransaction>(*group_, group_->Exclusive(), *writer_);
-    return std::make_unique<SqliteWriteTransaction>(*group_, *writer_);
+    Writers& w = Writer();
+    if (exclusive) return std::make_unique<SqliteWriteTransaction>(*w.group, w.group->Exclusive(), *w.c);
+    return std::make_unique<SqliteWriteTransaction>(*w.group, *w.c);
   }
 
   std::optional<Row> Get(const schema::ClassSchema& cls, std::string_view object_id) override {
@@ -613,7 +609,7 @@ class SqliteDatabase final : public Database {
     SqlFragment where = CompileWhere(query, cls);
     const std::string count_sql = sql::CountWhere(kDialect, cls.name, where.sql);
     std::string key = CountCache::Key(count_sql, where.params);
-    const std::uint64_t commits = group_->Commits();  // before the read starts: see count_cache.hpp
+    const std::uint64_t commits = Commits();  // before the read starts: see count_cache.hpp
     if (auto cached = counts_.Find(key, commits)) return *cached;
     auto reader = Acquire();
     auto st = reader->Prepare(count_sql);
@@ -665,8 +661,9 @@ class SqliteDatabase final : public Database {
       st.Bind(1, std::string_view(name).substr(1, name.size() - 2));  // unquoted
       if (st.Step()) return false;
     }
-    auto lock = group_->Exclusive();
-    writer_->Exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} (crmd_phone_key({}))", name, Quote(cls.name), Quote(field)));
+    Writers& w = Writer();
+    auto lock = w.group->Exclusive();
+    w.c->Exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} (crmd_phone_key({}))", name, Quote(cls.name), Quote(field)));
     return true;
   }
 
@@ -676,8 +673,9 @@ class SqliteDatabase final : public Database {
   }
 
   bool CheckIntegrity() override {
-    auto lock = group_->Exclusive();
-    auto st = writer_->Prepare("PRAGMA integrity_check");
+    Writers& w = Writer();
+    auto lock = w.group->Exclusive();
+    auto st = w.c->Prepare("PRAGMA integrity_check");
     return st.Step() && st.ColumnText(0) == "ok";
   }
 
@@ -726,16 +724,21 @@ class SqliteDatabase final : public Database {
     ~QueueGroup() override { Commit(); }
     std::unique_ptr<WriteTransaction> BeginWrite(bool exclusive) override {
       if (exclusive) return db_->BeginWrite(/*exclusive=*/true);
-      if (!lock_.owns_lock()) lock_ = db_->group_->Enter(/*savepoint=*/nullptr);
-      return std::make_unique<SqliteWriteTransaction>(*db_->writer_);
+      Writers& w = db_->Writer();
+      if (!lock_.owns_lock()) lock_ = w.group->Enter(/*savepoint=*/nullptr);
+      return std::make_unique<SqliteWriteTransaction>(*w.c);
     }
-    bool Lost() const override { return lock_.owns_lock() && !db_->writer_->InTransaction(); }
-    bool ExclusiveWaiting() const override { return db_->group_->ExclusiveWaiting(); }
+    // Both only ever asked of a group that began a write, so the writer is open.
+    bool Lost() const override { return lock_.owns_lock() && !db_->Writer().c->InTransaction(); }
+    bool ExclusiveWaiting() const override {
+      const Writers* w = db_->writer_ready_.load(std::memory_order_acquire);
+      return w && w->group->ExclusiveWaiting();
+    }
     CommitOutcome Commit() override {
       if (!lock_.owns_lock()) return CommitOutcome::kDurable;
       auto outcome = CommitOutcome::kDurable;
       try {
-        db_->group_->Leave(lock_, /*savepoint=*/nullptr, /*keep=*/true);  // returns when durable
+        db_->Writer().group->Leave(lock_, /*savepoint=*/nullptr, /*keep=*/true);  // returns when durable
       } catch (const std::exception& e) {
         outcome = CommitOutcome::kFailed;  // SQLite's COMMIT is a call in this process: never unknown
         log::Error("write group commit failed", {{"store", db_->path_}, {"error", e.what()}});
@@ -760,8 +763,41 @@ class SqliteDatabase final : public Database {
   int max_readers_;
   // Before writer_, so it outlives the writer's commits, which report to it.
   Checkpointer checkpointer_{path_, sync_full_, Checkpointer::Limits{}};
-  std::unique_ptr<Connection> writer_;
-  std::unique_ptr<GroupCommit> group_;
+  // The writer connection and its commit group, opened by the first write (Writer()).
+  struct Writers {
+    std::unique_ptr<Connection> c;
+    std::unique_ptr<GroupCommit> group;
+  };
+  Writers& Writer() {
+    if (Writers* w = writer_ready_.load(std::memory_order_acquire)) return *w;
+    std::lock_guard lock(writer_mutex_);
+    if (!writer_) {
+      auto w = std::make_unique<Writers>();
+      w->c = std::make_unique<Connection>(path_, sync_full_);
+      Connection& c = *w->c;
+      c.FitCache(CacheKib(kWriterCacheKib));
+      // Replaces SQLite's checkpoint inside the COMMIT, on the thread every queued write waits for.
+      c.OnCommit([this, &c](int frames) { checkpointer_.AfterCommit(c, frames); });
+      // A log that grew long (passes behind, a long reader) is cut back to this when it starts
+      // over, rather than keep its longest size on disk; the log of steady writes stays well under.
+      c.Exec("PRAGMA journal_size_limit=67108864");
+      c.CheckWritable();
+      w->group = std::make_unique<GroupCommit>(c);
+      c.Exec("CREATE TABLE IF NOT EXISTS _crmd_schema (className TEXT PRIMARY KEY NOT NULL, definition TEXT NOT NULL)");
+      sqlite::CreateOutbox(c);
+      writer_ = std::move(w);
+      writer_ready_.store(writer_.get(), std::memory_order_release);
+    }
+    return *writer_;
+  }
+  // Commits on the writer so far; none before it opens.
+  std::uint64_t Commits() const {
+    const Writers* w = writer_ready_.load(std::memory_order_acquire);
+    return w ? w->group->Commits() : 0;
+  }
+  std::mutex writer_mutex_;
+  std::unique_ptr<Writers> writer_;
+  std::atomic<Writers*> writer_ready_{nullptr};
   CountCache counts_;
   std::mutex pool_mutex_;
   std::vector<std::unique_ptr<Connection>> idle_;
