@@ -1,7 +1,6 @@
 // crmd's composition root: `crmd serve` puts the server's parts together (cli/serve_plan.hpp
 // checks the flags and sizes the parts); the admin commands are cli/'s (cli/commands.hpp). The
 // command line's grammar and answers are in the README.
-#include <curl/curl.h>
 
 #include <optional>
 
@@ -135,7 +134,6 @@ int Serve(const cli::ServeFlags& flags) {
 
 int main(int argc, char** argv) {
   ids::Init();
-  curl_global_init(CURL_GLOBAL_DEFAULT);  // before any thread: libcurl's global state is not thread-safe
   auto parsed = cli::ParseCommandLine(argc, argv);
   if (const int* exit_code = std::get_if<int>(&parsed)) return *exit_code;
   const cli::Command& command = std::get<cli::Command>(parsed);

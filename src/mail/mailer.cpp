@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "mail/header_text.hpp"
+#include "util/curl_ready.hpp"
 #include "util/ids.hpp"
 #include "util/log.hpp"
 #include "util/time.hpp"
@@ -53,6 +54,7 @@ std::size_t ReadPayload(char* buffer, std::size_t size, std::size_t count, void*
 
 // Delivers one mail by SMTP; false, with curl's message in `error`, on failure.
 bool DeliverSmtp(const std::string& url, const std::string& from, const Mail& mail, std::string& error) {
+  CurlReady();
   CURL* curl = curl_easy_init();
   if (!curl) {
     error = "curl could not start";

@@ -17,6 +17,7 @@
 #include <memory>
 #include <new>
 
+#include "util/curl_ready.hpp"
 #include "util/time.hpp"
 
 namespace crmd::triggers {
@@ -304,6 +305,7 @@ Delivery PostWebhook(const Webhook& hook, const WebhookOptions& options) {
   // Without it curl waits up to a second for `100 Continue` before sending a body over 1 MiB.
   list.AddLine("Expect:");
 
+  CurlReady();
   std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
   if (!curl) return {false, true, "webhook: curl could not start", 0};
   Destinations destinations;
