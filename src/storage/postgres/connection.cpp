@@ -85,6 +85,16 @@ std::optional<std::string_view> Rows::Value(int row, int column) const {
 
 std::string_view Rows::Name(int column) const { return PQfname(result_.get(), column); }
 
+std::int64_t Rows::Integer(int row, int column) const {
+  const auto text = Value(row, column);
+  std::int64_t n = 0;
+  if (!text) throw StorageError("postgresql: an integer column is NULL");
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
+  if (ec != std::errc() || end != text->data() + text->size())
+    throw StorageError("postgresql: not an integer: " + std::string(*text));
+  return n;
+}
+
 std::int64_t Rows::Affected() const {
   const char* text = PQcmdTuples(result_.get());
   std::int64_t n = 0;

@@ -43,6 +43,8 @@ class Rows {
   std::optional<std::string_view> Value(int row, int column) const;
   // The name of a column of the result.
   std::string_view Name(int column) const;
+  // An integer column's value (ids, counts, generations); StorageError when NULL or not one.
+  std::int64_t Integer(int row, int column) const;
   // How many rows an INSERT, UPDATE or DELETE touched.
   std::int64_t Affected() const;
 

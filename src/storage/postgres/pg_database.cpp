@@ -274,7 +274,7 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
     // One round trip (the key is a number of this process's making). The transaction's id names it
     // should the connection drop during its COMMIT (commit_resolution.hpp).
     auto rows = c_.Exec("BEGIN; SELECT txid_current() FROM pg_advisory_xact_lock(" + std::to_string(s_.lock_key) + ")");
-    xid_ = std::get<std::int64_t>(NumberCell(*rows.Value(0, 0)));
+    xid_ = rows.Integer(0, 0);
     if (!s_.generations_ready.load()) c_.Defer(CreateGenerations(s_.dialect));
   }
   // A write of a write group: a savepoint of the group's transaction. The savepoint of the write
@@ -397,7 +397,7 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
 
   std::int64_t Count(const schema::ClassSchema& cls) override {
     auto rows = c_.Query(sql::CountRows(s_.dialect, cls.name));
-    return std::get<std::int64_t>(NumberCell(*rows.Value(0, 0)));
+    return rows.Integer(0, 0);
   }
 
   void ChangeRelation(const schema::ClassSchema& cls, std::string_view field, std::string_view owning_id,
@@ -493,12 +493,12 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
     s_.takeover->Register(s_.app_id);
     auto rows = c_.Query(AddClaimedOutbox(s_.dialect.schema()), {std::to_string(lane), std::string(payload), s_.pool.process(),
                                                                  std::to_string(s_.takeover->lease().count())});
-    return std::get<std::int64_t>(NumberCell(*rows.Value(0, 0)));
+    return rows.Integer(0, 0);
   }
   std::optional<OutboxEntry> GetOutbox(std::int64_t id) override {
     auto rows = c_.Query(sql::GetOutbox(s_.dialect), {std::to_string(id)});
     if (rows.size() == 0) return std::nullopt;
-    return OutboxEntry{id, static_cast<int>(std::get<std::int64_t>(NumberCell(*rows.Value(0, 1)))),
+    return OutboxEntry{id, static_cast<int>(rows.Integer(0, 1)),
                        std::string(*rows.Value(0, 2))};
   }
   void SetOutbox(std::int64_t id, std::string_view payload) override {
@@ -623,16 +623,16 @@ class PgDatabase final : public Database {
     auto c = s_.pool.Acquire();
     if (where.sql.find(s_.dialect.schema()) != std::string::npos || !GenerationsReady(*c)) {
       auto rows = c->Query(count_sql, ToParams(where.params));
-      return std::get<std::int64_t>(NumberCell(*rows.Value(0, 0)));
+      return rows.Integer(0, 0);
     }
     std::string key = CountCache::Key(count_sql, where.params);
     auto generation = c->Query(ReadGeneration(s_.dialect), {cls.name});
-    if (auto hit = s_.counts.Find(key, generation.size() ? Generation(*generation.Value(0, 0)) : 0)) return *hit;
+    if (auto hit = s_.counts.Find(key, generation.size() ? static_cast<std::uint64_t>(generation.Integer(0, 0)) : 0)) return *hit;
     Params params = ToParams(where.params);
     params.push_back(cls.name);
     auto rows = c->Query(CountWithGeneration(s_.dialect, cls.name, where.sql, params.size()), params);
-    const std::int64_t count = std::get<std::int64_t>(NumberCell(*rows.Value(0, 1)));
-    s_.counts.Store(std::move(key), Generation(*rows.Value(0, 0)), count);
+    const std::int64_t count = rows.Integer(0, 1);
+    s_.counts.Store(std::move(key), static_cast<std::uint64_t>(rows.Integer(0, 0)), count);
     return count;
   }
 
@@ -726,8 +726,8 @@ class PgDatabase final : public Database {
     auto rows = c->Query(sql::ReadOutbox(s_.dialect), {std::to_string(after), std::to_string(limit)});
     std::vector<OutboxEntry> out;
     for (int r = 0; r < rows.size(); ++r)
-      out.push_back({std::get<std::int64_t>(NumberCell(*rows.Value(r, 0))),
-                     static_cast<int>(std::get<std::int64_t>(NumberCell(*rows.Value(r, 1)))), std::string(*rows.Value(r, 2))});
+      out.push_back({rows.Integer(r, 0),
+                     static_cast<int>(rows.Integer(r, 1)), std::string(*rows.Value(r, 2))});
     return out;
   }
 
@@ -737,8 +737,8 @@ class PgDatabase final : public Database {
                          {std::to_string(after), std::to_string(limit), s_.pool.process(), s_.takeover->Live()});
     std::vector<OutboxEntry> out;
     for (int r = 0; r < rows.size(); ++r)
-      out.push_back({std::get<std::int64_t>(NumberCell(*rows.Value(r, 0))),
-                     static_cast<int>(std::get<std::int64_t>(NumberCell(*rows.Value(r, 1)))), std::string(*rows.Value(r, 2))});
+      out.push_back({rows.Integer(r, 0),
+                     static_cast<int>(rows.Integer(r, 1)), std::string(*rows.Value(r, 2))});
     return out;
   }
 
@@ -764,10 +764,6 @@ class PgDatabase final : public Database {
   }
 
  private:
-  static std::uint64_t Generation(std::string_view text) {
-    return static_cast<std::uint64_t>(std::get<std::int64_t>(NumberCell(text)));
-  }
-
   // Whether `_crmd_generation` exists, asked until it does (the next write makes it).
   bool GenerationsReady(Connection& c) {
     if (s_.generations_ready.load()) return true;

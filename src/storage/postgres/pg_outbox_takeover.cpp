@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 
 #include "storage/postgres/pg_dialect.hpp"
 #include "storage/postgres/pg_store.hpp"
@@ -22,12 +21,6 @@ namespace {
 // processes (a random name each) would otherwise pile up. Long enough that no process still
 // running can be a day behind its own beat.
 constexpr const char* kForgetDeadAfter = "1 day";
-
-std::int64_t Integer(std::string_view text) {
-  std::int64_t value = 0;
-  std::from_chars(text.data(), text.data() + text.size(), value);
-  return value;
-}
 
 }  // namespace
 
@@ -135,13 +128,13 @@ OrphanedEntries PgOutboxTakeover::Look(const OutboxHolder& holder, std::int64_t 
                           " WHERE claimed_by = $1 AND claimed_until < now() AND id > $2 ORDER BY id LIMIT $3",
                       {holder.process, std::to_string(after), std::to_string(limit)});
   for (int r = 0; r < due.size(); ++r)
-    out.due.push_back({Integer(*due.Value(r, 0)), static_cast<int>(Integer(*due.Value(r, 1))), std::string(*due.Value(r, 2))});
+    out.due.push_back({due.Integer(r, 0), static_cast<int>(due.Integer(r, 1)), std::string(*due.Value(r, 2))});
   if (out.due.size() >= limit) return out;  // more to read: looked into again at once
   auto left = c->Query("SELECT count(*), ceil(extract(epoch FROM min(claimed_until) FILTER (WHERE claimed_until >= now()) - now()) * 1000)::bigint "
                        "FROM " + outbox + " WHERE claimed_by = $1",
                        {holder.process});
-  if (const auto ms = left.Value(0, 1)) out.next = std::chrono::milliseconds(Integer(*ms));
-  if (Integer(*left.Value(0, 0)) == 0) return forget();
+  if (left.Value(0, 1)) out.next = std::chrono::milliseconds(left.Integer(0, 1));
+  if (left.Integer(0, 0) == 0) return forget();
   return out;
 }
 

@@ -130,7 +130,7 @@ class PostgresRegistry final : public RegistryStore {
 
   std::int64_t DataVersion() override {
     auto rows = c_.Query("SELECT version FROM crmd.registry_version");
-    return std::stoll(Text(rows, 0, 0));
+    return rows.Integer(0, 0);
   }
 
  private:
