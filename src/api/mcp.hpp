@@ -9,7 +9,11 @@
 //     is a caller whose every tool answers `Permission denied for action <op> on class <X>`;
 //   - `Authorization: Bearer <token>` that crmd did not issue: 401 with
 //     `WWW-Authenticate: Bearer error="invalid_token"`;
-//   - neither and no `Authorization`: 403 `{"code":-32000,"message":"Authorization header is required"}`.
+//   - neither and no `Authorization`: 403 `{"code":-32000,"message":"Authorization header is required"}`
+//     on `/mcp`; on `/mcp/<appId>`, the application's OAuth resource, the same body with 401 and a
+//     `WWW-Authenticate` challenge, which standard MCP clients answer by signing the user in.
+// Under protocol revision 2025-03-26 (or no `MCP-Protocol-Version`) a body may be a batch, an
+// array of at most mcp::kMaxBatch messages answered by an array; later revisions refuse it (400).
 #pragma once
 
 #include <cstddef>
@@ -37,9 +41,13 @@ struct McpDoors {
   const mcp::DispatchText* text = nullptr;  // the record API answering its body's text
 };
 
+// `challenge`: the request is to the OAuth resource of a known application (`/mcp/<appId>`).
 Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials credentials, const mcp::Dispatch& dispatch,
                    std::string_view prefix, McpDoors doors = {}, const std::vector<std::string>* switches = nullptr,
-                   const std::string& metadata_url = {});
+                   const std::string& metadata_url = {}, bool challenge = false);
+
+// The `WWW-Authenticate` value that points an MCP client at the protected-resource metadata.
+std::string McpChallenge(const std::string& metadata_url);
 
 // The largest message an MCP caller that is not known yet may send: `initialize`, `ping` and
 // `tools/list` are a few hundred bytes; the 24 MiB of Upload-Public-File are for callers with a
@@ -48,8 +56,9 @@ inline constexpr std::size_t kOpenMcpMessageBytes = 64u << 10;
 
 // A `POST /mcp[/<appId>]` refused from its head, before its body is read: without a credential
 // header and larger than kOpenMcpMessageBytes (or of no announced length), the 403 a `tools/call`
-// without one gets; with a credential of an application that does not exist, 413. nullopt: the
-// body may be read.
-std::optional<Response> RefuseMcpHead(const Request& head, bool credential_sent, bool application_known);
+// without one gets (401 with `challenge` on an application's OAuth resource); with a credential of
+// an application that does not exist, 413. nullopt: the body may be read.
+std::optional<Response> RefuseMcpHead(const Request& head, bool credential_sent, bool application_known,
+                                      const std::optional<std::string>& challenge = std::nullopt);
 
 }  // namespace crmd::api

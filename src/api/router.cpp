@@ -280,7 +280,11 @@ std::optional<Response> Router::Early(const Request& head) {
       case RouteId::kMcp: {
         const auto app_id = route.app_in_path.empty() ? head.Header(app_id_header_) : std::optional(route.app_in_path);
         const bool sent = head.Header(master_key_header_) || head.Header(api_key_header_) || head.Header("authorization");
-        decided = RefuseMcpHead(head, sent, app_id && registry_.Find(*app_id));
+        const auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
+        std::optional<std::string> challenge;
+        if (credentials && !route.app_in_path.empty())
+          challenge = McpChallenge(ProtectedResourceMetadataUrl(apps_.settings(), credentials->app_id));
+        decided = RefuseMcpHead(head, sent, credentials != nullptr, challenge);
         break;
       }
       case RouteId::kOAuth:
@@ -607,7 +611,8 @@ Response Router::RouteMcp(const Request& request, const RouteEntry& route, Calle
   return HandleMcp(request, ctx, presented, [this](auth::Context& c, std::string_view method, const std::string& target,
                                                    const boost::json::value* body) { return Dispatch(c, method, target, body); },
                    options_.prefix, McpDoors{&mcp_files_, &mcp_functions_, &text},
-                   presented == McpCredentials::kBearer ? &switches : nullptr, metadata_url);
+                   presented == McpCredentials::kBearer ? &switches : nullptr, metadata_url,
+                   /*challenge=*/credentials && !route.app_in_path.empty());
 }
 
 std::pair<int, boost::json::value> Router::Dispatch(auth::Context& ctx, std::string_view method,

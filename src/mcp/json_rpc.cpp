@@ -4,12 +4,38 @@ namespace crmd::mcp {
 
 namespace json = boost::json;
 
-std::variant<Message, Refusal> ParseMessage(std::string_view body) {
-  json::error_code ec;
+namespace {
+
+json::value Parse(std::string_view body, json::error_code& ec) {
   json::parse_options options;
   options.max_depth = 64;  // as the record API's bodies
-  json::value parsed = json::parse(body, ec, json::storage_ptr(), options);
+  return json::parse(body, ec, json::storage_ptr(), options);
+}
+
+}  // namespace
+
+std::variant<Message, Refusal> ParseMessage(std::string_view body) {
+  json::error_code ec;
+  json::value parsed = Parse(body, ec);
   if (ec) return Refusal{kParseError, "Parse error"};
+  return ReadMessage(parsed);
+}
+
+std::variant<std::vector<json::value>, Refusal> ParseBatch(std::string_view body) {
+  json::error_code ec;
+  json::value parsed = Parse(body, ec);
+  if (ec) return Refusal{kParseError, "Parse error"};
+  json::array* items = parsed.if_array();
+  if (!items || items->empty() || items->size() > kMaxBatch) return Refusal{kInvalidRequest, "Invalid Request"};
+  return std::vector<json::value>(std::make_move_iterator(items->begin()), std::make_move_iterator(items->end()));
+}
+
+bool LooksLikeBatch(std::string_view body) {
+  const auto first = body.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && body[first] == '[';
+}
+
+std::variant<Message, Refusal> ReadMessage(const json::value& parsed) {
   const json::object* object = parsed.if_object();
   const json::value* version = object ? object->if_contains("jsonrpc") : nullptr;
   if (!version || !version->is_string() || version->get_string() != "2.0") return Refusal{kInvalidRequest, "Invalid Request"};

@@ -1,12 +1,14 @@
 // JSON-RPC 2.0 as MCP's Streamable HTTP transport carries it (../shared/research/MCP.md §1-2): one
-// message per POST, no batches (removed in protocol revision 2025-06-18). A request's `id` is
-// echoed exactly as sent, a string staying a string and a number a number.
+// message per POST, or under protocol revision 2025-03-26 a batch (an array of messages, removed
+// in 2025-06-18). A request's `id` is echoed exactly as sent, a string staying a string and a
+// number a number.
 #pragma once
 
 #include <boost/json.hpp>
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 namespace crmd::mcp {
 
@@ -36,6 +38,17 @@ struct Refusal {
 // The message in `body`, or why it is none (kParseError: not JSON; kInvalidRequest: not one
 // JSON-RPC 2.0 message).
 std::variant<Message, Refusal> ParseMessage(std::string_view body);
+// One parsed element of a batch read as a message.
+std::variant<Message, Refusal> ReadMessage(const boost::json::value& parsed);
+
+// The most messages one batch may carry: a client's batch is a handful (initialize and its
+// notification, a few calls); each call is a request of its own on the server.
+inline constexpr std::size_t kMaxBatch = 32;
+// Whether `body` is a JSON array (its first character past white space is `[`).
+bool LooksLikeBatch(std::string_view body);
+// The elements of a batch, unread; kInvalidRequest for an empty array, one longer than kMaxBatch,
+// or a body that is not an array.
+std::variant<std::vector<boost::json::value>, Refusal> ParseBatch(std::string_view body);
 
 boost::json::object Success(const boost::json::value& id, boost::json::value result);
 boost::json::object Failure(const boost::json::value& id, int code, std::string_view message);

@@ -23,6 +23,9 @@ ToolResult GetData(const ToolCall& call, const json::object& args) {
   if (const auto* skip = args.if_contains("skip")) target += "&skip=" + std::to_string(skip->to_number<std::int64_t>());
   for (const char* text : {"order", "keys", "include"})
     if (const auto* v = args.if_contains(text)) target += std::string("&") + text + "=" + PercentEncode(v->get_string());
+  // As the tool's description promises (an agent asks for "the latest" first): the record API's
+  // own default is the table's order, oldest first.
+  if (!args.contains("order")) target += "&order=-createdAt";
   if (const auto* count = args.if_contains("count"); count && count->get_bool()) target += "&count=1";
   return call.Relay(target);
 }

@@ -62,13 +62,24 @@ const bearerCall = (token, name, args, a = app) => fetch(mcpUrl(a), { method: 'P
   headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
   body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }) });
 
-test('§5.6 discovery: the 403 names the protected-resource metadata, which names crmd\'s authorization server (RFC 9728, RFC 8414)', async () => {
+test('§5.6 discovery: the 401 of the OAuth resource (403 on /mcp) names the protected-resource metadata, which names crmd\'s authorization server (RFC 9728, RFC 8414)', async () => {
   const r = await fetch(mcpUrl(), { method: 'POST', headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'Get-Data', arguments: { table: 'Accounts' } } }) });
-  assert.equal(r.status, 403);
+  assert.equal(r.status, 401, 'issue 36: standard MCP clients start OAuth on a 401');
   assert.deepEqual(await r.json(), { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'Authorization header is required' } });
   const prmUrl = `${server.base}/.well-known/oauth-protected-resource/mcp/${app.appId}`;
   assert.equal(r.headers.get('www-authenticate'), `Bearer resource_metadata="${prmUrl}", scope="mcp"`);
+  const viaHeader = await fetch(`${server.base}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Core-Application-Id': app.appId },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'Get-Data', arguments: { table: 'Accounts' } } }) });
+  assert.equal(viaHeader.status, 403, 'spec §5.6 on /mcp');
+  assert.equal(viaHeader.headers.get('www-authenticate'), `Bearer resource_metadata="${prmUrl}", scope="mcp"`);
+  await viaHeader.arrayBuffer();
+  // A message too large to be read from a caller of no credential is refused from its head alike.
+  const large = await fetch(mcpUrl(), { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'Get-Data', arguments: { table: 'x'.repeat(70_000) } } }) });
+  assert.equal(large.status, 401);
+  assert.equal(large.headers.get('www-authenticate'), `Bearer resource_metadata="${prmUrl}", scope="mcp"`);
+  await large.arrayBuffer();
   const prm = await (await fetch(prmUrl)).json();
   assert.deepEqual(prm.resource, mcpUrl());
   assert.deepEqual(prm.authorization_servers, [`${server.base}/oauth/${app.appId}`]);
@@ -287,4 +298,26 @@ test('§5.6 each switch grants its tools and withholds the others: mcp:view read
   assert.equal(added.result.content[0].text, 'Permission denied for action addField on class Accounts');
   const table = await (await bearerCall(agent, 'Create-Table', { table: 'AgentTable' })).json();
   assert.equal(table.result.content[0].text, 'unauthorized: master key is required', 'a new table is the keys\' alone (issue 31 #2)');
+});
+
+test('issue 36: the SDK\'s own client, given only the MCP URL and an auth provider, is sent to sign in by the 401 of its first tool call, then calls tools', async () => {
+  await makeUser('by.itself', ['mcp:view']);
+  const provider = new MemoryProvider();
+  const url = new URL(mcpUrl());
+  const client = new Client({ name: 'crmd-e2e', version: '1.0.0' }, { capabilities: {} });
+  await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));  // initialize needs no sign-in
+  await assert.rejects(client.callTool({ name: 'Get-Data', arguments: { table: 'Accounts' } }), (e) => e.constructor.name === 'UnauthorizedError');
+  assert.ok(provider.authorizationUrl, 'the client was sent to the authorization page');
+  assert.equal(new URL(provider.authorizationUrl).pathname, `/oauth/${app.appId}/authorize`);
+  const back = await signIn(provider, 'by.itself', 'Agent5ecret');
+  assert.equal(back.status, 302, back.text);
+  const transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
+  await transport.finishAuth(back.params.get('code'));
+  const signedIn = new Client({ name: 'crmd-e2e', version: '1.0.0' }, { capabilities: {} });
+  await signedIn.connect(transport);
+  const answer = await signedIn.callTool({ name: 'Get-Data', arguments: { table: 'Accounts' } });
+  assert.notEqual(answer.isError, true, JSON.stringify(answer));
+  assert.ok(Array.isArray(JSON.parse(answer.content[0].text).results));
+  await signedIn.close();
+  await client.close();
 });

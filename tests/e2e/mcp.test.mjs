@@ -112,7 +112,8 @@ test('§5.6 initialize and tools/list need no authentication; tools/call without
   assert.equal(list.status, 200);
   assert.ok(list.body.result.tools.length >= 3);
   const bare = await rpc({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'Get-Data', arguments: { table: 'Accounts' } } });
-  assert.equal(bare.status, 403);
+  assert.equal(bare.status, 401, 'issue 36: the OAuth resource /mcp/<appId> asks the client to sign in');
+  assert.match(bare.headers.get('www-authenticate'), /^Bearer resource_metadata="/);
   assert.deepEqual(bare.body, { jsonrpc: '2.0', id: 7, error: { code: -32000, message: 'Authorization header is required' } });
   const viaHeader = await rpc({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'Get-Data', arguments: { table: 'Accounts' } } },
     { path: '/mcp', headers: { 'X-Core-Application-Id': app.appId } });
@@ -182,9 +183,15 @@ test('§4.10 transport: notifications get 202 and no body; GET and DELETE 405; i
   assert.equal(broken.status, 400);
   assert.deepEqual(broken.body.error, { code: -32700, message: 'Parse error' });
   assert.equal(broken.body.id, null);
-  for (const bad of [{ jsonrpc: '1.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: {}, method: 'ping' }, [{ jsonrpc: '2.0', id: 1, method: 'ping' }]]) {
+  for (const bad of [{ jsonrpc: '1.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: {}, method: 'ping' }]) {
     const r = await rpc(bad);
     assert.equal(r.status, 400, JSON.stringify(bad));
+    assert.equal(r.body.error.code, -32600);
+  }
+  // Batches were removed in revision 2025-06-18: refused under it and later.
+  for (const version of ['2025-06-18', '2025-11-25']) {
+    const r = await rpc([{ jsonrpc: '2.0', id: 1, method: 'ping' }], { headers: { 'MCP-Protocol-Version': version } });
+    assert.equal(r.status, 400, version);
     assert.equal(r.body.error.code, -32600);
   }
   const unknown = await rpc({ jsonrpc: '2.0', id: 3, method: 'server/discover' });
@@ -400,4 +407,45 @@ test('§4.10 the MCP Inspector CLI lists the tools and calls them with an API ke
   const over = await inspector(['--method', 'tools/call', '--tool-name', 'Get-Data', '--tool-arg', 'table=Accounts', '--tool-arg', 'limit=2001']);
   assert.equal(over.isError, true);
   assert.match(over.content[0].text, /limit must be at most 2000/);
+});
+
+test('issue 36: under revision 2025-03-26 (or none named) a JSON-RPC batch is answered by an array, in order', async () => {
+  const keys = { 'X-Core-API-Key': app.apiKey };
+  for (const headers of [{}, { 'MCP-Protocol-Version': '2025-03-26' }]) {
+    const r = await rpc([
+      { jsonrpc: '2.0', id: 'p', method: 'ping' },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'Get-Data', arguments: { table: 'Accounts', limit: 1 } } },
+      { jsonrpc: '1.0', id: 3, method: 'ping' },
+    ], { headers: { ...headers, ...keys } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.length, 3, 'the notification has no answer');
+    assert.deepEqual(r.body[0], { jsonrpc: '2.0', id: 'p', result: {} });
+    assert.equal(r.body[1].id, 2);
+    assert.ok(Array.isArray(JSON.parse(r.body[1].result.content[0].text).results));
+    assert.deepEqual(r.body[2], { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request' } });
+  }
+  const notifications = await rpc([{ jsonrpc: '2.0', method: 'notifications/initialized' }]);
+  assert.equal(notifications.status, 202);
+  for (const bad of [[], Array.from({ length: 33 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }))]) {
+    const r = await rpc(bad);
+    assert.equal(r.status, 400, `${bad.length} messages`);
+    assert.equal(r.body.error.code, -32600);
+  }
+  // A call without a credential refuses the whole batch, with the status that starts a sign-in.
+  const anonymous = await rpc([{ jsonrpc: '2.0', id: 1, method: 'ping' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'Get-Data', arguments: { table: 'Accounts' } } }]);
+  assert.equal(anonymous.status, 401);
+  assert.deepEqual(anonymous.body, [{ jsonrpc: '2.0', id: 2, error: { code: -32000, message: 'Authorization header is required' } }]);
+});
+
+test('issue 36: Get-Data without `order` returns the newest rows first, as its description says', async () => {
+  const table = 'NewestFirst';
+  for (const name of ['first', 'second', 'third']) {
+    const made = await request(server, 'POST', `/core/classes/${table}`, { headers: masterHeaders(app), body: { Name: name } });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+  }
+  const names = (r) => JSON.parse(textOf(r)).results.map((row) => row.Name);
+  assert.deepEqual(names(await call('Get-Data', { table, limit: 2 })), ['third', 'second']);
+  assert.deepEqual(names(await call('Get-Data', { table, order: 'createdAt' })), ['first', 'second', 'third']);
 });
