@@ -95,6 +95,8 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                         "Seconds a request's reads may run in all; beyond, 400 code 124 (default: 15)");
   serve_cmd->add_option("--read-slice-ms", serve.read_slice_ms,
                         "Milliseconds a read runs on a network thread before it moves to a slow-read thread (default: 20)");
+  serve_cmd->add_option("--console", serve.console, "The console at <public-url>/console/: on or off (default: on)")
+      ->check(CLI::IsMember({"on", "off"}));
   serve_cmd->add_option("--signin-rate", serve.signin_rate,
                         "Sign-in gate posts per address per minute; beyond, 429 (default: 30; 0: no limit)");
   serve_cmd->add_option("--max-connections", serve.max_connections,
