@@ -7,14 +7,14 @@ import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setup, stopAll, request, masterHeaders, pollUntil } from './lib/harness.mjs';
+import { setup, stopAll, request, masterHeaders, pollUntil, cli } from './lib/harness.mjs';
 import { launchBrowser, screenshotDir, assertAccessible } from './lib/browser.mjs';
 
 let server, app, dataDir, browser, shots;
 const user = { username: 'dana@example.test', email: 'dana@example.test', password: 'First5ecret' };
 
 before(async () => {
-  ({ server, app, dataDir } = await setup({}, { name: 'Acme Sales' }));
+  ({ server, app, dataDir } = await setup({ extraArgs: ['--reset-mails-per-hour', '100'] }, { name: 'Acme Sales' }));
   const made = await request(server, 'POST', '/core/users', { headers: masterHeaders(app), body: user });
   assert.equal(made.status, 201, made.text);
   browser = await launchBrowser();
@@ -28,12 +28,15 @@ after(async () => {
 const form = (fields) => ({ headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
 const pageUrl = (name, query = '') => `/core/apps/${app.appId}/${name}${query}`;
 
-// The reset links in the outbox, newest last (quoted-printable undone).
-function resetTokens() {
+// The mails in the outbox, oldest first (quoted-printable undone).
+function mails() {
   const dir = path.join(dataDir, 'apps', app.appId, 'outbox');
   const names = fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => n.endsWith('.eml')).sort() : [];
-  return names.map((n) => fs.readFileSync(path.join(dir, n), 'utf8').replace(/=\r?\n/g, '').replace(/=3D/g, '='))
-    .map((text) => /reset-password\?token=([0-9a-f]{32})/.exec(text)?.[1]).filter(Boolean);
+  return names.map((n) => fs.readFileSync(path.join(dir, n), 'utf8').replace(/=\r?\n/g, '').replace(/=3D/g, '='));
+}
+// The reset links' tokens, newest last.
+function resetTokens() {
+  return mails().map((text) => /reset-password\?token=([0-9a-f]{32})/.exec(text)?.[1]).filter(Boolean);
 }
 
 async function newToken() {
@@ -118,4 +121,21 @@ test('issue 34: in Chromium at 390 px the pages fit the phone, and pass axe-core
     await page.screenshot({ path: path.join(shots, `${name}-390.png`) });
   }
   await context.close();
+});
+
+test('issue 34: the reset mail names the application and comes from its sender (crmd app set --mail-from-name --mail-from)', async () => {
+  await newToken();
+  let mail = mails().at(-1);
+  assert.match(mail, /^From: crmd <no-reply@crmd\.invalid>\r?$/m, 'the server\'s sender by default');
+  assert.match(mail, /^Subject: Reset your password for Acme Sales\r?$/m);
+  const set = JSON.parse(cli(['app', 'set', '--data', dataDir, '--app', app.appId, '--mail-from-name', 'Acme Sales', '--mail-from', 'sales@acme.example']).stdout);
+  assert.equal(set.gates?.mailFrom ?? set.mailFrom, 'sales@acme.example', JSON.stringify(set));
+  // A running server follows the registry within a second.
+  const p = await pollUntil(async () => {
+    await newToken();
+    return { done: /^From: "Acme Sales" <sales@acme\.example>\r?$/m.test(mails().at(-1)) };
+  }, { timeoutMs: 5000, intervalMs: 300 });
+  assert.ok(p.ok, mails().at(-1));
+  assert.throws(() => cli(['app', 'set', '--data', dataDir, '--app', app.appId, '--mail-from', 'Evil <x@y>\r\nBcc: z@w']), /--mail-from takes a plain address/);
+  cli(['app', 'set', '--data', dataDir, '--app', app.appId, '--mail-from-name', '-', '--mail-from', '-']);
 });
