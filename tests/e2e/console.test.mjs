@@ -11,6 +11,10 @@ import {
 } from './lib/harness.mjs';
 import { launchBrowser, screenshotDir, assertAccessible } from './lib/browser.mjs';
 
+// A 1×1 PNG (the files' type check reads the content).
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1,
+  8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89, 0, 0, 0, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0, 1, 0, 0, 5, 0, 1,
+  0x0d, 0x0a, 0x2d, 0xb4, 0, 0, 0, 0, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82]);
 // The class the data browser pages through: issue 34 asks for 100,000 rows.
 const BIG_ROWS = 100_000;
 const BATCH = 10_000;  // api/batch.hpp kMaxBatchItems: ten requests seed the class
@@ -321,6 +325,29 @@ test('issue 34: hostile values are shown as text: no script runs, no javascript:
   assert.ok((await page.textContent('#record-fields')).includes(HOSTILE.Name));
   assert.equal(await page.evaluate(() => window.__pwned), undefined, 'no value ran as script');
   assert.equal(await page.locator('a[href^="javascript:"], script:not([src]), img[src="x"]').count(), 0);
+  await page.context().close();
+});
+
+test('issue 34: a PrivateFile is previewed from a blob: address fetched with the tab\'s headers, never a cookie', async () => {
+  const made = await request(server, 'POST', '/core/schemas/Papers', { headers: M, body: { className: 'Papers', fields: { Scan: { type: 'PrivateFile' } } } });
+  assert.equal(made.status, 200, made.text);
+  const up = await fetch(`${server.base}/core/files/scan.png`, { method: 'POST', headers: { ...M, 'Content-Type': 'image/png' }, body: PNG });
+  assert.equal(up.status, 201);
+  const file = await up.json();
+  const paper = await request(server, 'POST', '/core/classes/Papers', { headers: M, body: { Scan: { __type: 'File', name: file.name } } });
+  assert.equal(paper.status, 201, paper.text);
+  const page = await newPage();
+  const fetched = [];
+  page.on('request', (r) => { if (r.url().includes(`/core/files/${app.appId}/`)) fetched.push(r.headers()); });
+  await signIn(page, 'master', { deepLink: `${app.appId}/classes/Papers/${paper.body.objectId}` });
+  await page.click('#record-fields button:text-is("Preview")');
+  const img = page.locator('#record-fields img.preview');
+  await img.waitFor();
+  assert.match(await img.getAttribute('src'), /^blob:http:\/\/127\.0\.0\.1:\d+\//);
+  assert.equal(await img.evaluate((el) => el.complete && el.naturalWidth), 1, 'the PNG decoded');
+  assert.equal(fetched.length, 1);
+  assert.equal(fetched[0]['x-core-master-key'], app.masterKey, 'the credential went in its header');
+  assert.equal(fetched[0].cookie, undefined);
   await page.context().close();
 });
 

@@ -139,6 +139,13 @@ test('§5.6, issue 34: users have no MCP access by default, not even the owner: 
   assert.match(back.searchParams.get('error_description'), /no MCP access/);
   assert.equal(back.searchParams.get('state'), asked.searchParams.get('state'));
   assert.equal(back.searchParams.get('code'), null);
+  // Issue 34: the page itself fits a phone, names the application, and follows the browser's language.
+  const page = await fetch(provider.authorizationUrl, { redirect: 'manual', headers: { 'Accept-Language': 'he' } });
+  const html = await page.text();
+  assert.match(html, /<html lang="he" dir="rtl">/);
+  assert.match(html, /<meta name="viewport" content="width=device-width, initial-scale=1">/);
+  assert.match(html, /<p class="app-name">[^<]+<\/p>/);
+  assert.match(html, /<label for="username">שם משתמש<\/label>/);
   const wrong = await signIn(provider, 'no.switch', 'wrong-password');
   assert.equal(wrong.status, 401);
   assert.match(wrong.text, /Invalid username\/password\./);

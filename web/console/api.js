@@ -52,8 +52,11 @@ export function callFunction(name, body) {
   return send(new URL(`${encodeURIComponent(session.appId)}/${encodeURIComponent(name)}`, functionsRoot), 'POST', body);
 }
 
-// A PrivateFile's bytes, fetched with the credential's headers, as a `blob:` address.
+// A file's bytes, fetched with the credential's headers, as a `blob:` address: how a PrivateFile,
+// which answers only a permitted caller, is shown without a cookie. Only an address of this
+// origin is fetched (the page's connect-src allows no other): the credential never leaves it.
 export async function blobUrl(url) {
+  if (new URL(url, document.baseURI).origin !== location.origin) throw new Error('Only files of this server are previewed');
   const res = await fetch(url, { headers: headers(), credentials: 'omit' });
   if (!res.ok) throw new ApiError(res.status, null);
   return URL.createObjectURL(await res.blob());

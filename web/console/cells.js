@@ -49,15 +49,16 @@ export function cellContent(value, type, { className, objectId, field } = {}) {
   }
 }
 
-// A PrivateFile shown from a `blob:` address, fetched with the tab's credential (never a cookie).
+// A file shown from a `blob:` address, fetched with the tab's credential (never a cookie); only a
+// file of this server (api.js blobUrl).
 export function privatePreview(value) {
   const out = h('span', {});
   const href = value && safeHref(value.url);
-  if (!href) return out;
+  if (!href || new URL(href).origin !== location.origin) return out;
   out.append(h('button', { type: 'button', class: 'quiet', onclick: async () => {
     try {
       const url = await blobUrl(href);
-      out.replaceChildren(h('img', { src: url, alt: `Preview of ${value.name || 'the file'}`, style: undefined, width: '240' }),
+      out.replaceChildren(h('img', { src: url, alt: `Preview of ${value.name || 'the file'}`, class: 'preview' }),
         ' ', h('a', { href: url, download: value.name || 'file' }, 'Download'));
     } catch (e) { out.replaceChildren(h('span', { role: 'alert' }, e.text || String(e))); }
   } }, 'Preview'));

@@ -22,11 +22,12 @@ function append(el, children) {
   }
 }
 
-// An address a link may carry: http(s) anywhere, or a path of this origin.
+// An address a link may carry: http(s), or a `blob:` this page made (a file's preview: a blob
+// address exists only in the document that created it).
 export function safeHref(value) {
   try {
     const url = new URL(String(value), document.baseURI);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return url.href;
+    if (url.protocol === 'http:' || url.protocol === 'https:' || url.protocol === 'blob:') return url.href;
   } catch { /* not an address */ }
   return null;
 }

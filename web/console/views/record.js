@@ -31,7 +31,7 @@ export async function render(main, route) {
     for (const f of fields) {
       const type = typeOf(f, record[f], schema);
       const dd = h('span', {}, cellContent(record[f], type, { className, objectId, field: f }),
-        type.type === 'PrivateFile' && record[f] ? [' ', privatePreview(record[f])] : null);
+        (type.type === 'PrivateFile' || type.type === 'File') && record[f] ? [' ', privatePreview(record[f])] : null);
       const editable = !['objectId', 'createdAt', 'updatedAt'].includes(f) && type.type !== 'Relation';
       list.append(h('dt', {}, f, h('span', { class: 'muted' }, ` ${type.type}`)), h('dd', {}, dd, ' ',
         editable ? h('button', { type: 'button', class: 'quiet', 'aria-label': `Edit ${f}`, onclick: () => edit(f, type, dd) }, 'Edit') : null));
