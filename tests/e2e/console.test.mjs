@@ -5,9 +5,10 @@
 // values shown as text, and axe-core on every page. Screenshots: <build>/test-output/console/.
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import {
-  setup, stopAll, startServer, stopServer, request, masterHeaders, apiKeyHeaders, appHeaders, ON_POSTGRESQL,
+  setup, stopAll, startServer, stopServer, request, masterHeaders, apiKeyHeaders, appHeaders, ON_POSTGRESQL, cli, makeDataDir, pollUntil,
 } from './lib/harness.mjs';
 import { launchBrowser, screenshotDir, assertAccessible } from './lib/browser.mjs';
 
@@ -398,9 +399,19 @@ test('issue 34: add a field, define a trigger (its error shown inline), make it 
   assert.ok(runs.some((t) => t.startsWith('fired')) && runs.some((t) => t.startsWith('action')), runs.join('\n'));
   await assertAccessible(page, 'record page');
   await shot(page, 'record');
-  // The trigger's own runs, from the schema view.
-  await page.click('a:text-is("← Deals")');
-  await page.waitForSelector('#records');
+  // The trigger's runs from the schema view; then switched off, it no longer fires.
+  await page.goto(at(''));
+  await signIn(page, 'master', { deepLink: `${app.appId}/schema/Deals` });
+  const card = page.locator('#triggers form[aria-label="Trigger Stage on create"]');
+  await card.locator('button:text-is("Runs")').click();
+  await card.locator('.trigger-run').first().waitFor();
+  await card.locator('input[type=checkbox]').uncheck();
+  await page.waitForFunction(() => document.querySelector('#triggers input[type=checkbox]')?.checked === false);
+  const stored = await request(server, 'GET', '/core/schemas/Deals', { headers: M });
+  assert.equal(stored.body.triggers.find((t) => t.name === 'Stage on create').active, false);
+  const quiet = await request(server, 'POST', '/core/classes/Deals', { headers: M, body: { Name: 'Quiet deal' } });
+  const quietRuns = await request(server, 'GET', `/core/classes/_syslogTriggers?where=${encodeURIComponent(JSON.stringify({ objectIdValue: quiet.body.objectId }))}`, { headers: M });
+  assert.deepEqual(quietRuns.body.results, [], 'an inactive trigger never fires');
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
@@ -412,9 +423,23 @@ test('issue 34: people and operations pages pass axe-core; operations lists the 
   assert.ok((await page.textContent('table[aria-label=Users]')).includes(agent.username));
   assert.ok((await page.textContent('#roles-title + ul')).includes('Agents'));
   await assertAccessible(page, 'people');
+  // A deployed function, called from the console with a test body through the functions route.
+  const lua = path.join(makeDataDir('crmd-console-fn'), 'echo.lua');
+  fs.writeFileSync(lua, 'return {echo = request.body.word}\n');
+  cli(['function', 'deploy', '--data', dataDir, '--app', app.appId, '--name', 'echo', '--file', lua]);
+  // The server follows the registry on its own: until it lists the function.
+  const listed = await pollUntil(async () => ({
+    done: (await request(server, 'GET', '/core/functions', { headers: K })).body.results.some((f) => f.name === 'echo') }),
+  { timeoutMs: 5000, intervalMs: 50 });
+  assert.ok(listed.ok, 'the server lists the deployed function');
   await page.click('nav a:text-is("Operations")');
   await page.waitForSelector('table[aria-label="Request log"] td');
-  assert.equal(await page.locator('#fn-name option').count(), 4);
+  assert.equal(await page.locator('#fn-name option').count(), 5);
+  await page.selectOption('#fn-name', 'echo');
+  await page.fill('#fn-body', '{"word": "<b>hi</b>"}');
+  await page.click('form[aria-label="Call a function"] button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('#fn-answer')?.textContent.includes('echo'));
+  assert.deepEqual(JSON.parse(await page.textContent('#fn-answer')), { echo: '<b>hi</b>' });
   assert.ok((await page.textContent('table[aria-label="Request log"]')).includes('/core/'));
   await assertAccessible(page, 'operations');
   await shot(page, 'operations');
