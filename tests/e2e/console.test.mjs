@@ -310,6 +310,31 @@ test('issue 34: a user is refused where the user\'s rights end, with the API\'s 
   await page.context().close();
 });
 
+test('issue 34: a user\'s edit of a record the user may read but not write shows the API\'s refusal; a delete from the table happens', async () => {
+  const readOnly = await request(server, 'POST', '/core/classes/Deals', { headers: M, body: {
+    Name: 'Read only', Amount: 1, ACL: { [agent.id]: { read: true } } } });
+  assert.equal(readOnly.status, 201, readOnly.text);
+  const doomed = await request(server, 'POST', '/core/classes/Deals', { headers: M, body: { Name: 'Doomed', Amount: 2 } });
+  const page = await newPage();
+  page.on('dialog', (d) => d.accept());  // the delete's confirmation
+  const ids = [readOnly.body.objectId, doomed.body.objectId];
+  await signIn(page, 'user', { deepLink: `${app.appId}/classes/Deals?where=${encodeURIComponent(JSON.stringify({ objectId: { $in: ids } }))}` });
+  await page.waitForFunction(() => document.querySelector('#page-info')?.textContent === '1–2 of 2');
+  const amount = page.locator(`#records tr[data-id="${readOnly.body.objectId}"] td[data-field=Amount]`);
+  await amount.dblclick();
+  await page.fill(`#records tr[data-id="${readOnly.body.objectId}"] td[data-field=Amount] input`, '99');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.status [role=alert]');
+  assert.match(await page.textContent('.status [role=alert]'), /^Object not found\. \(HTTP 404, code 101\)$/);
+  assert.equal((await request(server, 'GET', `/core/classes/Deals/${readOnly.body.objectId}`, { headers: M })).body.Amount, 1);
+  await page.keyboard.press('Escape');
+  await page.click(`button[aria-label="Delete ${doomed.body.objectId}"]`);
+  await page.waitForSelector(`#records tr[data-id="${doomed.body.objectId}"]`, { state: 'detached' });
+  assert.equal((await request(server, 'GET', `/core/classes/Deals/${doomed.body.objectId}`, { headers: M })).status, 404);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
 test('issue 34: hostile values are shown as text: no script runs, no javascript: link, RTL override kept as a character', async () => {
   const made = await request(server, 'POST', '/core/classes/Deals', { headers: M, body: { ...HOSTILE, Tags: ['<b>x</b>'] } });
   assert.equal(made.status, 201, made.text);
@@ -423,6 +448,14 @@ test('issue 34: people and operations pages pass axe-core; operations lists the 
   assert.ok((await page.textContent('table[aria-label=Users]')).includes(agent.username));
   assert.ok((await page.textContent('#roles-title + ul')).includes('Agents'));
   await assertAccessible(page, 'people');
+  // A role's record lists its users (a Relation, as a list of links).
+  await page.click('#roles-title + ul a:text-is("Agents")');
+  const members = page.locator('ul.related[aria-label^="users"] a');
+  await members.first().waitFor();
+  assert.deepEqual(await members.allTextContents(), [agent.id]);
+  await assertAccessible(page, 'a role\'s record');
+  await page.goBack();
+  await page.waitForSelector('table[aria-label=Users] td');
   // A deployed function, called from the console with a test body through the functions route.
   const lua = path.join(makeDataDir('crmd-console-fn'), 'echo.lua');
   fs.writeFileSync(lua, 'return {echo = request.body.word}\n');

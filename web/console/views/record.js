@@ -31,7 +31,8 @@ export async function render(main, route) {
     for (const f of fields) {
       const type = typeOf(f, record[f], schema);
       const dd = h('span', {}, cellContent(record[f], type, { className, objectId, field: f }),
-        (type.type === 'PrivateFile' || type.type === 'File') && record[f] ? [' ', privatePreview(record[f])] : null);
+        (type.type === 'PrivateFile' || type.type === 'File') && record[f] ? [' ', privatePreview(record[f])] : null,
+        type.type === 'Relation' ? relationList(className, objectId, f, type.targetClass) : null);
       const editable = !['objectId', 'createdAt', 'updatedAt'].includes(f) && type.type !== 'Relation';
       list.append(h('dt', {}, f, h('span', { class: 'muted' }, ` ${type.type}`)), h('dd', {}, dd, ' ',
         editable ? h('button', { type: 'button', class: 'quiet', 'aria-label': `Edit ${f}`, onclick: () => edit(f, type, dd) }, 'Edit') : null));
@@ -106,4 +107,18 @@ export function runCard(row) {
     h('time', { datetime: row.createdAt }, row.createdAt), ' · trigger ', asText(row.triggerId), ' · ', asText(row.event),
     row.error ? h('pre', { class: 'error' }, asText(row.error)) : null,
     row.data ? h('pre', {}, asText(row.data)) : null);
+}
+
+// A Relation's first records as a list of links (the whole list is the link beside it).
+const RELATED_SHOWN = 20;
+function relationList(className, objectId, field, target) {
+  const list = h('ul', { class: 'related', 'aria-label': `${field}: related ${target}` });
+  const where = { $relatedTo: { object: { __type: 'Pointer', className, objectId }, key: field } };
+  call('GET', `classes/${encode(target)}`, { query: { where, limit: String(RELATED_SHOWN), keys: 'objectId' } })
+    .then((r) => {
+      if (!r.results.length) list.append(h('li', { class: 'muted' }, 'none'));
+      for (const o of r.results) list.append(h('li', {}, link(`${encode(session.appId)}/classes/${encode(target)}/${encode(o.objectId)}`, o.objectId)));
+    })
+    .catch((e) => list.append(h('li', { role: 'alert' }, e.text || String(e))));
+  return list;
 }
