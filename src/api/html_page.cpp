@@ -35,6 +35,12 @@ Response HtmlPage(int status, std::string_view title, std::string_view body, con
            "><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>" +
            escaped_title + (look.app_name.empty() ? "" : " · " + EscapeHtml(look.app_name)) + "</title><style>" +
            std::string(LookCss()) + "</style></head><body class=\"page\"><main>";
+  // A person's choice of language, which then travels in the address (api/page_language).
+  if (!look.language_base.empty()) {
+    const std::string base = EscapeHtml(look.language_base);
+    r.body += "<nav class=\"languages\" aria-label=\"Language\"><a href=\"" + base + "lang=en\" lang=\"en\" hreflang=\"en\">English</a> · <a href=\"" +
+              base + "lang=he\" lang=\"he\" hreflang=\"he\">עברית</a></nav>";
+  }
   if (!look.app_name.empty()) r.body += "<p class=\"app-name\">" + EscapeHtml(look.app_name) + "</p>";
   r.body += "<h1>" + escaped_title + "</h1>" + std::string(body) + "</main></body></html>";
   return r;

@@ -23,6 +23,9 @@ struct PageLook {
   std::string app_name;     // plain text; empty: none shown
   std::string forgot_url;   // the "forgot password" page; empty: no link
   std::string signin_url;   // where to sign in after a reset; empty: no link
+  // The page's own query without its `lang` parameter (`?...&` or `?`), to which the language
+  // links add theirs; empty: no links.
+  std::string language_base;
 };
 
 // A page titled `title` (plain English text, translated) around `body` (HTML the caller escaped

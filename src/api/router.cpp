@@ -530,6 +530,13 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
 PageLook Router::LookOf(const Request& request, const Target& target, const auth::AppCredentials* credentials) const {
   PageLook look;
   look.language = PageLanguage(request, target);
+  // The links to the other language keep the page's parameters (a reset link's token, the gate's
+  // return address), and only GET pages have them: a form's answer is no address to go back to.
+  if (request.method == Method::kGet) {
+    look.language_base = "?";  // a query alone: the browser keeps the path it sees (behind a proxy too)
+    for (const auto& [key, value] : target.params)
+      if (key != "lang") look.language_base += files::EncodeSegment(key) + "=" + files::EncodeSegment(value) + "&";
+  }
   if (!credentials) return look;
   look.app_name = credentials->name.empty() ? credentials->app_id : credentials->name;
   const auto& settings = apps_.settings();

@@ -69,6 +69,10 @@ test('issue 34: Hebrew from Accept-Language (or lang=he) is laid out right to le
   assert.match(chosen.text, /<html lang="he" dir="rtl">/);
   const en = await request(server, 'GET', pageUrl('reset-password', '?token=x'), { headers: { 'Accept-Language': 'fr-FR, he;q=0.4, en;q=0.8' } });
   assert.match(en.text, /<html lang="en">/);
+  // A person's own choice: links to each language that keep the page's parameters.
+  assert.match(en.text, /<a href="\?token=x&amp;lang=he" lang="he" hreflang="he">עברית<\/a>/);
+  const back = await request(server, 'GET', pageUrl('reset-password', '?lang=he&token=x'));
+  assert.match(back.text, /<a href="\?token=x&amp;lang=en" lang="en" hreflang="en">English<\/a>/);
 });
 
 test('issue 34: the reset page asks for the password twice; two that differ change nothing', async () => {
