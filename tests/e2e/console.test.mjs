@@ -441,13 +441,27 @@ test('issue 34: add a field, define a trigger (its error shown inline), make it 
   await page.context().close();
 });
 
-test('issue 34: people and operations pages pass axe-core; operations lists the functions and the request log', async () => {
+test('issue 34: people (a user created, a weak password refused in the API\'s words, deactivated; a role\'s users) and operations (a function called, the request log) pass axe-core', async () => {
   const page = await newPage();
   await signIn(page, 'master', { deepLink: `${app.appId}/people` });
   await page.waitForSelector('table[aria-label=Users] td');
   assert.ok((await page.textContent('table[aria-label=Users]')).includes(agent.username));
   assert.ok((await page.textContent('#roles-title + ul')).includes('Agents'));
   await assertAccessible(page, 'people');
+  // A new user, then deactivated: what the API holds after each.
+  await page.fill('#new-username', 'newbie@example.test');
+  await page.fill('#new-email', 'newbie@example.test');
+  await page.fill('#new-password', 'weak');
+  await page.click('button:text-is("Create user")');
+  await page.waitForSelector('.status [role=alert]');
+  assert.match(await page.textContent('.status [role=alert]'), /code 142/, 'the password policy, in the API\'s words');
+  await page.fill('#new-password', 'Newbie5ecret');
+  await page.click('button:text-is("Create user")');
+  await page.waitForSelector('table[aria-label=Users] a:text-is("newbie@example.test")');
+  await page.click('button[aria-label="Deactivate newbie@example.test"]');
+  await page.waitForSelector('button[aria-label="Activate newbie@example.test"]');
+  const newbie = await request(server, 'GET', `/core/classes/_User?where=${encodeURIComponent(JSON.stringify({ username: 'newbie@example.test' }))}`, { headers: M });
+  assert.equal(newbie.body.results[0].active, false);
   // A role's record lists its users (a Relation, as a list of links).
   await page.click('#roles-title + ul a:text-is("Agents")');
   const members = page.locator('ul.related[aria-label^="users"] a');
