@@ -377,7 +377,7 @@ test('issue 34: a PrivateFile is previewed from a blob: address fetched with the
   await page.context().close();
 });
 
-test('issue 34: add a field, define a trigger (its error shown inline), make it fire, read its run and the record\'s history', async () => {
+test('issue 34: schema: add a field, an index, class-level permissions, the timeline off and on; define a trigger (its error shown inline), make it fire, read its run and the record\'s history, switch it off', async () => {
   const page = await newPage();
   await signIn(page, 'master', { deepLink: `${app.appId}/schema/Deals` });
   await page.waitForSelector('#field-name');
@@ -386,6 +386,24 @@ test('issue 34: add a field, define a trigger (its error shown inline), make it 
   await page.selectOption('#field-type', 'String');
   await page.click('button:text-is("Add field")');
   await page.waitForSelector('table[aria-label=Fields] td:text-is("Stage")');
+  // An index and class-level permissions, as JSON the schema API takes; the timeline switched.
+  await page.fill('#json-index', JSON.stringify({ Stage_1: { Stage: 1 } }));
+  await page.click('form[aria-label^="Add an index"] button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('main pre.json')?.textContent.includes('Stage_1'));
+  const clp = { ...(await request(server, 'GET', '/core/schemas/Deals', { headers: M })).body.classLevelPermissions, delete: {} };
+  await page.fill('#json-clp', JSON.stringify(clp));
+  await page.click('form[aria-label=classLevelPermissions] button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('#json-clp')?.value.includes('"delete": {}'));
+  await page.click('#timeline-toggle');
+  await page.waitForFunction(() => document.querySelector('#timeline-toggle')?.textContent === 'Turn the timeline on');
+  let schema = (await request(server, 'GET', '/core/schemas/Deals', { headers: M })).body;
+  assert.deepEqual(schema.indexes.Stage_1, { Stage: 1 });
+  assert.deepEqual(schema.classLevelPermissions.delete, {});
+  assert.equal(schema.timeline, undefined);
+  await page.click('#timeline-toggle');
+  await page.waitForFunction(() => document.querySelector('#timeline-toggle')?.textContent === 'Turn the timeline off');
+  schema = (await request(server, 'GET', '/core/schemas/Deals', { headers: M })).body;
+  assert.ok(schema.timeline, 'the timeline is on again');
   // A trigger the server refuses: its words, under the form.
   const bad = { name: 'Broken', event: 'sometimes', actions: [] };
   await page.fill('#new-trigger', JSON.stringify(bad));
