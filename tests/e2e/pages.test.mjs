@@ -143,3 +143,21 @@ test('issue 34: the reset mail names the application and comes from its sender (
   assert.throws(() => cli(['app', 'set', '--data', dataDir, '--app', app.appId, '--mail-from', 'Evil <x@y>\r\nBcc: z@w']), /--mail-from takes a plain address/);
   cli(['app', 'set', '--data', dataDir, '--app', app.appId, '--mail-from-name', '-', '--mail-from', '-']);
 });
+
+test('issue 34: hostile input to the pages answers a page, never a fault: bad forms, odd languages, markup in the address', async () => {
+  const bad = await request(server, 'POST', pageUrl('forgot-password'), { headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'email=%zz' });
+  assert.ok([200, 400].includes(bad.status), `${bad.status} ${bad.text.slice(0, 200)}`);
+  assert.match(bad.headers['content-type'], /^text\/html/);
+  const odd = await request(server, 'GET', pageUrl('forgot-password', '?lang=%3Cscript%3E'), {
+    headers: { 'Accept-Language': `${'x-'.repeat(3000)}he;q=abc, ;;;, *;q=2` } });
+  assert.equal(odd.status, 200);
+  assert.match(odd.text, /<html lang="(en|he)"/);
+  const marked = await request(server, 'GET', pageUrl('reset-password', '?token=%22%3E%3Cscript%3Ealert(1)%3C%2Fscript%3E'));
+  assert.equal(marked.status, 200);
+  assert.doesNotMatch(marked.text, /<script>alert/);
+  assert.match(marked.text, /href="\?token=%22%3E%3Cscript%3Ealert%281%29%3C%2Fscript%3E&amp;lang=he"/);
+  const none = await request(server, 'GET', '/console/%00/..%2F..%2Fetc%2Fpasswd');
+  assert.ok([200, 400, 404].includes(none.status));
+  assert.doesNotMatch(none.text, /root:/);
+  assert.equal((await request(server, 'GET', '/health')).status, 200);
+});
