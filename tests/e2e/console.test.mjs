@@ -156,6 +156,12 @@ test('issue 34: sign in as a user (the default), refused with the API\'s words f
   await page.waitForSelector('nav[aria-label=Console]');
   assert.match(await page.textContent('nav'), /Signed in with user agent@example\.test/);
   assert.equal(await page.locator('nav >> text=Schema').count(), 0, 'the schema is the keys\'');
+  // A user opens a class by its name (no list of classes: the schema API is the keys').
+  await page.fill('#open-class', 'Deals');
+  await page.click('button:text-is("Open")');
+  await page.waitForSelector('#records');
+  await page.click('nav a:text-is("Data")');
+  await page.waitForSelector('ul[aria-label="Opened in this tab"] a:text-is("Deals")');
   const stored = await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie]);
   assert.deepEqual(stored, [0, 0, ''], 'the session token is kept in memory only');
   assert.deepEqual(page.errors, []);

@@ -8,6 +8,8 @@ const root = new URL(`../${prefix}/`, document.baseURI);
 const functionsRoot = new URL('../functions/', document.baseURI);
 
 export const session = { appId: '', kind: '', secret: '', user: null };
+// The classes opened in this tab (a user cannot list them: the schema API is the keys').
+export const opened = new Set();
 
 export class ApiError extends Error {
   constructor(status, body) {
@@ -83,6 +85,7 @@ export async function signOut() {
   if (session.kind === 'user') await call('POST', 'logout').catch(() => {});
   Object.assign(session, { appId: '', kind: '', secret: '', user: null });
   schemas = null;
+  opened.clear();
 }
 
 // Whether the credential is a key (the schema API and the operations are the keys').

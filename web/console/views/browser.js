@@ -3,7 +3,7 @@
 // Enter or F2 to edit, Escape to cancel, PageDown/PageUp for pages), create and delete. The view's
 // state is its URL: where, order, skip, limit, cols.
 import { h, clear, asText } from '../dom.js';
-import { call, getSchema, encode, session, isKey } from '../api.js';
+import { call, getSchema, encode, session, isKey, opened } from '../api.js';
 import { go, link } from '../app.js';
 import { typeOf, cellContent, editorFor } from '../cells.js';
 import { filterBuilder } from './filter.js';
@@ -44,6 +44,7 @@ export async function render(main, route) {
     return;
   }
   const records = page.results;
+  opened.add(className);
   const allFields = schema ? [...SYSTEM_FIELDS, ...Object.keys(schema.fields).filter((f) => !SYSTEM_FIELDS.includes(f) && schema.fields[f].type !== 'ACL').sort()]
     : [...new Set([...SYSTEM_FIELDS, ...records.flatMap((r) => Object.keys(r))])].filter((f) => f !== 'ACL');
   const shown = state.cols ? state.cols.split(',').filter((c) => allFields.includes(c)) : allFields.slice(0, 12);

@@ -1,7 +1,7 @@
 // The application's classes with their record counts (keys: from the schema API); a user, whom
 // the schema API refuses, opens a class by name.
 import { h, clear } from '../dom.js';
-import { call, getSchemas, isKey, encode, session } from '../api.js';
+import { call, getSchemas, isKey, encode, session, opened } from '../api.js';
 import { link, go } from '../app.js';
 
 // Counts asked a few at a time: a fresh application has 111 classes.
@@ -16,7 +16,7 @@ export async function render(main) {
   clear(main, h('h1', {}, 'Data'), open);
   if (!isKey()) {
     main.append(h('p', { class: 'muted' }, 'The list of classes is the keys\' (spec §4.5): as a user, open a class by its name.'),
-      h('ul', {}, ['_User', '_Role', 'Accounts', 'Tasks'].map((c) => h('li', {}, link(`${encode(session.appId)}/classes/${encode(c)}`, c)))));
+      opened.size ? h('ul', { 'aria-label': 'Opened in this tab' }, [...opened].sort().map((c) => h('li', {}, link(`${encode(session.appId)}/classes/${encode(c)}`, c)))) : null);
     return;
   }
   const schemas = await getSchemas();
