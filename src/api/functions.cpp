@@ -51,4 +51,15 @@ Response HandleFunction(const Request& request, const FunctionCall& call, auth::
   return JsonResponse(200, std::move(answer).value());
 }
 
+Response ListFunctions(const auth::AppCredentials& credentials) {
+  boost::json::array results;
+  // Spec §4.9's forms are every application's; a deployed function of the same name never runs.
+  for (std::string_view form : {"getlead", "web2case", "web2sale", "web2table"})
+    results.push_back(boost::json::object{{"name", form}, {"kind", "form"}});
+  for (const auto& [name, code] : credentials.functions)
+    if (!functions::IsForm(name))
+      results.push_back(boost::json::object{{"name", name}, {"kind", "lua"}, {"bytes", static_cast<std::int64_t>(code->size())}});
+  return JsonResponse(200, boost::json::object{{"results", std::move(results)}});
+}
+
 }  // namespace crmd::api

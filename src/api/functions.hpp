@@ -25,6 +25,10 @@ struct FunctionCall {
       dispatch;
 };
 
+// `GET /<prefix>/functions` (keys only, issue 34): the functions `POST /functions/{appId}/{fn}`
+// runs for the application, `{"results": [{"name", "kind": "form"|"lua", "bytes"?}]}`, by name.
+Response ListFunctions(const auth::AppCredentials& credentials);
+
 // `ctx` is the caller's, for the application the header and the path both name.
 Response HandleFunction(const Request& request, const FunctionCall& call, auth::Context& ctx);
 

@@ -136,17 +136,28 @@ std::string ClientLabel(const oauth::Client& client, const std::string& redirect
   return (client.name.empty() ? std::string("An application") : client.name) + " (" + host + ")";
 }
 
+// The application as a person knows it: its name, else its id.
+std::string AppName(const auth::AppCredentials& credentials) { return credentials.name.empty() ? credentials.app_id : credentials.name; }
+
+// The OAuth pages' look: the browser's language, the application's name.
+PageLook LookOf(const Request& request, const Target& target, const auth::AppCredentials& credentials) {
+  PageLook look;
+  look.language = PageLanguage(request, target);
+  look.app_name = AppName(credentials);
+  return look;
+}
+
 Response ConsentPage(const app::Application& app, const auth::AppCredentials& credentials, const Checked& checked,
-                     const std::string& user_id, const std::string& username) {
+                     const std::string& user_id, const std::string& username, const PageLook& look) {
   const std::string ticket = oauth::SignTicket(credentials, checked.authorization, user_id);
   std::string body = "<p>" + EscapeHtml(ClientLabel(checked.client, checked.authorization.redirect_uri)) +
-                     " asks to use the CRM application <strong>" + EscapeHtml(app.id()) + "</strong> as <strong>" +
+                     " asks to use the CRM application <strong>" + EscapeHtml(AppName(credentials)) + "</strong> as <strong>" +
                      EscapeHtml(username) + "</strong>, with the scope <code>mcp</code>: it may read and change the "
                      "records your role and your MCP permissions allow, as you could.</p>"
                      "<form method=\"post\"><input type=\"hidden\" name=\"ticket\" value=\"" + EscapeHtml(ticket) +
                      "\"><button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button> "
                      "<button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>";
-  Response page = HtmlPage(200, "Allow access to " + app.id() + "?", body);
+  Response page = HtmlPage(200, "Allow access to " + AppName(credentials) + "?", body, look);
   // The form's answer redirects to the client: browsers hold a redirect after a form to the
   // form-action rule too.
   const std::string& to = checked.authorization.redirect_uri;
@@ -184,8 +195,9 @@ Response Authorize(const Request& request, const Target& target, auth::Context& 
     auto checked = CheckAuthorize(app, credentials, AuthorizeParams::From(target));
     if (auto* answer = std::get_if<Response>(&checked)) return std::move(*answer);
     const auto& c = std::get<Checked>(checked);
-    return SignInForm("Sign in to " + app.id() + " for " + ClientLabel(c.client, c.authorization.redirect_uri),
-                      AuthorizeParams::From(target).Hidden(), {}, 200);
+    const PageLook look = LookOf(request, target, credentials);
+    return SignInForm(std::string(Tr(look, "Sign in to")) + " " + look.app_name + " · " + ClientLabel(c.client, c.authorization.redirect_uri),
+                      AuthorizeParams::From(target).Hidden(), {}, 200, look);
   }
   if (request.method != Method::kPost) return NotFound();
   auto form = ParseTarget("/?" + request.body);
@@ -195,17 +207,25 @@ Response Authorize(const Request& request, const Target& target, auth::Context& 
   auto checked = CheckAuthorize(app, credentials, params);
   if (auto* answer = std::get_if<Response>(&checked)) return std::move(*answer);
   const auto& c = std::get<Checked>(checked);
-  const std::string heading = "Sign in to " + app.id() + " for " + ClientLabel(c.client, c.authorization.redirect_uri);
+  const PageLook look = LookOf(request, *form, credentials);
+  const std::string heading =
+      std::string(Tr(look, "Sign in to")) + " " + look.app_name + " · " + ClientLabel(c.client, c.authorization.redirect_uri);
   const std::string username = form->Param("username");
   auto check = auth::CheckPassword(ctx, username, form->Param("password"));
   auto user = check.ok() ? write::RecordLogin(ctx, check.value(), /*open_session=*/false) : Result<json::object>(check.error());
-  if (!user.ok()) return SignInForm(heading, params.Hidden(), user.error().message, SignInRefusedStatus(user.error()));
+  if (!user.ok()) return SignInForm(heading, params.Hidden(), user.error().message, SignInRefusedStatus(user.error()), look);
   // Spec §5.6: no MCP access without one of the user's switches, the owner's included.
   const auto* switches = user.value().if_contains("mcpPermissions");
+  // Issue 34: back to the client, as OAuth answers a refusal (RFC 6749 §4.1.2.1), not a page that
+  // never returns there.
   if (!switches || oauth::SwitchesOf(switches->is_array() ? ToJson(*switches) : std::string()).empty())
-    return ErrorPage(403, "This user has no MCP access. An administrator grants it with the user's MCP permissions.");
+    return RedirectTo(WithQuery(c.authorization.redirect_uri,
+                                {{"error", "access_denied"},
+                                 {"error_description", "This user has no MCP access. An administrator grants it with the user's MCP permissions."},
+                                 {"state", c.authorization.state},
+                                 {"iss", Issuer(app)}}));
   const auto* id = user.value().if_contains("objectId");
-  return ConsentPage(app, credentials, c, id && id->is_string() ? std::string(id->get_string()) : std::string(), username);
+  return ConsentPage(app, credentials, c, id && id->is_string() ? std::string(id->get_string()) : std::string(), username, look);
 }
 
 // RFC 6749 §2.3.1: client_secret_basic (percent-encoded id and secret in Basic) or the form's.

@@ -23,6 +23,7 @@
 #include "auth/sessions.hpp"
 #include "api/target.hpp"
 #include "auth/identity.hpp"
+#include "files/file_names.hpp"
 #include "files/file_usage.hpp"
 #include "functions/forms.hpp"
 #include "storage/read_deadline.hpp"
@@ -114,7 +115,7 @@ Router::Router(RouterOptions options, auth::Registry& registry, app::Application
                logs::RequestLog* request_log)
     : options_(std::move(options)), registry_(registry), apps_(apps), request_log_(request_log),
       function_rate_(options_.function_calls_per_minute),
-      signin_rate_(options_.signin_per_minute) {
+      signin_rate_(options_.signin_per_minute), console_(options_.prefix) {
   header_prefix_ = "X-" + Capitalised(options_.prefix) + "-";
   mcp_files_ = McpFileDoor(options_.prefix);
   mcp_functions_ = [this](auth::Context& ctx, std::string_view name, const boost::json::object& body) {
@@ -295,6 +296,7 @@ std::optional<Response> Router::Early(const Request& head) {
       case RouteId::kHealth:
       case RouteId::kOAuthMetadata:
       case RouteId::kStatic:
+      case RouteId::kConsole:
       case RouteId::kFileDownload:
       case RouteId::kPage:
         return std::nullopt;  // a browser's or a client's request its handler decides
@@ -477,6 +479,9 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
       return HandleStatic(request, *apps_.Open(credentials->app_id), segments[2]);
     }
     case RouteId::kFileDownload: return RouteDownload(request, route, segments);
+    case RouteId::kConsole:
+      if (!options_.console) return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
+      return console_.Serve(request, segments, PublicBasePath(apps_.settings().public_url));
     case RouteId::kPage: {
       // The pages a person opens in a browser, from a mail or a file's address: no application-id header.
       auto credentials = registry_.Find(route.app_in_path);
@@ -486,8 +491,10 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
       if (credentials) page_ctx.identity.gates = credentials->gates;
       page_ctx.remote_ip = request.remote_ip;
       caller.app = page_ctx.app;
-      if (segments[3] == "signin") return HandleSignInGate(request, *target, page_ctx, signin_rate_);
-      return HandlePasswordPage(request, *target, page_ctx);
+      const PageLook look = LookOf(request, *target, credentials.get());
+      if (segments[3] == "signin") return HandleSignInGate(request, *target, page_ctx, signin_rate_, look);
+      if (segments[3] == "forgot-password") return HandleForgotPasswordPage(request, *target, page_ctx, look);
+      return HandlePasswordPage(request, *target, page_ctx, look);
     }
     default:
       if (!route.prefixed) return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
@@ -522,6 +529,27 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
   caller.identity = ctx.identity;
 
   return RouteFamily(request, std::move(*target), ctx, token);
+}
+
+PageLook Router::LookOf(const Request& request, const Target& target, const auth::AppCredentials* credentials) const {
+  PageLook look;
+  look.language = PageLanguage(request, target);
+  // The links to the other language keep the page's parameters (a reset link's token, the gate's
+  // return address), and only GET pages have them: a form's answer is no address to go back to.
+  if (request.method == Method::kGet) {
+    look.language_base = "?";  // a query alone: the browser keeps the path it sees (behind a proxy too)
+    for (const auto& [key, value] : target.params)
+      if (key != "lang") look.language_base += files::EncodeSegment(key) + "=" + files::EncodeSegment(value) + "&";
+  }
+  if (!credentials) return look;
+  look.app_name = credentials->name.empty() ? credentials->app_id : credentials->name;
+  const auto& settings = apps_.settings();
+  const std::string app = files::EncodeSegment(credentials->app_id);
+  const std::string lang = look.language == Language::kHebrew ? "?lang=he" : "";
+  look.forgot_url = settings.public_url + "/" + settings.prefix + "/apps/" + app + "/forgot-password" + lang;
+  // After a reset, a person signs in where crmd offers it: the console, when it is on.
+  if (options_.console) look.signin_url = settings.public_url + "/console/" + app + "/";
+  return look;
 }
 
 Response Router::RouteFunction(const Request& request, const RouteEntry& route, std::string_view name,
@@ -678,6 +706,8 @@ Response Router::RouteFamily(const Request& request, Target target, auth::Contex
     }
     // Spec §4.9: the generic functions path exists but holds no function.
     case RouteId::kGenericFunction: return ErrorResponse(errors::FunctionNotFound());
+    case RouteId::kFunctionList:
+      return ctx.credentials ? ListFunctions(*ctx.credentials) : ErrorResponse(errors::Unauthorized());
     case RouteId::kBatch:
       return HandleBatch(request, ctx, options_.prefix, [this, &ctx, token](const Request& item) {
         // The batch checked the prefix and refused the reset page (no API route).

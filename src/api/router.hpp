@@ -11,7 +11,9 @@
 #include <string_view>
 
 #include "api/client_transport.hpp"
+#include "api/console.hpp"
 #include "api/functions.hpp"
+#include "api/html_page.hpp"
 #include "api/message.hpp"
 #include "api/routes.hpp"
 #include "api/signin_gate.hpp"
@@ -49,6 +51,8 @@ struct RouterOptions {
   // 0 for no limit. A browser form attaching a few files a minute stays far below; a script
   // filling the disk anonymously is held to a trickle.
   int upload_rate = 30;
+  // Issue 34: the console at `/console/` (`--console on|off`).
+  bool console = true;
 };
 
 class Router {
@@ -111,6 +115,9 @@ class Router {
   // `POST /functions/<appId>/<fn>` (spec §4.9): the header must name the path's application.
   Response RouteFunction(const Request& request, const RouteEntry& route, std::string_view name,
                          const std::shared_ptr<app::Application>& opened, storage::WriteGroup* queued, Caller& caller);
+  // How the pages a person opens are dressed (api/html_page.hpp): language, the application's
+  // name, where to ask for a reset link and where to sign in after one.
+  PageLook LookOf(const Request& request, const Target& target, const auth::AppCredentials* credentials) const;
   // A file's address (spec §4.8), opened with a key, a session token or the gate's cookie.
   Response RouteDownload(const Request& request, const RouteEntry& route, const std::vector<std::string>& segments);
   // What the head of a request below the prefix decides: its application, a raw upload's
@@ -157,6 +164,7 @@ class Router {
   AddressRate function_rate_;  // per address, for calls without a key
   AddressRate signin_rate_;  // the sign-in gate's posts, per address
   AddressRate upload_rate_;  // anonymous uploads per address (RouterOptions::upload_rate)
+  Console console_;
 };
 
 }  // namespace crmd::api

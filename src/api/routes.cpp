@@ -32,6 +32,8 @@ RouteEntry MatchPrefixedRoute(Method method, std::span<const std::string> s, std
   // Spec §4.6: there is no `/core/aggregate/`; Parse's SDKs call `/parse/aggregate/`.
   else if ((family == "classes-aggregate" || (parse && family == "aggregate")) && s.size() == 2 && method == Method::kGet)
     r.id = RouteId::kAggregate;
+  // Issue 34: the application's deployed functions, for an operator's console.
+  else if (family == "functions" && s.size() == 1 && method == Method::kGet) r.id = RouteId::kFunctionList, r.keys_only = true;
   else if (family == "functions" && s.size() == 2 && (method == Method::kPost || method == Method::kGet)) r.id = RouteId::kGenericFunction;
   else if (family == "batch" && s.size() == 1 && method == Method::kPost) r.id = RouteId::kBatch;
   return r;
@@ -66,6 +68,7 @@ RouteEntry MatchRoute(Method method, const std::vector<std::string>& s, std::str
     r.app_in_path = s[1];
     return r;
   }
+  if (first == "console" && IsRead(method)) return Make(RouteId::kConsole);
   if (s.empty() || first != prefix) return RouteEntry{};
   // A file's address is opened in a browser: its application is the path's.
   if ((s.size() == 4 || s.size() == 7) && s[1] == "files" && IsRead(method)) {
@@ -74,7 +77,7 @@ RouteEntry MatchRoute(Method method, const std::vector<std::string>& s, std::str
     return r;
   }
   // The pages a person opens from a mail or a file's address.
-  if (s.size() == 4 && s[1] == "apps" && (s[3] == "reset-password" || s[3] == "signin")) {
+  if (s.size() == 4 && s[1] == "apps" && (s[3] == "reset-password" || s[3] == "forgot-password" || s[3] == "signin")) {
     RouteEntry r = Make(RouteId::kPage);
     r.app_in_path = s[2];
     return r;

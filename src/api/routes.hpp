@@ -14,14 +14,16 @@
 //   kOAuth           any          /oauth/<app>/<endpoint>
 //   kMcp             any          /mcp, /mcp/<app>
 //   kStatic          GET, HEAD    /static/<app>/<name>
+//   kConsole         GET, HEAD    /console, /console/<...>                 (the console: api/console)
 //   kFileDownload    GET, HEAD    /P/files/<app>/<name>[/<class>/<id>/<field>]
-//   kPage            any          /P/apps/<app>/(reset-password|signin)
+//   kPage            any          /P/apps/<app>/(reset-password|forgot-password|signin)
 //   kRecords         any          /P/classes/<class>[/<id>]
 //   kSchemas         any          /P/schemas[/<class>]                      keys only
 //   kFiles           any          /P/files/<name>                          (upload; delete keys only)
 //   kUsers           any          /P/users..., /P/login, /P/logout, /P/requestPasswordReset
 //   kAggregate       GET          /P/classes-aggregate/<class>  (and /P/aggregate/<class> under `parse`)
 //   kGenericFunction GET, POST    /P/functions/<name>                      (spec §4.9: none)
+//   kFunctionList    GET          /P/functions                             keys only (issue 34)
 //   kBatch           POST         /P/batch
 //   kParseConfig     GET, PUT     /P/config                 (under `parse` only; PUT keys only)
 //   kParsePurge      DELETE       /P/purge/<class>          (under `parse` only; keys only)
@@ -47,6 +49,7 @@ enum class RouteId {
   kOAuth,
   kMcp,
   kStatic,
+  kConsole,
   kFileDownload,
   kPage,
   kRecords,
@@ -55,6 +58,7 @@ enum class RouteId {
   kUsers,
   kAggregate,
   kGenericFunction,
+  kFunctionList,
   kBatch,
   kParseConfig,
   kParsePurge,

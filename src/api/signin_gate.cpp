@@ -85,7 +85,7 @@ bool IsReturnAddress(const app::Application& app, std::string_view url) {
   return true;
 }
 
-Response NotValid() { return HtmlPage(400, "Link not valid", "<p>This link is not valid.</p>"); }
+Response NotValid(const PageLook& look) { return HtmlPage(400, "Link not valid", "<p>" + TrHtml(look, "This link is not valid.") + "</p>", look); }
 
 // The gate's cookie: the nonce of the form's token. Strict: a post that another site's page
 // makes, or that follows a navigation from one, never carries it.
@@ -99,13 +99,13 @@ std::string GateCookie(const app::Application& app, std::string_view nonce) {
 // The form, with the token of the browser's gate cookie: the one it came with, else a new one set
 // with the page.
 Response Form(const app::Application& app, const auth::AppCredentials& credentials, const Request& request,
-              std::string_view return_to, std::string_view message, int status) {
+              std::string_view return_to, std::string_view message, int status, const PageLook& look) {
   auto nonce = CookieValue(request, kGateCookie);
   const bool fresh = !nonce || !auth::IsFormNonce(*nonce);
   if (fresh) nonce = auth::NewFormNonce();
-  Response r = SignInForm("Sign in to " + app.id(),
+  Response r = SignInForm(std::string(Tr(look, "Sign in to")) + " " + (look.app_name.empty() ? app.id() : look.app_name),
                           {{"return", std::string(return_to)}, {"csrf", auth::FormToken(credentials, kGatePurpose, *nonce)}},
-                          message, status);
+                          message, status, look);
   if (fresh) r.headers.emplace_back("Set-Cookie", GateCookie(app, *nonce));
   return r;
 }
@@ -129,13 +129,13 @@ bool FromItsForm(const Request& request, const Target& form, const app::Applicat
 
 // Back to the file, signed in: the session's token in a cookie only the application's file
 // addresses receive.
-Response SignedIn(const app::Application& app, std::string_view token, const std::string& return_to) {
+Response SignedIn(const app::Application& app, std::string_view token, const std::string& return_to, const PageLook& look) {
   const auto& settings = app.settings();
   std::string cookie = std::string(kSessionCookie) + "=" + std::string(token) + "; Path=" +
                        std::string(BasePath(settings.public_url)) + "/" + settings.prefix + "/files/" + app.id() +
                        "/; HttpOnly; SameSite=Lax";
   if (settings.public_url.starts_with("https://")) cookie += "; Secure";
-  Response r = HtmlPage(303, "Signed in", "<p>Signed in.</p>");
+  Response r = HtmlPage(303, "Signed in", "<p>" + TrHtml(look, "Signed in.") + "</p>", look);
   r.headers.emplace_back("Set-Cookie", std::move(cookie));
   r.headers.emplace_back("Location", return_to);
   return r;
@@ -144,17 +144,21 @@ Response SignedIn(const app::Application& app, std::string_view token, const std
 }  // namespace
 
 Response SignInForm(std::string_view heading, const std::vector<std::pair<std::string, std::string>>& hidden,
-                    std::string_view message, int status) {
+                    std::string_view message, int status, const PageLook& look) {
   std::string body;
-  if (!message.empty()) body += "<p role=\"alert\">" + EscapeHtml(message) + "</p>";
+  if (!message.empty()) body += "<p role=\"alert\">" + TrHtml(look, message) + "</p>";
   body += "<form method=\"post\">";
   for (const auto& [name, value] : hidden)
     body += "<input type=\"hidden\" name=\"" + EscapeHtml(name) + "\" value=\"" + EscapeHtml(value) + "\">";
   body +=
-      "<p><label>Username <input name=\"username\" required autocomplete=\"username\"></label></p>"
-      "<p><label>Password <input type=\"password\" name=\"password\" required "
-      "autocomplete=\"current-password\"></label></p><button type=\"submit\">Sign in</button></form>";
-  return HtmlPage(status, heading, body);
+      "<p><label for=\"username\">" + TrHtml(look, "Username") +
+      "</label><input id=\"username\" name=\"username\" required autocomplete=\"username\"></p><p><label for=\"password\">" +
+      TrHtml(look, "Password") +
+      "</label><input type=\"password\" id=\"password\" name=\"password\" required autocomplete=\"current-password\"></p>"
+      "<button type=\"submit\">" + TrHtml(look, "Sign in") + "</button></form>";
+  if (!look.forgot_url.empty())
+    body += "<p><a href=\"" + EscapeHtml(look.forgot_url) + "\">" + TrHtml(look, "Forgot your password?") + "</a></p>";
+  return HtmlPage(status, heading, body, look);
 }
 
 int SignInRefusedStatus(const ApiError& error) { return error.http_status == 429 ? 429 : 401; }
@@ -164,35 +168,37 @@ std::string FilesBase(const app::Application& app) {
   return settings.public_url + "/" + settings.prefix + "/files/" + app.id() + "/";
 }
 
-Response HandleSignInGate(const Request& request, const Target& target, auth::Context& ctx, AddressRate& rate) {
-  if (!ctx.app || !ctx.credentials) return HtmlPage(404, "Not found", "<p>This link is not valid.</p>");
+Response HandleSignInGate(const Request& request, const Target& target, auth::Context& ctx, AddressRate& rate,
+                          const PageLook& look) {
+  if (!ctx.app || !ctx.credentials) return HtmlPage(404, "Not found", "<p>" + TrHtml(look, "This link is not valid.") + "</p>", look);
   const app::Application& app = *ctx.app;
   const auth::AppCredentials& credentials = *ctx.credentials;
   if (request.method == Method::kGet || request.method == Method::kHead) {
     const std::string return_to = target.Param("return");
-    if (!IsReturnAddress(app, return_to)) return NotValid();
-    return Form(app, credentials, request, return_to, {}, 200);
+    if (!IsReturnAddress(app, return_to)) return NotValid(look);
+    return Form(app, credentials, request, return_to, {}, 200, look);
   }
-  if (request.method != Method::kPost) return HtmlPage(404, "Not found", "<p>This link is not valid.</p>");
+  if (request.method != Method::kPost) return HtmlPage(404, "Not found", "<p>" + TrHtml(look, "This link is not valid.") + "</p>", look);
   // Every post counts, whatever comes of it: the gate is a door anyone can knock at.
   if (!rate.Take(ctx.remote_ip)) {
-    Response r = HtmlPage(429, "Too many attempts", "<p>Too many sign-in attempts from this address; try again in a minute.</p>");
+    Response r = HtmlPage(429, "Too many attempts",
+                          "<p>" + TrHtml(look, "Too many sign-in attempts from this address; try again in a minute.") + "</p>", look);
     r.headers.emplace_back("Retry-After", "60");
     return r;
   }
   // The form posts application/x-www-form-urlencoded: the same grammar as a query string.
   auto form = ParseTarget("/?" + request.body);
-  if (!form) return NotValid();
+  if (!form) return NotValid(look);
   const std::string return_to = form->Param("return");
-  if (!IsReturnAddress(app, return_to)) return NotValid();
+  if (!IsReturnAddress(app, return_to)) return NotValid(look);
   if (!FromItsForm(request, *form, app, credentials))
-    return Form(app, credentials, request, return_to, "This form expired or was not sent from its page; sign in again.", 403);
+    return Form(app, credentials, request, return_to, "This form expired or was not sent from its page; sign in again.", 403, look);
   auto check = auth::CheckPassword(ctx, form->Param("username"), form->Param("password"));
   auto login = check.ok() ? write::RecordLogin(ctx, check.value()) : Result<boost::json::object>(check.error());
-  if (!login.ok()) return Form(app, credentials, request, return_to, login.error().message, SignInRefusedStatus(login.error()));
+  if (!login.ok()) return Form(app, credentials, request, return_to, login.error().message, SignInRefusedStatus(login.error()), look);
   const auto* token = login.value().if_contains("sessionToken");
-  if (!token || !token->is_string()) return Form(app, credentials, request, return_to, "Sign-in failed; try again.", 500);
-  return SignedIn(app, token->get_string(), return_to);
+  if (!token || !token->is_string()) return Form(app, credentials, request, return_to, "Sign-in failed; try again.", 500, look);
+  return SignedIn(app, token->get_string(), return_to, look);
 }
 
 Response RedirectToGate(const app::Application& app, const std::string& return_to) {

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/html_page.hpp"
 #include "api/message.hpp"
 #include "api/target.hpp"
 #include "app/application.hpp"
@@ -41,13 +42,15 @@ inline constexpr int kDefaultSignInPerMinute = 30;
 
 // `ctx.app` is null when the application does not exist; `ctx` is the browser (no credential).
 // `rate` is the process's budget of sign-in posts per address.
-Response HandleSignInGate(const Request& request, const Target& target, auth::Context& ctx, AddressRate& rate);
+// `look` dresses its pages (language, application name, the "forgot password" link).
+Response HandleSignInGate(const Request& request, const Target& target, auth::Context& ctx, AddressRate& rate,
+                          const PageLook& look);
 
 // The gate's form, for any sign-in that continues elsewhere (the MCP authorization page):
 // `heading` says what signing in is for; `hidden` fields travel with the form; `message` (plain
-// text) says why it is shown again.
+// text) says why it is shown again; `look.forgot_url`, when set, is linked from it.
 Response SignInForm(std::string_view heading, const std::vector<std::pair<std::string, std::string>>& hidden,
-                    std::string_view message, int status);
+                    std::string_view message, int status, const PageLook& look = {});
 
 // The page status for a refused sign-in: 429 when rate-limited, else 401.
 int SignInRefusedStatus(const ApiError& error);

@@ -1,5 +1,7 @@
 #include "auth/gates.hpp"
 
+#include <cctype>
+
 #include "schema/names.hpp"
 #include "util/json.hpp"
 #include "util/strings.hpp"
@@ -67,6 +69,31 @@ std::optional<std::int64_t> QuotaMib(std::string_view text) {
   return mib;
 }
 
+// The mail sender (issue 34): its CLI options and stored names, and what each may hold. A name is
+// one header phrase (no control character, no quote or backslash, at most 100 bytes); an
+// address is a plain `local@domain` (no display part, no comments): nothing a header could be
+// broken out of.
+constexpr std::string_view kMailNameOption = "mail-from-name", kMailNameKey = "mailFromName";
+constexpr std::string_view kMailFromOption = "mail-from", kMailFromKey = "mailFrom";
+constexpr std::size_t kMaxMailName = 100, kMaxMailAddress = 254;
+
+bool IsMailName(std::string_view name) {
+  if (name.empty() || name.size() > kMaxMailName) return false;
+  for (unsigned char c : name)
+    if (c < 0x20 || c == 0x7f || c == '"' || c == '\\') return false;
+  return true;
+}
+
+bool IsMailAddress(std::string_view address) {
+  const auto at = address.find('@');
+  if (address.size() > kMaxMailAddress || at == std::string_view::npos || at == 0 || at + 1 == address.size() ||
+      address.find('@', at + 1) != std::string_view::npos)
+    return false;
+  for (unsigned char c : address)
+    if (!std::isalnum(c) && std::string_view("@._%+-").find(static_cast<char>(c)) == std::string_view::npos) return false;
+  return true;
+}
+
 std::optional<std::string> Set(Gates& gates, const Setting& s, std::string_view value) {
   if (value != s.closed && value != s.open)
     return "--" + std::string(s.option) + " takes " + std::string(s.closed) + " or " + std::string(s.open);
@@ -94,6 +121,10 @@ Gates GatesFrom(std::string_view text) {
     if (auto list = ClassList(v->get_string())) gates.web2table_classes = std::move(*list);
   if (const auto* v = stored.if_contains(kQuotaKey); v && v->is_int64() && v->get_int64() > 0 && v->get_int64() <= kMaxQuotaMib)
     gates.file_quota_mib = v->get_int64();
+  if (const auto* v = stored.if_contains(kMailNameKey); v && v->is_string() && IsMailName(v->get_string()))
+    gates.mail_from_name = v->get_string();
+  if (const auto* v = stored.if_contains(kMailFromKey); v && v->is_string() && IsMailAddress(v->get_string()))
+    gates.mail_from = v->get_string();
   return gates;
 }
 
@@ -102,6 +133,8 @@ json::object GatesObject(const Gates& gates) {
   for (const auto& s : kSettings) out[s.key] = Closed(gates, s) ? s.closed : s.open;
   if (!gates.web2table_classes.empty()) out[kWebToTableKey] = ListText(gates.web2table_classes);
   if (gates.file_quota_mib > 0) out[kQuotaKey] = gates.file_quota_mib;
+  if (!gates.mail_from_name.empty()) out[kMailNameKey] = gates.mail_from_name;
+  if (!gates.mail_from.empty()) out[kMailFromKey] = gates.mail_from;
   return out;
 }
 
@@ -118,6 +151,19 @@ std::optional<std::string> SetGate(Gates& gates, std::string_view name, std::str
     const auto mib = QuotaMib(value);
     if (!mib) return "--" + std::string(kQuotaOption) + " takes a number of MiB (0: no quota)";
     gates.file_quota_mib = *mib;
+    return std::nullopt;
+  }
+  if (name == kMailNameOption || name == kMailFromOption) {
+    const bool is_name = name == kMailNameOption;
+    std::string& field = is_name ? gates.mail_from_name : gates.mail_from;
+    if (value == "-") {
+      field.clear();
+      return std::nullopt;
+    }
+    if (is_name ? !IsMailName(value) : !IsMailAddress(value))
+      return is_name ? "--mail-from-name takes up to 100 bytes without control characters, quotes or backslashes (- clears it)"
+                     : "--mail-from takes a plain address, local@domain (- clears it)";
+    field = std::string(value);
     return std::nullopt;
   }
   return "no gate named " + std::string(name);

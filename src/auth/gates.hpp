@@ -37,6 +37,12 @@ struct Gates {
   // cap). A limit rather than a gate: `--profile` leaves it as it is. Stored and printed as
   // `"fileQuotaMiB"` only when set.
   std::int64_t file_quota_mib = 0;
+  // Issue 34: who the application's mail (reset links) comes from: a display name and an address
+  // (`crmd app set --mail-from-name "Acme Sales" --mail-from sales@acme.example`; `-` clears);
+  // empty: the server's (`--mail-from`). Settings, not gates: `--profile` leaves them. Stored as
+  // `"mailFromName"` and `"mailFrom"` only when set.
+  std::string mail_from_name;
+  std::string mail_from;
 
   // Parse Server's defaults.
   static Gates Parse();
@@ -50,7 +56,8 @@ Gates GatesFrom(std::string_view text);
 // "newClasses":"closed","dottedKeys":"off"}`, and `"web2tableClasses":"A,B"` when narrowed.
 boost::json::object GatesObject(const Gates& gates);
 // Sets the gate a CLI option names (`captcha`, `signup`, `password-policy`, `new-classes`,
-// `dotted-keys`, `web2table-classes`, and the limit `file-quota-mib`) to `value`; the error a
+// `dotted-keys`, `web2table-classes`, the limit `file-quota-mib`, the settings `mail-from-name` and
+// `mail-from`) to `value`; the error a
 // person reads when either is not one of them.
 std::optional<std::string> SetGate(Gates& gates, std::string_view name, std::string_view value);
 

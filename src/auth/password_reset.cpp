@@ -56,8 +56,16 @@ ResetMailLimiter& Limiter() {
   return limiter;
 }
 
+// Who a reset mail names and comes from (issue 34): the application's name and its sender.
+struct ResetSender {
+  std::string app_name;
+  std::string from_name;
+  std::string from_address;
+};
+
 // The work of a reset request, after its answer: the token stored, then the mail.
-void SendResetLink(const std::shared_ptr<app::Application>& app, const std::string& email, StoreResetToken store) {
+void SendResetLink(const std::shared_ptr<app::Application>& app, const std::string& email, StoreResetToken store,
+                   const ResetSender& sender) {
   if (!Limiter().Allow(app->id(), email, app->settings().reset_mails_per_hour)) {
     log::Info("password reset not mailed: too many for the address lately", {{"app", app->id()}});
     return;
@@ -79,12 +87,14 @@ void SendResetLink(const std::shared_ptr<app::Application>& app, const std::stri
   if (!stored.value()) return;
   const auto& settings = app->settings();
   // Durable now (the store committed): a link whose token never committed would only disappoint.
-  app->mailer().Send({email, "Reset your password",
-                      "Someone asked to reset the password of your account.\r\n"
-                      "To choose a new password, open this link within an hour:\r\n\r\n" +
-                          settings.public_url + "/" + settings.prefix + "/apps/" + app->id() +
-                          "/reset-password?token=" + token +
-                          "\r\n\r\nIf it was not you, ignore this mail; your password stays as it is."});
+  mail::Mail mail{email, "Reset your password for " + sender.app_name,
+                  "Someone asked to reset the password of your account in " + sender.app_name + ".\r\n"
+                  "To choose a new password, open this link within an hour:\r\n\r\n" +
+                      settings.public_url + "/" + settings.prefix + "/apps/" + app->id() + "/reset-password?token=" + token +
+                      "\r\n\r\nIf it was not you, ignore this mail; your password stays as it is."};
+  mail.from_name = sender.from_name;
+  mail.from_address = sender.from_address;
+  app->mailer().Send(mail);
   log::Info("password reset mailed", {{"app", app->id()}});
 }
 
@@ -97,7 +107,15 @@ Status RequestPasswordReset(Context& ctx, std::string_view email, StoreResetToke
   // The answer may tell a known address from an unknown one neither by its body nor by its time:
   // the lookup, the token and the mail all come after it, on the after-commit thread.
   auto app = ctx.app;
-  app->after_commit().Post({[app, address = std::string(email), store] { SendResetLink(app, address, store); }});
+  ResetSender sender{app->id(), {}, {}};
+  if (ctx.credentials) {
+    if (!ctx.credentials->name.empty()) sender.app_name = ctx.credentials->name;
+    sender.from_name = ctx.credentials->gates.mail_from_name;
+    sender.from_address = ctx.credentials->gates.mail_from;
+  }
+  app->after_commit().Post({[app, address = std::string(email), store, sender = std::move(sender)] {
+    SendResetLink(app, address, store, sender);
+  }});
   return {};
 }
 

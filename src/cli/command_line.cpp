@@ -95,6 +95,8 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                         "Seconds a request's reads may run in all; beyond, 400 code 124 (default: 15)");
   serve_cmd->add_option("--read-slice-ms", serve.read_slice_ms,
                         "Milliseconds a read runs on a network thread before it moves to a slow-read thread (default: 20)");
+  serve_cmd->add_option("--console", serve.console, "The console at <public-url>/console/: on or off (default: on)")
+      ->check(CLI::IsMember({"on", "off"}));
   serve_cmd->add_option("--signin-rate", serve.signin_rate,
                         "Sign-in gate posts per address per minute; beyond, 429 (default: 30; 0: no limit)");
   serve_cmd->add_option("--max-connections", serve.max_connections,
@@ -134,6 +136,10 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                     "Classes web2table may write, comma-separated (never Config, system or log classes); * for all (default)");
     sub->add_option("--file-quota-mib", command.admin.gates["file-quota-mib"],
                     "MiB the application's uploaded files may take at most; beyond, an upload answers 413 (0: no quota, the default)");
+    sub->add_option("--mail-from-name", command.admin.gates["mail-from-name"],
+                    "The display name the application's mail (reset links) comes from, such as its name (- clears it)");
+    sub->add_option("--mail-from", command.admin.gates["mail-from"],
+                    "The address the application's mail comes from (default: the server's --mail-from; - clears it)");
   }
   auto* app_region = app_cmd->add_subcommand("region", "Change the region of an application's phone numbers");
   app_region->add_option("--data", data, "Data directory")->required();

@@ -58,6 +58,7 @@ struct ServeFlags {
   int trigger_retry_delay_ms = 2000;
   int trigger_lease = 60;
   int trigger_threads = 2;
+  std::string console = "on";  // issue 34: the console at /console/, `on` or `off`
   int signin_rate = 30;  // sign-in gate posts per address per minute (api::kDefaultSignInPerMinute); 0: no limit
 };
 

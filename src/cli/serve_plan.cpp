@@ -138,6 +138,7 @@ std::optional<std::string> PlanRouter(const ServeFlags& flags, int cores, api::R
   functions.per_app = flags.function_threads_per_app;
   if (flags.signin_rate < 0) return "--signin-rate must be 0 (no limit) or more";
   out.signin_per_minute = flags.signin_rate;
+  out.console = flags.console != "off";
   out.upload_rate = flags.upload_rate;
   return std::nullopt;
 }

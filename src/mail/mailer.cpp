@@ -62,7 +62,8 @@ bool DeliverSmtp(const std::string& url, const std::string& from, const Mail& ma
   }
   const std::string message = FormatMessage(mail, from);
   Payload payload{&message};
-  const std::string recipient = fmt::format("<{}>", HeaderSafe(mail.to)), sender = fmt::format("<{}>", from);
+  const std::string recipient = fmt::format("<{}>", HeaderSafe(mail.to)),
+                    sender = fmt::format("<{}>", HeaderSafe(SenderAddress(mail, from)));
   curl_slist* rcpt = curl_slist_append(nullptr, recipient.c_str());
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_MAIL_FROM, sender.c_str());
@@ -84,8 +85,31 @@ bool DeliverSmtp(const std::string& url, const std::string& from, const Mail& ma
 
 }  // namespace
 
+std::string SenderAddress(const Mail& mail, const std::string& from) {
+  if (!mail.from_address.empty()) return mail.from_address;
+  const auto open = from.find('<'), close = from.rfind('>');
+  if (open != std::string::npos && close != std::string::npos && close > open) return from.substr(open + 1, close - open - 1);
+  return from;
+}
+
+namespace {
+
+// The From header's value: the server's sender, or the application's name and address. A plain
+// ASCII name is quoted (a comma in it stays a name); any other is RFC 2047 words, which a phrase
+// may hold.
+std::string FromHeader(const Mail& mail, const std::string& from) {
+  if (mail.from_name.empty() && mail.from_address.empty()) return HeaderSafe(from);
+  const std::string address = "<" + HeaderSafe(SenderAddress(mail, from)) + ">";
+  if (mail.from_name.empty()) return address;
+  const std::string name = HeaderText(mail.from_name);
+  const bool encoded = name.starts_with("=?");
+  return (encoded ? name : "\"" + HeaderSafe(mail.from_name) + "\"") + " " + address;
+}
+
+}  // namespace
+
 std::string FormatMessage(const Mail& mail, const std::string& from) {
-  return "From: " + HeaderSafe(from) + "\r\n" + "To: " + HeaderSafe(mail.to) + "\r\n" +
+  return "From: " + FromHeader(mail, from) + "\r\n" + "To: " + HeaderSafe(mail.to) + "\r\n" +
          "Subject: " + HeaderText(mail.subject) + "\r\n" + "Date: " + MailDate() + "\r\n" +
          "MIME-Version: 1.0\r\nContent-Type: " + (mail.html ? "text/html" : "text/plain") +
          "; charset=utf-8\r\n\r\n" + mail.text + "\r\n";

@@ -14,6 +14,11 @@ struct Mail {
   std::string subject;
   std::string text;   // the body: plain text, or HTML when `html`
   bool html = false;  // sent as text/html (trigger actions' mail); plain text otherwise
+  // Issue 34: the application's sender (auth::Gates), when it has one: a display name (UTF-8; the
+  // caller checked it holds no control character, quote or backslash) and a plain address. Empty:
+  // the mailer's own.
+  std::string from_name;
+  std::string from_address;
 };
 
 class Mailer {
@@ -57,7 +62,12 @@ class SmtpMailer final : public Mailer {
   std::unique_ptr<Impl> impl_;
 };
 
-// The RFC 5322 message of `mail` (headers and body, CRLF line ends).
+// The RFC 5322 message of `mail` (headers and body, CRLF line ends), from `from` unless the mail
+// names its own sender.
 std::string FormatMessage(const Mail& mail, const std::string& from);
+
+// The address a mail goes out from (the SMTP envelope): the mail's own, else the one in `from`
+// (`Name <address>` or a bare address).
+std::string SenderAddress(const Mail& mail, const std::string& from);
 
 }  // namespace crmd::mail

@@ -34,7 +34,7 @@ Result<std::optional<schema::FieldDef>> Field(const schema::ClassSchema& cls, st
 }
 
 // "$Field" -> Field.
-Result<std::string> FieldRef(const json::value& v) {
+Result<std::string> FieldNameOf(const json::value& v) {
   if (!v.is_string() || v.get_string().size() < 2 || v.get_string()[0] != '$') return Bad("expected \"$<field>\"");
   return std::string(std::string_view(v.get_string()).substr(1));
 }
@@ -124,7 +124,7 @@ Result<AggregatePlan> GroupPlan(const schema::ClassSchema& cls, const json::valu
   for (const auto& kv : group.get_object()) {
     if (kv.key() == "_id") {
       if (kv.value().is_null()) continue;
-      CRMD_ASSIGN(auto key, FieldRef(kv.value()));
+      CRMD_ASSIGN(auto key, FieldNameOf(kv.value()));
       CRMD_ASSIGN(key_def, Field(cls, key));
       if (!key_def) return Bad("$group _id names a field the class does not have: " + key);
       plan.key_column = key;
@@ -146,7 +146,7 @@ Result<AggregatePlan> GroupPlan(const schema::ClassSchema& cls, const json::valu
       auto it = std::find_if(std::begin(kOps), std::end(kOps), [&](const auto& p) { return p.first == op.key(); });
       if (it == std::end(kOps)) return Bad("Unsupported accumulator: " + std::string(op.key()));
       acc.op = it->second;
-      CRMD_ASSIGN(acc.column, FieldRef(op.value()));
+      CRMD_ASSIGN(acc.column, FieldNameOf(op.value()));
       CRMD_ASSIGN(auto def, Field(cls, acc.column));
       if (!def) return Bad("accumulator names a field the class does not have: " + acc.column);
       if ((acc.op == AccumulatorOp::kSum || acc.op == AccumulatorOp::kAvg) && def->type != schema::FieldType::kNumber)

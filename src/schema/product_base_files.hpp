@@ -5,16 +5,14 @@
 // `_User`, `_Session` and `_Role` are defined in code (schema/system_classes) and not listed.
 #pragma once
 
-#include <string_view>
 #include <vector>
+
+#include "util/embedded_file.hpp"
 
 namespace crmd::schema {
 
-struct EmbeddedFile {
-  std::string_view path;     // relative to share/product-base
-  std::string_view content;
-};
+using EmbeddedFile = util::EmbeddedFile;  // paths relative to share/product-base
 
-const std::vector<EmbeddedFile>& ProductBaseFiles();
+const std::vector<util::EmbeddedFile>& ProductBaseFiles();
 
 }  // namespace crmd::schema

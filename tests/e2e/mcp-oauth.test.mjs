@@ -25,7 +25,7 @@ async function signIn(provider, username, password, decision = 'allow') {
   const at = new URL(provider.authorizationUrl);
   const action = `${at.origin}${at.pathname}`;
   const signedIn = await postForm(action, { ...form, username, password });
-  if (signedIn.status !== 200) return { status: signedIn.status, text: await signedIn.text() };
+  if (signedIn.status !== 200) return { status: signedIn.status, text: await signedIn.text(), location: signedIn.headers.get('location') };
   const consent = await signedIn.text();
   assert.match(consent, /asks to use the CRM application/);
   const { ticket } = hiddenFields(consent);
@@ -137,13 +137,26 @@ test('§5.6 the switches never go beyond the user\'s own rights: a switch withou
   assert.match(schemaTool.result.content[0].text, /needs the MCP permission mcp:edit-page-and-schema/);
 });
 
-test('§5.6 users have no MCP access by default, not even the owner: the authorization page refuses them', async () => {
+test('§5.6, issue 34: users have no MCP access by default, not even the owner: the authorization page sends them back to the client with access_denied', async () => {
   await makeUser('no.switch', null);
   const provider = new MemoryProvider();
   assert.equal(await auth(provider, { serverUrl: mcpUrl() }), 'REDIRECT');
   const refused = await signIn(provider, 'no.switch', 'Agent5ecret');
-  assert.equal(refused.status, 403);
-  assert.match(refused.text, /no MCP access/);
+  assert.equal(refused.status, 302, refused.text);
+  const back = new URL(refused.location);
+  const asked = new URL(provider.authorizationUrl);
+  assert.equal(`${back.origin}${back.pathname}`, asked.searchParams.get('redirect_uri'), 'back to the client\'s registered address');
+  assert.equal(back.searchParams.get('error'), 'access_denied');
+  assert.match(back.searchParams.get('error_description'), /no MCP access/);
+  assert.equal(back.searchParams.get('state'), asked.searchParams.get('state'));
+  assert.equal(back.searchParams.get('code'), null);
+  // Issue 34: the page itself fits a phone, names the application, and follows the browser's language.
+  const page = await fetch(provider.authorizationUrl, { redirect: 'manual', headers: { 'Accept-Language': 'he' } });
+  const html = await page.text();
+  assert.match(html, /<html lang="he" dir="rtl">/);
+  assert.match(html, /<meta name="viewport" content="width=device-width, initial-scale=1">/);
+  assert.match(html, /<p class="app-name">[^<]+<\/p>/);
+  assert.match(html, /<label for="username">שם משתמש<\/label>/);
   const wrong = await signIn(provider, 'no.switch', 'wrong-password');
   assert.equal(wrong.status, 401);
   assert.match(wrong.text, /Invalid username\/password\./);

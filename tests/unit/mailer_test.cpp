@@ -33,6 +33,24 @@ TEST(MailerTest, HtmlMailIsTextHtmlAndPlainMailTextPlain) {
   EXPECT_NE(plain.find("\r\nContent-Type: text/plain; charset=utf-8\r\n"), std::string::npos) << plain;
 }
 
+// Issue 34: an application's mail names its sender (`crmd app set --mail-from-name --mail-from`):
+// a quoted ASCII name or RFC 2047 words, and its address, which is also the envelope's.
+TEST(MailerTest, AnApplicationsSenderIsTheFromHeaderAndTheEnvelope) {
+  Mail mail = Html();
+  EXPECT_NE(FormatMessage(mail, "crmd <no-reply@crmd.invalid>").find("From: crmd <no-reply@crmd.invalid>\r\n"), std::string::npos);
+  EXPECT_EQ(SenderAddress(mail, "crmd <no-reply@crmd.invalid>"), "no-reply@crmd.invalid");
+  EXPECT_EQ(SenderAddress(mail, "ops@example.com"), "ops@example.com");
+  mail.from_name = "Acme, Sales";
+  mail.from_address = "sales@acme.example";
+  EXPECT_NE(FormatMessage(mail, "crmd <no-reply@crmd.invalid>").find("From: \"Acme, Sales\" <sales@acme.example>\r\n"),
+            std::string::npos);
+  EXPECT_EQ(SenderAddress(mail, "crmd <no-reply@crmd.invalid>"), "sales@acme.example");
+  mail.from_name = "\xd7\x90\xd7\xa7\xd7\x9e\xd7\x94";  // Hebrew
+  mail.from_address.clear();
+  EXPECT_NE(FormatMessage(mail, "crmd <no-reply@crmd.invalid>").find("From: =?UTF-8?B?15DXp9ee15Q=?= <no-reply@crmd.invalid>\r\n"),
+            std::string::npos);
+}
+
 // Issue 31 #11: a subject is one line whatever it holds, and other characters than ASCII travel
 // as RFC 2047 encoded words a reader decodes back to the same text.
 TEST(MailerTest, SubjectIsOneLineAndEncodedWhenNotPlainAscii) {
