@@ -216,7 +216,8 @@ test('issue 31: nothing anonymous is read to the end before its application and 
   const { srv, a } = await luaServer({});
   // An MCP message without a credential is a few hundred bytes (initialize, tools/list); a large
   // one could only be a tools/call, which needs a credential: refused from its head.
-  assert.equal(await headAnswer(srv, `POST /mcp/${a.appId} HTTP/1.1`, 4 << 20), 403);
+  assert.equal(await headAnswer(srv, `POST /mcp/${a.appId} HTTP/1.1`, 4 << 20), 401, 'the OAuth resource asks for a sign-in (issue 36)');
+  assert.equal(await headAnswer(srv, `POST /mcp HTTP/1.1\r\nX-Core-Application-Id: ${a.appId}`, 4 << 20), 403);
   assert.equal(await headAnswer(srv, 'POST /mcp/NoSuchApp HTTP/1.1\r\nX-Core-API-Key: guess', 4 << 20), 413);
   assert.equal(await headAnswer(srv, 'POST /oauth/NoSuchApp/token HTTP/1.1', 4 << 20), 404);
   // What a client without a credential sends still works, and a key's large message is read.
