@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { setup, stopAll, createApp, pollUntil, request, masterHeaders, cliJson } from './lib/harness.mjs';
 import { MemoryProvider, hiddenFields, postForm, REDIRECT, oauthDoors } from './lib/oauth.mjs';
+import { launchBrowser } from './lib/browser.mjs';
 
 let server;
 let app;
@@ -313,7 +314,7 @@ test('§5.6 each switch grants its tools and withholds the others: mcp:view read
   assert.equal(table.result.content[0].text, 'unauthorized: master key is required', 'a new table is the keys\' alone (issue 31 #2)');
 });
 
-test('issue 36: the SDK\'s own client, given only the MCP URL and an auth provider, is sent to sign in by the 401 of its first tool call, then calls tools', async () => {
+test('issue 36: the SDK\'s own client, given only the MCP URL and an auth provider, is sent to sign in by the 401 of its first tool call; the user signs in and consents in Chromium; then it calls tools', async () => {
   await makeUser('by.itself', ['mcp:view']);
   const provider = new MemoryProvider();
   const url = new URL(mcpUrl());
@@ -322,10 +323,30 @@ test('issue 36: the SDK\'s own client, given only the MCP URL and an auth provid
   await assert.rejects(client.callTool({ name: 'Get-Data', arguments: { table: 'Accounts' } }), (e) => e.constructor.name === 'UnauthorizedError');
   assert.ok(provider.authorizationUrl, 'the client was sent to the authorization page');
   assert.equal(new URL(provider.authorizationUrl).pathname, `/oauth/${app.appId}/authorize`);
-  const back = await signIn(provider, 'by.itself', 'Agent5ecret');
-  assert.equal(back.status, 302, back.text);
+
+  // The person's part, in a browser: the client's redirect address is caught where it would land.
+  const browser = await launchBrowser();
+  let code;
+  try {
+    const page = await browser.newPage();
+    const landed = new Promise((resolve) => page.route(`${new URL(REDIRECT).origin}/**`, (route) => {
+      resolve(new URL(route.request().url()));
+      return route.fulfill({ status: 200, contentType: 'text/plain', body: 'signed in' });
+    }));
+    await page.goto(String(provider.authorizationUrl));
+    await page.fill('input[name=username]', 'by.itself');
+    await page.fill('input[name=password]', 'Agent5ecret');
+    await Promise.all([page.waitForNavigation(), page.click('button[type=submit], input[type=submit]')]);
+    await page.click('button[value=allow]');
+    const back = await Promise.race([landed, new Promise((_, reject) => setTimeout(() => reject(new Error('never sent back to the client')), 30_000).unref())]);
+    assert.equal(back.searchParams.get('state'), 'state-123');
+    code = back.searchParams.get('code');
+    assert.ok(code, back.href);
+  } finally {
+    await browser.close();
+  }
   const transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
-  await transport.finishAuth(back.params.get('code'));
+  await transport.finishAuth(code);
   const signedIn = new Client({ name: 'crmd-e2e', version: '1.0.0' }, { capabilities: {} });
   await signedIn.connect(transport);
   const answer = await signedIn.callTool({ name: 'Get-Data', arguments: { table: 'Accounts' } });
