@@ -1,9 +1,12 @@
 // crmd's composition root: `crmd serve` puts the server's parts together (cli/serve_plan.hpp
 // checks the flags and sizes the parts); the admin commands are cli/'s (cli/commands.hpp). The
 // command line's grammar and answers are in the README.
+#include <boost/system/system_error.hpp>
 #include <curl/curl.h>
 
+#include <cerrno>
 #include <optional>
+#include <system_error>
 
 #include "api/router.hpp"
 #include "app/application.hpp"
@@ -12,15 +15,18 @@
 #include "cli/admin.hpp"
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
+#include "cli/data_dir_lock.hpp"
 #include "cli/serve_plan.hpp"
 #include "http/server.hpp"
 #include "logs/request_log.hpp"
 #include "storage/read_deadline.hpp"
 #include "storage/registry_store.hpp"
+#include "storage/storage_error.hpp"
 #include "storage/stores.hpp"
 #include "triggers/runner.hpp"
 #include "util/ids.hpp"
 #include "util/log.hpp"
+#include "util/version.hpp"
 #include "write/prepare_application.hpp"
 
 namespace {
@@ -48,12 +54,40 @@ triggers::Runner::Host TriggerHost(auth::Registry& registry, app::Applications& 
   return host;
 }
 
+// Set once the server says it listens: a failure before is the person's to fix (one sentence,
+// issue 35), one after is logged as a fault.
+bool g_listening = false;
+
+// A failure at start, in a sentence for the person who started the server.
+std::string StartupFailure(const std::exception& e) {
+  int error = 0;
+  if (const auto* system = dynamic_cast<const std::system_error*>(&e)) error = system->code().value();
+  // Boost's message names its own source line: the reason alone is kept.
+  if (const auto* boost_error = dynamic_cast<const boost::system::system_error*>(&e)) error = boost_error->code().value();
+  if (error == EMFILE || error == ENFILE)
+    return "out of file descriptors while starting (the open-file limit is " + std::to_string(cli::OpenFileLimit()) +
+           "): raise it (ulimit -n, or LimitNOFILE= in a systemd unit) or lower --threads";
+  if (const auto* boost_error = dynamic_cast<const boost::system::system_error*>(&e)) return boost_error->code().message();
+  return e.what();
+}
+
 int Serve(const cli::ServeFlags& flags) {
+  // Before anything touches the data directory: a second server on it would share its stores.
+  if (flags.store.empty())
+    if (auto wrong = cli::LockDataDir(flags.data)) return cli::Fail(*wrong);
   auto planned = cli::PlanServe(flags);
   if (const auto* wrong = std::get_if<std::string>(&planned)) return cli::Fail(*wrong);
   cli::ServePlan& plan = std::get<cli::ServePlan>(planned);
 
-  auth::Registry registry(cli::RegistryLocation(flags.data));
+  std::optional<auth::Registry> registry_holder;
+  const std::string registry_location = cli::RegistryLocation(flags.data);
+  try {
+    registry_holder.emplace(registry_location);
+  } catch (const storage::StorageError& e) {
+    // The URL may carry a password: the data directory is named instead.
+    throw std::runtime_error("cannot read the registry of " + (flags.store.empty() ? registry_location : "--store") + ": " + e.what());
+  }
+  auth::Registry& registry = *registry_holder;
   registry.StartWatching();
   // Outlives the stores: a write committed as they close hands it its activations (it takes
   // none once stopped; they stay in the outboxes).
@@ -104,7 +138,9 @@ int Serve(const cli::ServeFlags& flags) {
                           {"threads", options.threads},
                           {"write_threads", options.write_threads},
                           {"durability", flags.durability},
-                          {"prefix", flags.prefix}});
+                          {"prefix", flags.prefix},
+                          {"version", Version()}});
+  g_listening = true;
   {
     // Before the server and the router go, however Run() ends: a queued write still running
     // uses the router and answers through the server's contexts.
@@ -162,6 +198,7 @@ int main(int argc, char** argv) {
       case cli::CommandKind::kFunctionRemove: return cli::RemoveFunction(a);
     }
   } catch (const std::exception& e) {
+    if (command.kind == cli::CommandKind::kServe && !g_listening) return cli::Fail(StartupFailure(e));
     log::Error("fatal", {{"error", e.what()}});
     return 1;
   }

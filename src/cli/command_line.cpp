@@ -4,6 +4,8 @@
 
 #include <cctype>
 
+#include "util/version.hpp"
+
 namespace crmd::cli {
 
 namespace {
@@ -16,6 +18,7 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   Command command;
   CLI::App cli{"crmd: multi-tenant CRM records service"};
   cli.require_subcommand(1);
+  cli.set_version_flag("--version", std::string("crmd ") + std::string(Version()), "Print crmd's release and commit, then exit");
 
   ServeFlags& serve = command.serve;
   auto* serve_cmd = cli.add_subcommand("serve", "Serve the HTTP API");

@@ -18,6 +18,13 @@ namespace crmd::cli {
 
 namespace {
 
+// The descriptors a server holds whatever it serves: stdio, its lock files, the registry's reader
+// and watcher (each a database and its log), the signal pipe, the listening socket, one store with
+// its log and a few connections.
+constexpr std::uint64_t kFixedDescriptors = 20;
+// Each network thread's event loop: an epoll, an eventfd and a timerfd (the accept loop's too).
+constexpr std::uint64_t kDescriptorsPerNetworkThread = 3;
+
 // Raises the soft limit of open files to the hard one; returns the limit now in force.
 std::uint64_t RaiseOpenFileLimit() {
   rlimit limit{};
@@ -174,6 +181,12 @@ std::optional<std::string> ShiftClockForTests() {
 
 }  // namespace
 
+std::uint64_t OpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  return limit.rlim_cur == RLIM_INFINITY ? 1u << 20 : static_cast<std::uint64_t>(limit.rlim_cur);
+}
+
 std::variant<ServePlan, std::string> PlanServe(const ServeFlags& flags) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   TuneMalloc(cores);
@@ -181,6 +194,12 @@ std::variant<ServePlan, std::string> PlanServe(const ServeFlags& flags) {
   // Every connection and every open store holds descriptors: take all the system allows.
   plan.open_files = RaiseOpenFileLimit();
   if (auto wrong = PlanServer(flags, cores, plan.open_files, plan.server)) return *wrong;
+  // Issue 35: short of these, the server said it listened and then failed (an accept loop that
+  // never accepts, a registry it cannot poll, an exit on the signal pipe): refused before.
+  const std::uint64_t needed = kFixedDescriptors + kDescriptorsPerNetworkThread * static_cast<std::uint64_t>(plan.server.threads + 1);
+  if (plan.open_files < needed)
+    return "the open-file limit is " + std::to_string(plan.open_files) + ", and crmd needs at least " + std::to_string(needed) +
+           " with " + std::to_string(plan.server.threads) + " network threads: raise it (ulimit -n, or LimitNOFILE= in a systemd unit) or lower --threads";
   // Uploads stream to the data folder's file system, so that keeping one is a rename; into a
   // folder of this process's own, which servers sharing `--data` leave alone when they start.
   plan.uploads.emplace(files::UploadArea::Claim((std::filesystem::path(flags.data) / "tmp" / "uploads").string()));

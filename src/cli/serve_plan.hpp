@@ -37,4 +37,7 @@ struct ServePlan {
 // The plan, or what is wrong with the flags, in words for the person who typed them.
 std::variant<ServePlan, std::string> PlanServe(const ServeFlags& flags);
 
+// The process's open-file limit now (after PlanServe: raised to the hard limit).
+std::uint64_t OpenFileLimit();
+
 }  // namespace crmd::cli

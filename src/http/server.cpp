@@ -16,6 +16,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -321,6 +323,7 @@ struct Server::Impl {
   // The acceptor is used by Accept() and closed by the signal handler: both run on this strand.
   asio::strand<asio::io_context::executor_type> acceptor_strand{ioc.get_executor()};
   tcp::acceptor acceptor{acceptor_strand};
+  std::optional<asio::signal_set> signals;  // made by Listen()
 
   Impl(ServerOptions o, Handler h, QueueWrite q, Early e)
       : options(std::move(o)),
@@ -814,18 +817,36 @@ Server::Server(ServerOptions options, Handler handler, QueueWrite queue_write, E
 Server::~Server() = default;
 
 unsigned short Server::Listen() {
-  auto& acceptor = impl_->acceptor;
-  tcp::endpoint endpoint(asio::ip::make_address(impl_->options.host), impl_->options.port);
-  acceptor.open(endpoint.protocol());
-  acceptor.set_option(asio::socket_base::reuse_address(true));
-  acceptor.bind(endpoint);
-  acceptor.listen(asio::socket_base::max_listen_connections);
-  return acceptor.local_endpoint().port();
+  Impl& s = *impl_;
+  const std::string address = s.options.host + ":" + std::to_string(s.options.port);
+  boost::system::error_code ec;
+  const auto ip = asio::ip::make_address(s.options.host, ec);
+  if (ec) throw std::invalid_argument("cannot listen on " + address + ": " + s.options.host + " is not an IP address");
+  const tcp::endpoint endpoint(ip, s.options.port);
+  auto& acceptor = s.acceptor;
+  // Boost's exceptions name its own source file and line; the person starting crmd needs the
+  // address and the reason (issue 35).
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) throw std::system_error(ec.value(), std::generic_category(), "cannot listen on " + address);
+  // The signal pipe now, not in Run(): short of descriptors, the failure comes before the server
+  // says it listens, not after.
+  try {
+    s.signals.emplace(s.ioc, SIGTERM, SIGINT);
+  } catch (const boost::system::system_error& e) {
+    throw std::system_error(e.code().value(), std::generic_category(), "cannot catch SIGTERM");
+  }
+  const auto bound = acceptor.local_endpoint(ec);
+  if (ec) throw std::system_error(ec.value(), std::generic_category(), "cannot listen on " + address);
+  return bound.port();
 }
 
 void Server::Run() {
   Impl& s = *impl_;
-  asio::signal_set signals(s.ioc, SIGTERM, SIGINT);
+  if (!s.signals) throw std::logic_error("Server::Run() before Listen()");
+  asio::signal_set& signals = *s.signals;
   signals.async_wait([&s](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     log::Info("stopping", {{"signal", signal}, {"in_flight", s.in_flight.load()}});

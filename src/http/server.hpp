@@ -100,7 +100,9 @@ class Server {
   Server(ServerOptions options, Handler handler, QueueWrite queue_write = {}, Early early = {});
   ~Server();
 
-  // Binds and listens; returns the bound port. Throws on failure (address in use).
+  // Binds, listens and takes SIGTERM/SIGINT; returns the bound port. Throws std::system_error on
+  // failure (the address in use, no descriptor left), its message naming the address and the
+  // reason; std::invalid_argument when the host is not an IP address.
   unsigned short Listen();
   // Serves until SIGTERM/SIGINT, then drains in-flight requests and returns.
   void Run();

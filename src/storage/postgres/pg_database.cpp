@@ -682,7 +682,7 @@ class PgDatabase final : public Database {
         std::string name = line.substr(at + marker.size());
         name = name.substr(0, name.find(' '));
         if (name.size() > 1 && name.front() == '"') name = name.substr(1, name.size() - 2);
-        for (const std::string prefix : {"uidx:" + cls.name + ":", "idx:" + cls.name + ":"})
+        for (const std::string& prefix : {"uidx:" + cls.name + ":", "idx:" + cls.name + ":"})
           if (name.starts_with(prefix)) {
             name = name.substr(prefix.size());
             break;
