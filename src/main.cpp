@@ -88,7 +88,6 @@ int Serve(const cli::ServeFlags& flags) {
     throw std::runtime_error("cannot read the registry of " + (flags.store.empty() ? registry_location : "--store") + ": " + e.what());
   }
   auth::Registry& registry = *registry_holder;
-  registry.StartWatching();
   // Outlives the stores: a write committed as they close hands it its activations (it takes
   // none once stopped; they stay in the outboxes).
   std::optional<triggers::Runner> trigger_runner;
@@ -97,6 +96,13 @@ int Serve(const cli::ServeFlags& flags) {
     auto credentials = registry.Find(app_id);
     return credentials ? credentials->region : std::string(app::kDefaultPhoneRegion);
   });
+  registry.OnRemoved([&apps](const std::string& app_id) { apps.Forget(app_id); });
+  registry.StartWatching();
+  // Its thread calls into the stores: stopped before they go, however this ends.
+  struct StopRegistryWatch {
+    auth::Registry& registry;
+    ~StopRegistryWatch() { registry.StopWatching(); }
+  } stop_registry_watch{registry};
   logs::RequestLog request_log(apps, plan.request_log);  // stopped (flushed) before the write queues
   // Stopped once the server stopped, while the router and the server are still there: its calls
   // run the router and answer through the server (StopWritesFirst).
@@ -193,6 +199,11 @@ int main(int argc, char** argv) {
       case cli::CommandKind::kKeyCreate: return cli::CreateKey(a);
       case cli::CommandKind::kKeyRevoke: return cli::RevokeKey(a);
       case cli::CommandKind::kKeyList: return cli::ListKeys(a);
+      case cli::CommandKind::kKeyRotateMaster: return cli::RotateMasterKey(a);
+      case cli::CommandKind::kAppList: return cli::ListApps(a);
+      case cli::CommandKind::kAppStats: return cli::AppStats(a);
+      case cli::CommandKind::kAppRename: return cli::RenameApp(a);
+      case cli::CommandKind::kAppDelete: return cli::DeleteApp(a);
       case cli::CommandKind::kFunctionDeploy: return cli::DeployFunction(a);
       case cli::CommandKind::kFunctionList: return cli::ListFunctions(a);
       case cli::CommandKind::kFunctionRemove: return cli::RemoveFunction(a);

@@ -210,6 +210,11 @@ class Applications {
   // The schema of `app_id` (or of every open application: "*") changed in the store.
   void SchemaChanged(const std::string& app_id);
 
+  // The application is no more (the registry dropped it): its store leaves the cache and closes
+  // once nobody uses it, so that one made again under the id is opened anew. Not an error when it
+  // is not open.
+  void Forget(const std::string& app_id);
+
   // The applications open now.
   std::vector<std::shared_ptr<Application>> OpenApplications();
   // Stores open now, the ones being closed included.

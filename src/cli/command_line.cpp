@@ -161,6 +161,26 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   app_import->add_option("--data", data, "Data directory")->required();
   app_import->add_option("--store", command.admin.store, kStoreHelp);
   app_import->add_option("--in", command.admin.file, "File `app export` wrote")->required();
+  app_import->add_flag("--replace", command.admin.replace,
+                       "Replace the application of the export's id if there is one (its records and files go; a running server serves the import within a second)");
+  auto* app_list = app_cmd->add_subcommand("list", "List the applications: id, name, store and files sizes, last request");
+  app_list->add_option("--data", data, "Data directory")->required();
+  app_list->add_option("--store", command.admin.store, kStoreHelp);
+  auto* app_stats = app_cmd->add_subcommand("stats", "One application's classes and rows, sizes and logged requests");
+  app_stats->add_option("--data", data, "Data directory")->required();
+  app_stats->add_option("--store", command.admin.store, kStoreHelp);
+  app_stats->add_option("--app", app_id, "Application id")->required();
+  auto* app_rename = app_cmd->add_subcommand("rename", "Change an application's display name (its id stays)");
+  app_rename->add_option("--data", data, "Data directory")->required();
+  app_rename->add_option("--store", command.admin.store, kStoreHelp);
+  app_rename->add_option("--app", app_id, "Application id")->required();
+  app_rename->add_option("--name", name, "New display name")->required();
+  auto* app_delete = app_cmd->add_subcommand(
+      "delete", "Delete an application for good: its store, files and registry entry (a running server stops serving it within a second)");
+  app_delete->add_option("--data", data, "Data directory")->required();
+  app_delete->add_option("--store", command.admin.store, kStoreHelp);
+  app_delete->add_option("--app", app_id, "Application id")->required();
+  app_delete->add_flag("--yes", command.admin.yes, "Confirm: the application cannot be brought back but from an export or a backup");
   auto* app_oauth_rotate = app_cmd->add_subcommand(
       "oauth-rotate", "End every MCP sign-in of an application: its OAuth clients and tokens (docs/MCP.md)");
   app_oauth_rotate->add_option("--data", data, "Data directory")->required();
@@ -172,7 +192,9 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   auto* key_create = key_cmd->add_subcommand("create", "Issue a named API key");
   auto* key_revoke = key_cmd->add_subcommand("revoke", "Revoke a named API key");
   auto* key_list = key_cmd->add_subcommand("list", "List API keys (names only)");
-  for (auto* sub : {key_create, key_revoke, key_list}) {
+  auto* key_rotate_master = key_cmd->add_subcommand(
+      "rotate-master", "Replace the application's master key: the new one is printed once; a running server refuses the old within a second");
+  for (auto* sub : {key_create, key_revoke, key_list, key_rotate_master}) {
     sub->add_option("--data", data, "Data directory")->required();
     sub->add_option("--store", command.admin.store, kStoreHelp);
     sub->add_option("--app", app_id, "Application id")->required();
@@ -219,6 +241,11 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   else if (key_create->parsed()) command.kind = CommandKind::kKeyCreate;
   else if (key_revoke->parsed()) command.kind = CommandKind::kKeyRevoke;
   else if (key_list->parsed()) command.kind = CommandKind::kKeyList;
+  else if (key_rotate_master->parsed()) command.kind = CommandKind::kKeyRotateMaster;
+  else if (app_list->parsed()) command.kind = CommandKind::kAppList;
+  else if (app_stats->parsed()) command.kind = CommandKind::kAppStats;
+  else if (app_rename->parsed()) command.kind = CommandKind::kAppRename;
+  else if (app_delete->parsed()) command.kind = CommandKind::kAppDelete;
   else if (fn_deploy->parsed()) command.kind = CommandKind::kFunctionDeploy;
   else if (fn_list->parsed()) command.kind = CommandKind::kFunctionList;
   else if (fn_remove->parsed()) command.kind = CommandKind::kFunctionRemove;

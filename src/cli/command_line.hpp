@@ -71,6 +71,8 @@ struct AdminArgs {
   std::string region;  // empty: the default (app create), required (app region)
   std::string file;    // function deploy: the Lua source; app export: where to; app import: from where
   bool rotate = false;  // app webhook-secret: replace the secret before printing it
+  bool yes = false;      // app delete: the operator confirmed
+  bool replace = false;  // app import: an application of the export's id is replaced
   std::string older_than = "7d";  // files gc: the age an orphan must have, <n>d|h|m|s
   // app create, app set: `crmd` or `parse` (auth/gates.hpp), then each gate named (`captcha`,
   // `signup`, ...) to its value; empty: unchanged.
@@ -79,7 +81,9 @@ struct AdminArgs {
 };
 
 enum class CommandKind {
-  kServe, kAppCreate, kAppExport, kAppImport, kAppRegion, kAppWebhookSecret, kAppOAuthRotate, kAppSet, kKeyCreate, kKeyRevoke, kKeyList, kFunctionDeploy, kFunctionList, kFunctionRemove, kFilesGc
+  kServe, kAppCreate, kAppExport, kAppImport, kAppRegion, kAppWebhookSecret, kAppOAuthRotate, kAppSet,
+  kAppList, kAppStats, kAppRename, kAppDelete,
+  kKeyCreate, kKeyRevoke, kKeyList, kKeyRotateMaster, kFunctionDeploy, kFunctionList, kFunctionRemove, kFilesGc
 };
 
 struct Command {

@@ -3,6 +3,7 @@
 // database the second kind (`--store`). Thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -25,6 +26,8 @@ class Stores {
   virtual std::vector<std::string> List() = 0;
   // Removes the store of `app_id` and everything in it (what an interrupted `app create` left).
   virtual void Remove(const std::string& app_id) = 0;
+  // Bytes the store of `app_id` takes on disk, its indexes and logs included; 0 when it has none.
+  virtual std::int64_t StoreBytes(const std::string& app_id) = 0;
   // Calls `changed(app_id)` from a thread of its own whenever a process (this one included) may
   // have changed an application's schema, so that every server on one database reloads it;
   // `changed("*")` when changes may have been missed (all of them). Until StopWatching(). SQLite

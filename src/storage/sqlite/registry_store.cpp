@@ -22,6 +22,9 @@ class SqliteRegistry final : public RegistryStore {
   RegistryChange SetWebhookSecret(const std::string& app_id, const std::string& secret) override;
   RegistryChange SetOAuthSecret(const std::string& app_id, const std::string& secret) override;
   RegistryChange SetGates(const std::string& app_id, const std::string& gates) override;
+  RegistryChange SetName(const std::string& app_id, const std::string& name) override;
+  RegistryChange SetMasterKeyHash(const std::string& app_id, const std::string& hash) override;
+  RegistryChange RemoveApp(const std::string& app_id) override;
   RegistryChange DeployFunction(const std::string& app_id, const FunctionRecord& function) override;
   RegistryChange RemoveFunction(const std::string& app_id, const std::string& name) override;
   std::vector<AppRecord> LoadAll() override;
@@ -225,6 +228,28 @@ RegistryChange SqliteRegistry::SetOAuthSecret(const std::string& app_id, const s
 
 RegistryChange SqliteRegistry::SetGates(const std::string& app_id, const std::string& gates) {
   return SetColumn(impl_->c, "gates", app_id, gates);
+}
+
+RegistryChange SqliteRegistry::SetName(const std::string& app_id, const std::string& name) {
+  return SetColumn(impl_->c, "name", app_id, name);
+}
+
+RegistryChange SqliteRegistry::SetMasterKeyHash(const std::string& app_id, const std::string& hash) {
+  if (hash.empty()) throw std::invalid_argument("a master key hash may not be empty");
+  return SetColumn(impl_->c, "master_key_hash", app_id, hash);
+}
+
+RegistryChange SqliteRegistry::RemoveApp(const std::string& app_id) {
+  auto& c = impl_->c;
+  return InTransaction(c, [&] {
+    if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
+    for (const char* table : {"api_keys", "functions", "apps"}) {
+      auto st = c.Prepare(std::string("DELETE FROM ") + table + " WHERE app_id = ?");
+      st.Bind(1, app_id);
+      st.Step();
+    }
+    return RegistryChange::kDone;
+  });
 }
 
 RegistryChange SqliteRegistry::DeployFunction(const std::string& app_id, const FunctionRecord& function) {

@@ -23,6 +23,16 @@ class SqliteFiles final : public Stores {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(Path(app_id) + suffix);
   }
 
+  std::int64_t StoreBytes(const std::string& app_id) override {
+    std::int64_t bytes = 0;
+    for (const char* suffix : {"", "-wal"}) {
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(Path(app_id) + suffix, ec);
+      if (!ec) bytes += static_cast<std::int64_t>(size);
+    }
+    return bytes;
+  }
+
   std::vector<std::string> List() override {
     std::vector<std::string> ids;
     std::error_code ec;
