@@ -200,7 +200,7 @@ int ExportApp(const AdminArgs& args) {
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   if (!out) return Fail("cannot write " + file);
   try {
-    const auto counts = storage::ExportStore(*db, json::object{{"appId", app_id}, {"registry", RegistryJson(*app)}}, out);
+    const auto counts = storage::ExportStore(*db, json::object{{"appId", app_id}, {"registry", RegistryJson(*app)}, {"files", true}}, out);
     const auto files = ExportAppFiles((std::filesystem::path(data) / "apps" / app_id).string(), out);
     out.close();
     if (!out) throw std::runtime_error("cannot write " + file);
@@ -244,8 +244,10 @@ int ImportApp(const AdminArgs& args) {
   try {
     auto db = stores->Open(app_id);
     counts = storage::ImportStore(*db, in, read_header);
-    // An export of an earlier release ends with its store.
-    if (in.peek() != std::char_traits<char>::eof()) files = ImportAppFiles(in, app_dir);
+    // An export of an earlier release ends with its store; one that says files follow and has
+    // none was cut short.
+    if (const auto* has_files = read_header.if_contains("files"); has_files && has_files->is_bool() && has_files->get_bool())
+      files = ImportAppFiles(in, app_dir);
   } catch (...) {
     stores->Remove(app_id);
     std::error_code ignored;
