@@ -136,7 +136,7 @@ int Serve(const cli::ServeFlags& flags) {
   std::string static_url = flags.static_url;
   while (!static_url.empty() && static_url.back() == '/') static_url.pop_back();
   apps.SetPublicUrl(public_url, static_url, flags.signin_url);
-  log::Info("listening", {{"address", options.host},
+  log::Announce("listening", {{"address", options.host},
                           {"max_connections", options.max_connections},
                           {"max_open_apps", static_cast<std::int64_t>(plan.stores.max_open)},
                           {"open_files", static_cast<std::int64_t>(plan.open_files)},
@@ -169,7 +169,7 @@ int Serve(const cli::ServeFlags& flags) {
     server.Run();
   }
   registry.StopWatching();
-  log::Info("stopped");
+  log::Announce("stopped");
   return 0;
 }
 

@@ -60,6 +60,8 @@ struct Response {
   std::string file;
   std::uint64_t file_offset = 0;
   std::uint64_t file_length = 0;
+  // The application the request was for, once the router knew it: the access log's `app`.
+  std::string app_id;
   // Not an answer: the read ran past its slice on a network thread and is to be handled again on
   // a thread of slow reads (Request::off_loop), so the network thread's other connections wait no
   // longer.

@@ -202,6 +202,7 @@ Response Router::Handle(const Request& request, const std::shared_ptr<app::Appli
     response = ErrorResponse(errors::Internal());
   }
   if (request.method != Method::kOptions) AddCorsHeaders(request, response);
+  if (caller.app) response.app_id = caller.app->id();
   // Spec §2.6: write requests are logged, reads never.
   const bool write = request.method == Method::kPost || request.method == Method::kPut || request.method == Method::kDelete;
   if (write && caller.app && request_log_) LogWhenSent(request, caller, response);
@@ -304,6 +305,7 @@ std::optional<Response> Router::Early(const Request& head) {
     }
     if (!decided) return std::nullopt;
     AddCorsHeaders(head, *decided);
+    if (caller.app) decided->app_id = caller.app->id();
     if (caller.app && request_log_) LogWhenSent(head, caller, *decided);
     return decided;
   } catch (const std::exception&) {
@@ -427,8 +429,10 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
                  pending->request.json_body.reset();
                  if (!storage::Durable(outcome)) {  // the group's COMMIT failed (logged by the store)
                    auto sent = std::move(pending->response.sent);
+                   auto app_id = std::move(pending->response.app_id);
                    pending->response = ErrorResponse(CommitError(outcome));
                    pending->response.sent = std::move(sent);
+                   pending->response.app_id = std::move(app_id);
                    AddCorsHeaders(pending->request, pending->response);
                  }
                  pending->done(std::move(pending->response));

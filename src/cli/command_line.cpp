@@ -100,6 +100,10 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                         "Milliseconds a read runs on a network thread before it moves to a slow-read thread (default: 20)");
   serve_cmd->add_option("--signin-rate", serve.signin_rate,
                         "Sign-in gate posts per address per minute; beyond, 429 (default: 30; 0: no limit)");
+  serve_cmd->add_option("--log-level", serve.log_level, "debug, info, warn or error: lines below it are not written (default: info)")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+  serve_cmd->add_option("--slow-request-ms", serve.slow_request_ms,
+                        "A request this slow or slower gets a `slow request` warning line; 0: none (default: 1000)");
   serve_cmd->add_option("--max-connections", serve.max_connections,
                         "Open connections at most (default: a quarter of the open-file limit, at most 10,000)");
 

@@ -78,6 +78,8 @@ std::optional<std::string> PlanServer(const ServeFlags& flags, int cores, std::u
   out.request_timeout = std::chrono::seconds(flags.request_timeout);
   out.idle_timeout = std::chrono::seconds(flags.idle_timeout);
   if (flags.max_connections < 0) return "--max-connections must be positive";
+  if (flags.slow_request_ms < 0) return "--slow-request-ms must be 0 (none) or more";
+  out.slow_request = std::chrono::milliseconds(flags.slow_request_ms);
   out.max_connections = flags.max_connections > 0 ? flags.max_connections
                                                   : static_cast<int>(std::clamp<std::uint64_t>(open_files / 4, 16, 10'000));
   return std::nullopt;
@@ -188,6 +190,9 @@ std::uint64_t OpenFileLimit() {
 }
 
 std::variant<ServePlan, std::string> PlanServe(const ServeFlags& flags) {
+  log::Level level = log::Level::kInfo;
+  if (!log::ParseLevel(flags.log_level, level)) return "--log-level takes debug, info, warn or error";
+  log::SetLevel(level);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   TuneMalloc(cores);
   ServePlan plan;

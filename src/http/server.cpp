@@ -23,7 +23,9 @@
 
 #include "http/upload_pace.hpp"
 #include "util/errors.hpp"
+#include "util/ids.hpp"
 #include "util/log.hpp"
+#include "util/redact.hpp"
 
 namespace crmd::http {
 
@@ -66,6 +68,26 @@ constexpr std::size_t kBodyReadAhead = 64 * 1024;
 // What a file answer sends per write: large enough for few system calls, small enough that a
 // thousand downloads at once hold 256 MiB at most.
 constexpr std::size_t kFileChunk = 256 * 1024;
+
+// What of a query string the access log keeps: enough to tell requests apart, not a `where` of
+// kilobytes on every line.
+constexpr std::size_t kLoggedQuery = 512;
+// A client's X-Request-Id is kept (and echoed, and logged) when it is 1-128 of
+// [A-Za-z0-9._:-]: a proxy's UUID or trace id fits, a header that could break a log line does not.
+constexpr std::size_t kMaxRequestId = 128;
+
+std::string NewRequestId() { return ids::RandomAlnum(16); }
+
+// The client's (or its proxy's) request id, or a new one.
+std::string RequestIdOf(std::string_view sent) {
+  if (sent.empty() || sent.size() > kMaxRequestId) return NewRequestId();
+  for (char c : sent) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                    c == ':' || c == '-';
+    if (!ok) return NewRequestId();
+  }
+  return std::string(sent);
+}
 
 api::Method ToMethod(bhttp::verb verb) {
   switch (verb) {
@@ -385,16 +407,21 @@ struct Server::Impl {
     std::string method;
     std::string path;
     std::string remote_ip;
+    std::string query;       // redacted (util/redact.hpp), at most kLoggedQuery bytes
+    std::string request_id;  // the client's X-Request-Id when usable, else one made here
   };
 
   // Returns the request's time in milliseconds.
-  double LogRequest(const LogFacts& facts, int status, std::size_t bytes,
+  double LogRequest(const LogFacts& facts, const api::Response& response, int status, std::size_t bytes,
                     std::chrono::steady_clock::time_point start) {
     const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
                             std::chrono::steady_clock::now() - start)
                             .count();
     const double ms = static_cast<double>(micros) / 1000.0;
-    log::Request(facts.method, facts.path, status, bytes, ms, facts.remote_ip);
+    log::Request({facts.method, facts.path, facts.query, status, bytes, ms, facts.remote_ip, response.app_id, facts.request_id});
+    if (options.slow_request.count() > 0 && ms >= static_cast<double>(options.slow_request.count()))
+      log::Warn("slow request", {{"method", facts.method}, {"path", facts.path}, {"status", status}, {"ms", ms},
+                                 {"app", response.app_id}, {"requestId", facts.request_id}});
     return ms;
   }
 
@@ -420,12 +447,13 @@ struct Server::Impl {
       response.headers.emplace_back("Vary", "Origin");
     }
     const std::size_t bytes = response.body.size();
+    if (!facts.request_id.empty()) response.headers.emplace_back("X-Request-Id", facts.request_id);
     std::string head;
     WriteHead(response, 11, /*keep_alive=*/false, bytes, head);
     const std::array<asio::const_buffer, 2> buffers{asio::buffer(head), asio::buffer(response.body)};
     stream.expires_after(options.request_timeout);
     co_await asio::async_write(stream, buffers, kNoThrow);
-    const double ms = LogRequest(facts, status, bytes, start);
+    const double ms = LogRequest(facts, response, status, bytes, start);
     if (response.sent) response.sent(status, ms);
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
@@ -467,6 +495,7 @@ struct Server::Impl {
     const int status = api_response.status;
     const bool from_file = !api_response.file.empty();
     const std::size_t bytes = from_file ? api_response.file_length : api_response.body.size();
+    if (!facts.request_id.empty()) api_response.headers.emplace_back("X-Request-Id", facts.request_id);
     std::string response_head;
     response_head.reserve(256);
     WriteHead(api_response, version, keep_alive, bytes, response_head);
@@ -477,7 +506,7 @@ struct Server::Impl {
     stream.expires_after(options.request_timeout);
     auto [write_ec, written] = co_await asio::async_write(stream, response, kNoThrow);
     if (!write_ec && from_file && !head) write_ec = co_await WriteFile(stream, api_response);
-    const double ms = LogRequest(facts, status, bytes, start);
+    const double ms = LogRequest(facts, api_response, status, bytes, start);
     if (api_response.sent) api_response.sent(status, ms);
     if (buffer.capacity() > kReadBuffer) {  // keeps a pipelined request's bytes
       buffer.shrink_to_fit();
@@ -586,7 +615,8 @@ struct Server::Impl {
   asio::awaitable<void> Session(tcp::socket socket) {
     beast::error_code ep_error;
     auto endpoint = socket.remote_endpoint(ep_error);
-    LogFacts facts{{}, {}, ep_error ? std::string() : endpoint.address().to_string()};
+    LogFacts facts;
+    facts.remote_ip = ep_error ? std::string() : endpoint.address().to_string();
     auto conn = std::make_shared<Conn>(std::move(socket), open_connections);
     beast::tcp_stream& stream = conn->stream;
     beast::flat_buffer buffer;
@@ -623,6 +653,8 @@ struct Server::Impl {
       if (ec) {
         facts.method = "-";
         facts.path = "-";
+        facts.query.clear();
+        facts.request_id = NewRequestId();
         if (ec == bhttp::error::header_limit)
           co_await WriteError(stream, errors::HeaderTooLarge(), {}, facts, start);
         else if (ec == bhttp::error::body_limit)  // the start line is parsed by then
@@ -642,7 +674,12 @@ struct Server::Impl {
 
       const auto& header = parser.get();
       facts.method = std::string(header.method_string());
-      facts.path = std::string(header.target().substr(0, header.target().find('?')));
+      const std::string_view target = header.target();
+      const auto question = target.find('?');
+      facts.path = std::string(target.substr(0, question));
+      facts.query = question == std::string_view::npos ? std::string() : RedactQuery(target.substr(question + 1));
+      if (facts.query.size() > kLoggedQuery) facts.query.resize(kLoggedQuery);
+      facts.request_id = RequestIdOf(header["X-Request-Id"]);
       const std::string origin(header[bhttp::field::origin]);
       const api::BodyKind body_kind = BodyOf(header);
       const bool upload = body_kind == api::BodyKind::kUpload;
@@ -849,7 +886,7 @@ void Server::Run() {
   asio::signal_set& signals = *s.signals;
   signals.async_wait([&s](const boost::system::error_code& ec, int signal) {
     if (ec) return;
-    log::Info("stopping", {{"signal", signal}, {"in_flight", s.in_flight.load()}});
+    log::Announce("stopping", {{"signal", signal}, {"in_flight", s.in_flight.load()}});
     s.stopping = true;
     asio::post(s.acceptor_strand, [&s] {
       beast::error_code ignored;

@@ -79,6 +79,9 @@ struct ServerOptions {
   // closed itself when none is idle. Each holds a descriptor: keep it well under the process's
   // open-file limit, which stores need too.
   int max_connections = 10000;
+  // A request that took this long or longer gets a `slow request` warning besides its access-log
+  // line (`--slow-request-ms`); 0: none.
+  std::chrono::milliseconds slow_request{1000};
   // Threads for reads that ran past their slice on a network thread (Response::run_off_loop).
   // They run at a lower priority than the network threads.
   int slow_read_threads = 2;
