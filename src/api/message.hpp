@@ -35,7 +35,10 @@ struct Request {
   // storage (json::value(v, json::storage_ptr())), or into a container, whose elements take the
   // container's storage.
   std::shared_ptr<const boost::json::value> json_body;
+  // The client's address: the peer's, or what a trusted proxy says (http/trusted_proxies.hpp).
   std::string remote_ip;
+  // The client reached the proxy over HTTPS, as a trusted proxy says (the gate's Secure cookie).
+  bool https = false;
   // A read handled again off the network threads, after it ran past its slice on one
   // (Response::run_off_loop): it gets the whole read timeout, counted from `arrived`.
   bool off_loop = false;

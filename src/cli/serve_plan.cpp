@@ -79,6 +79,10 @@ std::optional<std::string> PlanServer(const ServeFlags& flags, int cores, std::u
   out.idle_timeout = std::chrono::seconds(flags.idle_timeout);
   if (flags.max_connections < 0) return "--max-connections must be positive";
   if (flags.slow_request_ms < 0) return "--slow-request-ms must be 0 (none) or more";
+  std::string wrong_proxies;
+  auto proxies = http::TrustedProxies::Parse(flags.trusted_proxies, wrong_proxies);
+  if (!proxies) return wrong_proxies;
+  out.trusted_proxies = std::move(*proxies);
   out.slow_request = std::chrono::milliseconds(flags.slow_request_ms);
   out.max_connections = flags.max_connections > 0 ? flags.max_connections
                                                   : static_cast<int>(std::clamp<std::uint64_t>(open_files / 4, 16, 10'000));

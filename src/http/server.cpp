@@ -102,7 +102,7 @@ api::Method ToMethod(bhttp::verb verb) {
 }
 
 template <typename Fields>
-api::Request ToApiRequest(const bhttp::request_header<Fields>& in, std::string body, const std::string& remote_ip) {
+api::Request ToApiRequest(const bhttp::request_header<Fields>& in, std::string body, const std::string& remote_ip, bool https) {
   api::Request out;
   out.method = ToMethod(in.method());
   out.method_name = std::string(in.method_string());
@@ -116,6 +116,7 @@ api::Request ToApiRequest(const bhttp::request_header<Fields>& in, std::string b
   }
   out.body = std::move(body);
   out.remote_ip = remote_ip;
+  out.https = https;
   return out;
 }
 
@@ -175,7 +176,7 @@ std::optional<ApiError> UnsupportedCoding(const Header& header) {
 
 // A request as the head alone says it, for Early: no body yet.
 template <typename Header>
-api::Request HeadOnly(const Header& header, const std::string& remote_ip) {
+api::Request HeadOnly(const Header& header, const std::string& remote_ip, bool https) {
   api::Request out;
   out.method = ToMethod(header.method());
   out.method_name = std::string(header.method_string());
@@ -187,6 +188,7 @@ api::Request HeadOnly(const Header& header, const std::string& remote_ip) {
     out.headers.emplace_back(std::move(name), std::string(field.value()));
   }
   out.remote_ip = remote_ip;
+  out.https = https;
   return out;
 }
 
@@ -409,6 +411,7 @@ struct Server::Impl {
     std::string remote_ip;
     std::string query;       // redacted (util/redact.hpp), at most kLoggedQuery bytes
     std::string request_id;  // the client's X-Request-Id when usable, else one made here
+    bool https = false;      // a trusted proxy says the client used HTTPS
   };
 
   // Returns the request's time in milliseconds.
@@ -604,7 +607,7 @@ struct Server::Impl {
     }
     parser.get().body().close();
     StreamedUpload out;
-    out.request = ToApiRequest(parser.get().base(), std::string(), facts.remote_ip);
+    out.request = ToApiRequest(parser.get().base(), std::string(), facts.remote_ip, facts.https);
     out.request.body_file = path;
     out.version = parser.get().version();
     out.keep_alive = parser.get().keep_alive();
@@ -616,7 +619,8 @@ struct Server::Impl {
     beast::error_code ep_error;
     auto endpoint = socket.remote_endpoint(ep_error);
     LogFacts facts;
-    facts.remote_ip = ep_error ? std::string() : endpoint.address().to_string();
+    const std::string peer = ep_error ? std::string() : endpoint.address().to_string();
+    facts.remote_ip = peer;
     auto conn = std::make_shared<Conn>(std::move(socket), open_connections);
     beast::tcp_stream& stream = conn->stream;
     beast::flat_buffer buffer;
@@ -680,6 +684,10 @@ struct Server::Impl {
       facts.query = question == std::string_view::npos ? std::string() : RedactQuery(target.substr(question + 1));
       if (facts.query.size() > kLoggedQuery) facts.query.resize(kLoggedQuery);
       facts.request_id = RequestIdOf(header["X-Request-Id"]);
+      // Behind a trusted proxy, the client is who the proxy says (http/trusted_proxies.hpp).
+      const TrustedProxies& proxies = options.trusted_proxies;
+      facts.remote_ip = proxies.empty() ? peer : proxies.ClientAddress(peer, header["Forwarded"], header["X-Forwarded-For"]);
+      facts.https = !proxies.empty() && proxies.ClientUsedHttps(peer, header["Forwarded"], header["X-Forwarded-Proto"]);
       const std::string origin(header[bhttp::field::origin]);
       const api::BodyKind body_kind = BodyOf(header);
       const bool upload = body_kind == api::BodyKind::kUpload;
@@ -699,7 +707,7 @@ struct Server::Impl {
       // An answer the head alone decides (no route, no application, a refused credential) is
       // given before the body is read: a large body to nowhere costs nothing but its drain.
       if (early && (parser.content_length().value_or(0) > 0 || parser.chunked())) {
-        auto decided = early(HeadOnly(header, facts.remote_ip));
+        auto decided = early(HeadOnly(header, facts.remote_ip, facts.https));
         if (decided) {
           co_await WriteAndClose(stream, std::move(*decided), origin, facts, start);
           co_return;
@@ -749,7 +757,7 @@ struct Server::Impl {
       const unsigned version = request.version();
       const bool head = request.method() == bhttp::verb::head;
       const bool keep_alive = request.keep_alive() && !stopping.load() && !closing;
-      api::Request api_request = ToApiRequest(request.base(), std::move(request.body()), facts.remote_ip);
+      api::Request api_request = ToApiRequest(request.base(), std::move(request.body()), facts.remote_ip, facts.https);
       api::Response api_response;
       std::optional<api::Response> answered;
       if (options.unwrap) answered = options.unwrap(api_request);  // before the method decides the thread

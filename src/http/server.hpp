@@ -16,6 +16,7 @@
 
 #include "api/message.hpp"
 #include "api/routes.hpp"
+#include "http/trusted_proxies.hpp"
 
 namespace crmd::http {
 
@@ -79,6 +80,9 @@ struct ServerOptions {
   // closed itself when none is idle. Each holds a descriptor: keep it well under the process's
   // open-file limit, which stores need too.
   int max_connections = 10000;
+  // Reverse proxies whose forwarding headers say who the client is (`--trusted-proxies`); none by
+  // default: the peer is the client.
+  TrustedProxies trusted_proxies;
   // A request that took this long or longer gets a `slow request` warning besides its access-log
   // line (`--slow-request-ms`); 0: none.
   std::chrono::milliseconds slow_request{1000};

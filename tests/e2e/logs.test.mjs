@@ -86,7 +86,7 @@ test('issue 35: a request slower than --slow-request-ms gets a warning line with
   assert.ok(slow.ms >= 200, `${slow.ms} ms`);
 });
 
-test('issue 35: --log-level warn drops the access lines and every other info line but the server's landmarks', async () => {
+test('issue 35: --log-level warn drops the access lines and every other info line but the server\'s landmarks', async () => {
   const quiet = await startServer(makeDataDir('crmd-logs-quiet'), { extraArgs: ['--log-level', 'warn'] });
   for (let i = 0; i < 3; i++) assert.equal((await request(quiet, 'GET', '/health')).status, 200);
   await quiet.stop();
