@@ -4,7 +4,13 @@
 #include <boost/system/system_error.hpp>
 #include <curl/curl.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
 #include <optional>
 #include <system_error>
 
@@ -18,6 +24,7 @@
 #include "cli/data_dir_lock.hpp"
 #include "cli/serve_plan.hpp"
 #include "http/server.hpp"
+#include "metrics/metrics.hpp"
 #include "logs/request_log.hpp"
 #include "storage/read_deadline.hpp"
 #include "storage/registry_store.hpp"
@@ -69,6 +76,35 @@ std::string StartupFailure(const std::exception& e) {
            "): raise it (ulimit -n, or LimitNOFILE= in a systemd unit) or lower --threads";
   if (const auto* boost_error = dynamic_cast<const boost::system::system_error*>(&e)) return boost_error->code().message();
   return e.what();
+}
+
+// The /metrics listener's one answer (metrics/metrics.hpp).
+api::Response AnswerMetrics(const api::Request& request) {
+  if (request.target != "/metrics" || (request.method != api::Method::kGet && request.method != api::Method::kHead))
+    return api::JsonResponse(404, json::object{{"error", "GET /metrics is all there is here"}});
+  api::Response r;
+  r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  r.body = metrics::Scrape();
+  return r;
+}
+
+// What /metrics measures at a scrape rather than counts as it happens.
+void SampleProcess(app::Applications& apps, const auth::Registry& registry) {
+  metrics::Set(metrics::Gauge::kOpenStores, static_cast<double>(apps.open_count()));
+  std::error_code ec;
+  double fds = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec))
+    ++fds;
+  metrics::Set(metrics::Gauge::kDescriptors, fds);
+  metrics::Set(metrics::Gauge::kDescriptorLimit, static_cast<double>(cli::OpenFileLimit()));
+  long pages = 0, resident = 0;
+  if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(statm, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(statm);
+  }
+  metrics::Set(metrics::Gauge::kResidentBytes, static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)));
+  metrics::Set(metrics::Gauge::kRegistryUp, registry.Healthy() ? 1 : 0);
 }
 
 int Serve(const cli::ServeFlags& flags) {
@@ -130,6 +166,15 @@ int Serve(const cli::ServeFlags& flags) {
       [&router](api::Request& r, std::function<void(api::Response)>& done) { return router.QueueWrite(r, done); },
       [&router](const api::Request& head) { return router.Early(head); });
   const unsigned short port = server.Listen();
+  // The metrics listener: bound before the server says it listens; run on a thread of its own,
+  // it stops on the same SIGTERM.
+  std::optional<http::Server> metrics_server;
+  unsigned short metrics_port = 0;
+  if (plan.metrics) {
+    metrics::OnScrape([&apps, &registry] { SampleProcess(apps, registry); });
+    metrics_server.emplace(*plan.metrics, AnswerMetrics);
+    metrics_port = metrics_server->Listen();
+  }
   std::string public_url = flags.public_url;
   if (public_url.empty()) public_url = "http://" + options.host + ":" + std::to_string(port);
   while (!public_url.empty() && public_url.back() == '/') public_url.pop_back();
@@ -146,7 +191,20 @@ int Serve(const cli::ServeFlags& flags) {
                           {"durability", flags.durability},
                           {"prefix", flags.prefix},
                           {"version", Version()}});
+  if (metrics_server) log::Announce("metrics listening", {{"address", plan.metrics->host}, {"port", metrics_port}});
   g_listening = true;
+  // Joined once the server stopped (the same SIGTERM stops both); should the server's Run() end
+  // any other way, the metrics listener is told to stop.
+  struct MetricsThread {
+    std::thread thread;
+    bool server_stopped = false;
+    ~MetricsThread() {
+      if (!thread.joinable()) return;
+      if (!server_stopped) ::kill(::getpid(), SIGTERM);
+      thread.join();
+    }
+  } metrics_thread;
+  if (metrics_server) metrics_thread.thread = std::thread([&metrics_server] { metrics_server->Run(); });
   {
     // Before the server and the router go, however Run() ends: a queued write still running
     // uses the router and answers through the server's contexts.
@@ -167,6 +225,7 @@ int Serve(const cli::ServeFlags& flags) {
       }
     } stop_writes_first{function_pool, *trigger_runner, request_log, apps};
     server.Run();
+    metrics_thread.server_stopped = true;
   }
   registry.StopWatching();
   log::Announce("stopped");

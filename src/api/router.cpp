@@ -27,6 +27,7 @@
 #include "functions/forms.hpp"
 #include "storage/read_deadline.hpp"
 #include "storage/storage_error.hpp"
+#include "metrics/metrics.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
 #include "util/log.hpp"
@@ -189,6 +190,7 @@ Response Router::Handle(const Request& request, const std::shared_ptr<app::Appli
       again.run_off_loop = true;
       return again;
     }
+    metrics::CountReadTimeout();
     response = ErrorResponse(errors::QueryTimeout(std::chrono::duration_cast<std::chrono::seconds>(options_.read_timeout).count()));
   } catch (const storage::OutOfDescriptors& e) {
     log::Warn("out of file descriptors", {{"method", request.method_name}, {"error", e.what()}});
@@ -290,6 +292,7 @@ std::optional<Response> Router::Early(const Request& head) {
         break;
       case RouteId::kPreflight:
       case RouteId::kHealth:
+      case RouteId::kReady:
       case RouteId::kOAuthMetadata:
       case RouteId::kStatic:
       case RouteId::kFileDownload:
@@ -457,6 +460,15 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
   switch (route.id) {
     case RouteId::kPreflight: return Preflight(request, header_prefix_);
     case RouteId::kHealth: return JsonResponse(200, boost::json::object{{"status", "ok"}});
+    case RouteId::kReady: {
+      // Issue 35: for load balancers, unlike /health (liveness): the registry's last poll
+      // succeeded and the stores answer (on PostgreSQL, a pooled connection runs a query).
+      std::string why;
+      if (!registry_.Healthy()) why = "the registry cannot be read";
+      else if (!apps_.StoresReady()) why = "the store does not answer";
+      if (why.empty()) return JsonResponse(200, boost::json::object{{"status", "ready"}});
+      return JsonResponse(503, boost::json::object{{"status", "unavailable"}, {"reason", why}});
+    }
     case RouteId::kFunction: return RouteFunction(request, route, segments[2], opened, queued, caller);
     case RouteId::kOAuth:
     case RouteId::kOAuthMetadata: {

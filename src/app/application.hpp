@@ -215,6 +215,9 @@ class Applications {
   // is not open.
   void Forget(const std::string& app_id);
 
+  // Whether the stores answer now (storage::Stores::Ready): `/ready`.
+  bool StoresReady() { return stores_->Ready(); }
+
   // The applications open now.
   std::vector<std::shared_ptr<Application>> OpenApplications();
   // Stores open now, the ones being closed included.

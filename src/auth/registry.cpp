@@ -75,12 +75,14 @@ void Registry::StartWatching() {
         // Once per outage (a database restarting fails every poll until it is back).
         if (!store_failed) log::Error("registry poll failed", {{"error", e.what()}});
         store_failed = true;
+        healthy_ = false;
         store.reset();
         version = -1;
         continue;
       }
       if (store_failed) log::Info("registry poll recovered", {});
       store_failed = false;
+      healthy_ = true;
     }
   });
 }

@@ -5,6 +5,7 @@
 // Thread-safe: Find() may be called from any thread; the snapshot it returns is immutable.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -60,6 +61,8 @@ class Registry {
 
   void StartWatching();
   void StopWatching();
+  // False while the registry's polls fail (a database down, a file unreadable): `/ready`.
+  bool Healthy() const { return healthy_.load(); }
 
  private:
   using Map = std::map<std::string, std::shared_ptr<const AppCredentials>, std::less<>>;
@@ -74,6 +77,7 @@ class Registry {
   std::mutex stop_mutex_;
   std::condition_variable stop_wake_;
   bool stop_ = false;  // guarded by stop_mutex_
+  std::atomic<bool> healthy_{true};
   std::thread watcher_;
 };
 

@@ -100,6 +100,8 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                         "Milliseconds a read runs on a network thread before it moves to a slow-read thread (default: 20)");
   serve_cmd->add_option("--signin-rate", serve.signin_rate,
                         "Sign-in gate posts per address per minute; beyond, 429 (default: 30; 0: no limit)");
+  serve_cmd->add_option("--metrics-listen", serve.metrics_listen,
+                        "HOST:PORT of a listener of its own answering GET /metrics in the Prometheus text format (default: none)");
   serve_cmd->add_option("--trusted-proxies", serve.trusted_proxies,
                         "Reverse proxies (CIDR,...) whose Forwarded/X-Forwarded-For name the client and X-Forwarded-Proto its scheme "
                         "(default: none; the peer is the client)");

@@ -59,6 +59,7 @@ struct ServeFlags {
   int trigger_lease = 60;
   int trigger_threads = 2;
   int signin_rate = 30;
+  std::string metrics_listen;   // HOST:PORT of the /metrics listener; empty: none
   std::string trusted_proxies;  // CIDR blocks of reverse proxies whose forwarding headers are believed
   std::string log_level = "info";  // debug|info|warn|error: lines below it are not written
   int slow_request_ms = 1000;      // a request this slow or slower gets a `slow request` warning; 0: none  // sign-in gate posts per address per minute (api::kDefaultSignInPerMinute); 0: no limit

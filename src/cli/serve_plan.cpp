@@ -25,6 +25,9 @@ constexpr std::uint64_t kFixedDescriptors = 20;
 // Each network thread's event loop: an epoll, an eventfd and a timerfd (the accept loop's too).
 constexpr std::uint64_t kDescriptorsPerNetworkThread = 3;
 
+// Connections the /metrics listener keeps at most: scrapers, not clients.
+constexpr int kMetricsConnections = 16;
+
 // Raises the soft limit of open files to the hard one; returns the limit now in force.
 std::uint64_t RaiseOpenFileLimit() {
   rlimit limit{};
@@ -51,18 +54,38 @@ void TuneMalloc(int cores) {
   mallopt(M_TOP_PAD, 1 << 20);
 }
 
-// The network side: the listening address, threads, body limits, uploads and timeouts.
-std::optional<std::string> PlanServer(const ServeFlags& flags, int cores, std::uint64_t open_files, http::ServerOptions& out) {
-  auto colon = flags.listen.rfind(':');
-  if (colon == std::string::npos) return "--listen must be HOST:PORT";
-  out.host = flags.listen.substr(0, colon);
+// `HOST:PORT` of the flag `name` into `out`.
+std::optional<std::string> PlanAddress(const std::string& name, const std::string& value, http::ServerOptions& out) {
+  auto colon = value.rfind(':');
+  if (colon == std::string::npos) return name + " must be HOST:PORT";
+  out.host = value.substr(0, colon);
   try {
-    int port = std::stoi(flags.listen.substr(colon + 1));
-    if (port < 0 || port > 65535) return "--listen port out of range";
+    int port = std::stoi(value.substr(colon + 1));
+    if (port < 0 || port > 65535) return name + " port out of range";
     out.port = static_cast<unsigned short>(port);
   } catch (const std::exception&) {
-    return "--listen must be HOST:PORT";
+    return name + " must be HOST:PORT";
   }
+  return std::nullopt;
+}
+
+// The /metrics listener: one thread, a few connections (a scraper or two), nothing else.
+std::optional<std::string> PlanMetrics(const ServeFlags& flags, std::optional<http::ServerOptions>& out) {
+  if (flags.metrics_listen.empty()) return std::nullopt;
+  http::ServerOptions metrics;
+  if (auto wrong = PlanAddress("--metrics-listen", flags.metrics_listen, metrics)) return wrong;
+  metrics.threads = 1;
+  metrics.write_threads = 1;
+  metrics.slow_read_threads = 1;
+  metrics.max_connections = kMetricsConnections;
+  metrics.slow_request = std::chrono::milliseconds(0);
+  out = std::move(metrics);
+  return std::nullopt;
+}
+
+// The network side: the listening address, threads, body limits, uploads and timeouts.
+std::optional<std::string> PlanServer(const ServeFlags& flags, int cores, std::uint64_t open_files, http::ServerOptions& out) {
+  if (auto wrong = PlanAddress("--listen", flags.listen, out)) return wrong;
   // Reads run on the network threads; writes, which wait for their group's fsync, on their own.
   out.threads = flags.threads > 0 ? flags.threads : cores * 2;
   out.write_threads = flags.write_threads > 0 ? flags.write_threads : cores * 8;
@@ -217,6 +240,7 @@ std::variant<ServePlan, std::string> PlanServe(const ServeFlags& flags) {
   if (auto wrong = PlanSettings(flags, cores, plan.settings)) return *wrong;
   if (auto wrong = PlanRouter(flags, cores, plan.router, plan.functions)) return *wrong;
   if (auto wrong = PlanTriggers(flags, plan.triggers)) return *wrong;
+  if (auto wrong = PlanMetrics(flags, plan.metrics)) return *wrong;
   if (flags.request_log_days < 0) return std::string("--request-log-days must be 0 (keep) or more");
   plan.request_log.retention_days = flags.request_log_days;
   plan.request_log.max_apps_waiting = std::max<std::size_t>(1, plan.stores.max_open / 4);

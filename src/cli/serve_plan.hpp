@@ -31,6 +31,7 @@ struct ServePlan {
   triggers::Runner::Options triggers;
   logs::RequestLog::Options request_log;
   std::uint64_t open_files = 0;  // the process's limit, once raised
+  std::optional<http::ServerOptions> metrics;  // the /metrics listener (--metrics-listen), if any
   std::optional<files::UploadArea> uploads;  // held for the process's life: server.upload_dir
 };
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "http/upload_pace.hpp"
+#include "metrics/metrics.hpp"
 #include "util/errors.hpp"
 #include "util/ids.hpp"
 #include "util/log.hpp"
@@ -75,6 +76,27 @@ constexpr std::size_t kLoggedQuery = 512;
 // A client's X-Request-Id is kept (and echoed, and logged) when it is 1-128 of
 // [A-Za-z0-9._:-]: a proxy's UUID or trace id fits, a header that could break a log line does not.
 constexpr std::size_t kMaxRequestId = 128;
+
+// The metrics' route family of a path (metrics/metrics.hpp): a word of a fixed list, whatever
+// the path, so that no client can make new series. `/<prefix>/<family>/...` for the API (the
+// prefix is not known here: any first word), the first word for crmd's own routes.
+std::string_view RouteFamily(std::string_view path) {
+  static constexpr std::string_view kOwn[] = {"functions", "mcp", "health", "ready", "static", ".well-known", "oauth", "metrics"};
+  static constexpr std::string_view kApi[] = {"classes", "batch",  "users",   "login",  "logout",   "files",
+                                              "schemas", "roles",  "sessions", "apps",  "aggregate", "config",
+                                              "purge",   "requestPasswordReset", "verificationEmailRequest", "functions"};
+  if (path.starts_with('/')) path.remove_prefix(1);
+  const std::string_view first = path.substr(0, path.find('/'));
+  for (auto own : kOwn)
+    if (first == own) return own;
+  const auto slash = path.find('/');
+  if (slash == std::string_view::npos) return "other";
+  std::string_view second = path.substr(slash + 1);
+  second = second.substr(0, second.find('/'));
+  for (auto api : kApi)
+    if (second == api) return api;
+  return "other";
+}
 
 std::string NewRequestId() { return ids::RandomAlnum(16); }
 
@@ -201,8 +223,10 @@ ApiError TooLarge(bool upload, std::uint64_t limit) {
 // request, or while it sends one too slowly, to make room for a new connection when the server is
 // at max_connections.
 struct Conn {
-  explicit Conn(tcp::socket socket, std::atomic<int>& open) : stream(std::move(socket)), open(open) { ++open; }
-  ~Conn() { --open; }
+  explicit Conn(tcp::socket socket, std::atomic<int>& open) : stream(std::move(socket)), open(open) {
+    metrics::Set(metrics::Gauge::kOpenConnections, ++open);
+  }
+  ~Conn() { metrics::Set(metrics::Gauge::kOpenConnections, --open); }
   Conn(const Conn&) = delete;
   Conn& operator=(const Conn&) = delete;
   beast::tcp_stream stream;
@@ -422,6 +446,7 @@ struct Server::Impl {
                             .count();
     const double ms = static_cast<double>(micros) / 1000.0;
     log::Request({facts.method, facts.path, facts.query, status, bytes, ms, facts.remote_ip, response.app_id, facts.request_id});
+    metrics::CountRequest(RouteFamily(facts.path), status, ms / 1000.0, response.app_id);
     if (options.slow_request.count() > 0 && ms >= static_cast<double>(options.slow_request.count()))
       log::Warn("slow request", {{"method", facts.method}, {"path", facts.path}, {"status", status}, {"ms", ms},
                                  {"app", response.app_id}, {"requestId", facts.request_id}});
@@ -782,6 +807,7 @@ struct Server::Impl {
           // The read ran past its slice here: it runs again on a slow-read thread, and this
           // thread goes back to its other connections meanwhile.
           api_request.off_loop = true;
+          metrics::CountReadMovedOff();
           co_await asio::post(asio::bind_executor(slow_reads.get_executor(), asio::use_awaitable));
           LowerPriority();
           api_response = handler(api_request);

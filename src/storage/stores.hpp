@@ -26,6 +26,9 @@ class Stores {
   virtual std::vector<std::string> List() = 0;
   // Removes the store of `app_id` and everything in it (what an interrupted `app create` left).
   virtual void Remove(const std::string& app_id) = 0;
+  // Whether the stores answer: on PostgreSQL a pooled connection runs a query; SQLite's files are
+  // this process's and always do. Never throws.
+  virtual bool Ready() { return true; }
   // Bytes the store of `app_id` takes on disk, its indexes and logs included; 0 when it has none.
   virtual std::int64_t StoreBytes(const std::string& app_id) = 0;
   // Calls `changed(app_id)` from a thread of its own whenever a process (this one included) may

@@ -149,6 +149,16 @@ class PostgresSchemas final : public Stores {
 
   OutboxTakeover* outbox_takeover() override { return takeover_.get(); }
 
+  bool Ready() override {
+    try {
+      auto c = pool_->Acquire(false);
+      c->Query("SELECT 1");
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+
   std::int64_t StoreBytes(const std::string& app_id) override {
     auto c = pool_->Acquire(false);
     // pg_total_relation_size counts a table's indexes and TOAST too.
