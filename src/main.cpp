@@ -108,6 +108,7 @@ void SampleProcess(app::Applications& apps, const auth::Registry& registry) {
 }
 
 int Serve(const cli::ServeFlags& flags) {
+  if (flags.data.empty()) return cli::Fail("--data is required (or data = \"...\" in the --config file, or CRMD_DATA)");
   // Before anything touches the data directory: a second server on it would share its stores.
   if (flags.store.empty())
     if (auto wrong = cli::LockDataDir(flags.data)) return cli::Fail(*wrong);

@@ -3,12 +3,50 @@
 #include <CLI/CLI.hpp>
 
 #include <cctype>
+#include <iostream>
+#include <regex>
+#include <sstream>
 
 #include "util/version.hpp"
 
 namespace crmd::cli {
 
 namespace {
+
+// `max-open-apps` -> `CRMD_MAX_OPEN_APPS`.
+std::string EnvName(const std::string& long_name) {
+  std::string out = "CRMD_";
+  for (char c : long_name) out.push_back(c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  return out;
+}
+
+// Settings as `crmd serve --print-config` shows them: the password of a URL
+// (`postgresql://crmd:PASSWORD@host/db`, `smtp://user:PASSWORD@host`) and a `password=` parameter
+// are masked.
+std::string MaskSecrets(std::string text) {
+  static const std::regex url_password(R"((://[^:/@\s"]*:)[^@\s"]*@)");
+  static const std::regex password_param(R"((password=)[^&\s"]*)", std::regex::icase);
+  text = std::regex_replace(text, url_password, "$1****@");
+  return std::regex_replace(text, password_param, "$1****");
+}
+
+// CLI11's TOML reader, with the file's top-level keys read as `serve`'s (`listen = ...` rather
+// than a `[serve]` section: the config file is the server's), and a key whose CRMD_* variable is
+// set left to the environment: CLI11 applies the file first and then the environment only to what
+// is still unset, which would let the file win.
+class ServeConfig : public CLI::ConfigTOML {
+ public:
+  std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
+    std::vector<CLI::ConfigItem> items;
+    for (auto& item : CLI::ConfigTOML::from_config(input)) {
+      if (item.parents.empty() || item.parents.front() != "serve") item.parents.insert(item.parents.begin(), "serve");
+      if (item.name != "++" && item.name != "--" && std::getenv(EnvName(item.name).c_str())) continue;
+      items.push_back(std::move(item));
+    }
+    return items;
+  }
+};
+
 constexpr const char* kStoreHelp =
     "PostgreSQL database of the applications' records and the registry, postgresql://... "
     "(default: SQLite files under --data, which always holds files and mail)";
@@ -22,7 +60,10 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
 
   ServeFlags& serve = command.serve;
   auto* serve_cmd = cli.add_subcommand("serve", "Serve the HTTP API");
-  serve_cmd->add_option("--data", serve.data, "Data directory")->required();
+  serve_cmd->option_defaults()->always_capture_default();  // --print-config shows the defaults too
+  // Required, but checked by Serve(): CLI11 checks a required option before it reads the config
+  // file that may give it.
+  serve_cmd->add_option("--data", serve.data, "Data directory (required)");
   serve_cmd->add_option("--store", serve.store, kStoreHelp);
   serve_cmd->add_option("--listen", serve.listen, "HOST:PORT (port 0 picks a free one)");
   serve_cmd->add_option("--prefix", serve.prefix, "Path and header prefix")
@@ -111,6 +152,20 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                         "A request this slow or slower gets a `slow request` warning line; 0: none (default: 1000)");
   serve_cmd->add_option("--max-connections", serve.max_connections,
                         "Open connections at most (default: a quarter of the open-file limit, at most 10,000)");
+
+  // Issue 35: every serve flag also from a TOML file (CLI11's own reader, ServeConfig; keys named
+  // as the flags, at the top level: `listen = "127.0.0.1:8080"`) and from the environment
+  // (CRMD_LISTEN for --listen, ...). A flag on the command line wins over the environment, which
+  // wins over the file; the defaults come last.
+  cli.set_config("--config", "", "TOML file of `crmd serve`'s settings, keys named as the flags (listen = \"127.0.0.1:8080\")");
+  cli.config_formatter(std::make_shared<ServeConfig>());
+  cli.allow_config_extras(CLI::config_extras_mode::error);  // a misspelt key is refused, not ignored
+  serve_cmd->fallthrough();  // `crmd serve --config FILE`: the option is the top command's, given after `serve`
+  bool print_config = false;
+  serve_cmd->add_flag("--print-config", print_config, "Print the settings in effect (secrets masked) as a config file, then exit");
+  for (CLI::Option* option : serve_cmd->get_options())
+    if (!option->get_lnames().empty() && option->get_lnames().front() != "help" && option->get_lnames().front() != "print-config")
+      option->envname(EnvName(option->get_lnames().front()));
 
   std::string& data = command.admin.data;
   std::string& app_id = command.admin.app_id;
@@ -234,10 +289,21 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   files_gc->add_option("--older-than", command.admin.older_than,
                        "Only files last written longer ago than this: <n>d, <n>h, <n>m or <n>s (default: 7d)");
 
+  // The admin commands take --data and --store from CRMD_DATA and CRMD_STORE too.
+  for (CLI::App* group : cli.get_subcommands({}))
+    for (CLI::App* sub : group->get_subcommands({}))
+      for (const char* name : {"data", "store"})
+        if (CLI::Option* option = sub->get_option_no_throw(std::string("--") + name)) option->envname(EnvName(name));
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return cli.exit(e);  // prints help or the usage error
+  }
+  if (serve_cmd->parsed() && print_config) {
+    std::istringstream settings(MaskSecrets(serve_cmd->config_to_str(/*default_also=*/true, /*write_description=*/false)));
+    for (std::string line; std::getline(settings, line);)
+      if (!line.starts_with("print-config=")) std::cout << line << '\n';
+    return 0;
   }
   if (serve_cmd->parsed()) command.kind = CommandKind::kServe;
   else if (app_create->parsed()) command.kind = CommandKind::kAppCreate;
