@@ -264,6 +264,9 @@ int main(int argc, char** argv) {
       case cli::CommandKind::kAppStats: return cli::AppStats(a);
       case cli::CommandKind::kAppRename: return cli::RenameApp(a);
       case cli::CommandKind::kAppDelete: return cli::DeleteApp(a);
+      case cli::CommandKind::kBackup: return cli::Backup(a);
+      case cli::CommandKind::kBackupVerify: return cli::VerifyBackup(a);
+      case cli::CommandKind::kRestore: return cli::Restore(a);
       case cli::CommandKind::kFunctionDeploy: return cli::DeployFunction(a);
       case cli::CommandKind::kFunctionList: return cli::ListFunctions(a);
       case cli::CommandKind::kFunctionRemove: return cli::RemoveFunction(a);

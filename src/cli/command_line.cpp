@@ -251,6 +251,17 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   app_oauth_rotate->add_option("--store", command.admin.store, kStoreHelp);
   app_oauth_rotate->add_option("--app", app_id, "Application id")->required();
 
+  auto* backup_cmd = cli.add_subcommand("backup", "Copy a SQLite data directory while its server serves (docs/OPERATIONS.md)");
+  backup_cmd->add_option("--data", data, "Data directory (required)");  // not for `backup verify`
+  backup_cmd->add_option("--store", command.admin.store, kStoreHelp);
+  backup_cmd->add_option("--out", command.admin.file, "Folder to write the backup into (new or empty)");
+  auto* backup_verify = backup_cmd->add_subcommand("verify", "Check a backup: its manifest, registry, stores' integrity and files");
+  backup_verify->add_option("--in", command.admin.file, "Backup folder")->required();
+  auto* restore_cmd = cli.add_subcommand("restore", "Put a backup into an empty data directory (no server may run on it)");
+  restore_cmd->add_option("--in", command.admin.file, "Backup folder")->required();
+  restore_cmd->add_option("--data", data, "Data directory")->required();
+  restore_cmd->add_option("--store", command.admin.store, kStoreHelp);
+
   auto* key_cmd = cli.add_subcommand("key", "Manage API keys");
   key_cmd->require_subcommand(1);
   auto* key_create = key_cmd->add_subcommand("create", "Issue a named API key");
@@ -321,6 +332,14 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   else if (app_stats->parsed()) command.kind = CommandKind::kAppStats;
   else if (app_rename->parsed()) command.kind = CommandKind::kAppRename;
   else if (app_delete->parsed()) command.kind = CommandKind::kAppDelete;
+  else if (backup_verify->parsed()) command.kind = CommandKind::kBackupVerify;
+  else if (backup_cmd->parsed()) {
+    if (command.admin.file.empty() || data.empty()) {
+      std::cerr << "crmd backup: --data and --out are required" << std::endl;
+      return 1;
+    }
+    command.kind = CommandKind::kBackup;
+  } else if (restore_cmd->parsed()) command.kind = CommandKind::kRestore;
   else if (fn_deploy->parsed()) command.kind = CommandKind::kFunctionDeploy;
   else if (fn_list->parsed()) command.kind = CommandKind::kFunctionList;
   else if (fn_remove->parsed()) command.kind = CommandKind::kFunctionRemove;

@@ -86,7 +86,7 @@ struct AdminArgs {
 
 enum class CommandKind {
   kServe, kAppCreate, kAppExport, kAppImport, kAppRegion, kAppWebhookSecret, kAppOAuthRotate, kAppSet,
-  kAppList, kAppStats, kAppRename, kAppDelete,
+  kAppList, kAppStats, kAppRename, kAppDelete, kBackup, kBackupVerify, kRestore,
   kKeyCreate, kKeyRevoke, kKeyList, kKeyRotateMaster, kFunctionDeploy, kFunctionList, kFunctionRemove, kFilesGc
 };
 

@@ -24,6 +24,11 @@ int AppStats(const AdminArgs& args);   // -> the same of one, and {"classes":{na
 int RenameApp(const AdminArgs& args);  // -> {"appId","name"}
 int DeleteApp(const AdminArgs& args);  // -> {"appId","deleted":true}
 
+// `crmd backup|restore`, `crmd backup verify` (cli/backup_commands.cpp); `file` is --out or --in
+int Backup(const AdminArgs& args);        // -> {"out","apps","files","filesBytes","seconds"}
+int VerifyBackup(const AdminArgs& args);  // -> {"in","ok":true,"apps","createdAt","crmd"}
+int Restore(const AdminArgs& args);       // -> {"data","apps","createdAt"}
+
 // `crmd key ...` (cli/key_commands.cpp)
 int CreateKey(const AdminArgs& args);  // -> {"apiKey"}
 int RevokeKey(const AdminArgs& args);  // -> {"revoked"}

@@ -78,6 +78,10 @@ class RegistryStore {
   virtual std::vector<AppRecord> LoadAll() = 0;
   std::optional<AppRecord> Load(const std::string& app_id);
 
+  // A consistent copy of the registry in the new SQLite file `path` (`crmd backup`); throws
+  // StorageError on PostgreSQL.
+  virtual void BackupTo(const std::string& path) = 0;
+
   // Changes whenever anyone (another connection, another server) commits to the registry: the
   // server's reload trigger.
   virtual std::int64_t DataVersion() = 0;

@@ -4,6 +4,7 @@
 #include "storage/postgres/connection.hpp"
 #include "storage/postgres/pg_store.hpp"
 #include "storage/registry_store.hpp"
+#include "storage/storage_error.hpp"
 
 namespace crmd::storage {
 
@@ -143,6 +144,10 @@ class PostgresRegistry final : public RegistryStore {
       throw;
     }
     return apps;
+  }
+
+  void BackupTo(const std::string&) override {
+    throw StorageError("crmd backup copies SQLite registries; on PostgreSQL use pg_dump --schema=crmd --schema='app_*'");
   }
 
   std::int64_t DataVersion() override {

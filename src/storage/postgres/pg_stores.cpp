@@ -149,6 +149,10 @@ class PostgresSchemas final : public Stores {
 
   OutboxTakeover* outbox_takeover() override { return takeover_.get(); }
 
+  void BackupTo(const std::string&, const std::string&) override {
+    throw StorageError("crmd backup copies SQLite stores; on PostgreSQL use pg_dump --schema=crmd --schema='app_*' (docs/OPERATIONS.md)");
+  }
+
   bool Ready() override {
     try {
       auto c = pool_->Acquire(false);

@@ -29,6 +29,11 @@ class SqliteRegistry final : public RegistryStore {
   RegistryChange RemoveFunction(const std::string& app_id, const std::string& name) override;
   std::vector<AppRecord> LoadAll() override;
   std::int64_t DataVersion() override;
+  void BackupTo(const std::string& path) override {
+    auto st = impl_->c.Prepare("VACUUM INTO ?");
+    st.Bind(1, path);
+    st.Step();
+  }
 
  private:
   struct Impl {
