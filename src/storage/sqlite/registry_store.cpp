@@ -43,6 +43,10 @@ class SqliteRegistry final : public RegistryStore {
   std::unique_ptr<Impl> impl_;
 };
 
+// The layout of the registry this release writes (issue 35), in its user_version: the data
+// directory's format. 0: every registry before 0.3.0, brought up to date above as it opens.
+constexpr std::int64_t kRegistryFormat = 1;
+
 // 256 bits: as strong as the HMAC-SHA256 it keys.
 constexpr std::size_t kWebhookSecretBytes = 32;
 
@@ -169,6 +173,7 @@ SqliteRegistry::SqliteRegistry(const std::string& path) : impl_(std::make_unique
       "key_hash TEXT NOT NULL, created_at TEXT NOT NULL, revoked_at TEXT, "
       "PRIMARY KEY (app_id, name))");
   for (const char* column : kSecretColumns) GiveSecrets(impl_->c, column);
+  sqlite::CheckFormat(impl_->c, path, kRegistryFormat, "registry");
 }
 
 RegistryChange SqliteRegistry::CreateApp(const AppRecord& app) {

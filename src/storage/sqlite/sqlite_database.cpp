@@ -521,6 +521,11 @@ int CacheKib(int kib) {
 // A log this long is copied into the database before its store closes.
 constexpr std::uintmax_t kLongLogBytes = 1u << 20;
 
+// The layout of a store this release writes (issue 35), kept in SQLite's user_version: 0 is every
+// store before 0.3.0 (ae6c27d among them). An older store is brought up to date as it opens (the
+// tables above, then write::PrepareApplication) and marked; a newer one is refused in words.
+constexpr std::int64_t kStoreFormat = 1;
+
 class SqliteDatabase final : public Database {
  public:
   SqliteDatabase(std::string path, Durability durability, int readers)
@@ -538,6 +543,7 @@ class SqliteDatabase final : public Database {
         "CREATE TABLE IF NOT EXISTS _crmd_schema (className TEXT PRIMARY KEY NOT NULL, "
         "definition TEXT NOT NULL)");
     sqlite::CreateOutbox(*writer_);
+    CheckFormat(*writer_, path_, kStoreFormat, "store");
   }
 
   ~SqliteDatabase() override {
