@@ -50,7 +50,7 @@ test('issue 35: a data directory of the ae6c27d binary is served with its record
   assert.deepEqual(listed.map((a) => [a.appId, a.name]), [[app.appId, 'Made by ae6c27d']]);
 });
 
-test('issue 35: a store or registry of a newer format is refused in a sentence naming both formats', { skip }, () => {
+test('issue 35: a store or registry of a newer format is refused in a sentence naming both formats', { skip }, async () => {
   const dir = copyFixture();
   const registry = path.join(dir, 'registry.db');
   const bytes = fs.readFileSync(registry);
@@ -63,4 +63,13 @@ test('issue 35: a store or registry of a newer format is refused in a sentence n
   const cliRefusal = spawnSync(CRMD_BIN, ['app', 'list', '--data', dir], { encoding: 'utf8', timeout: 20_000 });
   assert.notEqual(cliRefusal.status, 0);
   assert.match(cliRefusal.stderr, /newer crmd/);
+
+  // A newer store under a registry this crmd reads: its requests fail (500) and the log says why.
+  const other = copyFixture();
+  execFileSync('sqlite3', [path.join(other, 'apps', app.appId, 'data.db'), 'PRAGMA user_version = 7']);
+  const srv = await startServer(other);
+  const answer = await request(srv, 'GET', '/core/classes/Docs', { headers: M });
+  assert.equal(answer.status, 500);
+  const line = srv.logLines().find((l) => l.level === 'error' && /data\.db is in format 7, written by a newer crmd/.test(l.error ?? ''));
+  assert.ok(line, srv.stderr());
 });
