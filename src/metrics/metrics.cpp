@@ -36,6 +36,8 @@ struct Metrics {
       BuildCounter().Name("crmd_reads_moved_total").Help("Reads that ran past their slice and moved to the slow-read pool").Register(registry).Add({});
   prometheus::Counter& read_timeouts =
       BuildCounter().Name("crmd_read_timeouts_total").Help("Reads that ran past --read-timeout (400 code 124)").Register(registry).Add({});
+  prometheus::Family<prometheus::Counter>& network_actions =
+      BuildCounter().Name("crmd_trigger_network_actions_total").Help("Trigger webhook and mail actions, by result: delivered, retried, failed").Register(registry);
   prometheus::Family<prometheus::Histogram>& commit_seconds =
       BuildHistogram().Name("crmd_commit_duration_seconds").Help("Durable commits, fsync or round trip included, by path").Register(registry);
   prometheus::Gauge& open_stores = Gauge("crmd_open_stores", "Application stores open");
@@ -99,6 +101,16 @@ void CountReadTimeout() { Get().read_timeouts.Increment(); }
 
 void ObserveCommit(std::string_view path, double seconds) {
   Get().commit_seconds.Add({{"path", std::string(path)}}, kCommitBuckets).Observe(seconds);
+}
+
+void CountNetworkAction(NetworkAction result) {
+  const char* name = "delivered";
+  switch (result) {
+    case NetworkAction::kDelivered: name = "delivered"; break;
+    case NetworkAction::kRetried: name = "retried"; break;
+    case NetworkAction::kFailed: name = "failed"; break;
+  }
+  Get().network_actions.Add({{"result", name}}).Increment();
 }
 
 void Set(Gauge gauge, double value) {

@@ -32,6 +32,14 @@ void CountReadTimeout();
 // "grouped" (SQLite's writer threads sharing one), "single" (PostgreSQL's own transaction).
 void ObserveCommit(std::string_view path, double seconds);
 
+// A webhook or mail action of a trigger (docs/TRIGGERS.md), once its delivery was tried.
+enum class NetworkAction {
+  kDelivered,  // the receiver took it
+  kRetried,    // it failed, and waits for another attempt (--trigger-retries)
+  kFailed,     // it failed for good (its failure is recorded in _syslogTriggers)
+};
+void CountNetworkAction(NetworkAction result);
+
 // What is measured at a scrape rather than counted as it happens.
 enum class Gauge {
   kOpenStores,       // application stores open now

@@ -4,6 +4,7 @@
 // /ready answers for load balancers.
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { startWebhookReceiver, closeAll } from './lib/receivers.mjs';
 import {
   HOST, stopAll, request, makeDataDir, createApp, startServer, masterHeaders, pollUntil, pool,
 } from './lib/harness.mjs';
@@ -19,7 +20,7 @@ before(async () => {
   assert.ok(line, 'the metrics listener says where it listens');
   metricsBase = `http://${HOST}:${line.port}`;
 });
-after(stopAll);
+after(async () => { await closeAll(); await stopAll(); });
 
 // The exposition, parsed: {series: Map(name{labels} -> value), text}.
 async function scrape() {
@@ -80,4 +81,27 @@ test('issue 35: /ready answers 200 while the store answers; /health stays the li
   assert.deepEqual(ready.body, { status: 'ready' });
   const health = await request(server, 'GET', '/health');
   assert.deepEqual(health.body, { status: 'ok' });
+});
+
+test('issue 35: trigger webhook actions are counted by result: delivered, retried, failed', async () => {
+  const rx = await startWebhookReceiver((req) => ({ status: req.path === '/fail' ? 500 : 200 }));
+  const d = makeDataDir('crmd-metrics-triggers');
+  const a = createApp(d);
+  const srv = await startServer(d, { extraArgs: ['--metrics-listen', `${HOST}:0`, '--allow-private-webhooks', '--trigger-retries', '1', '--trigger-retry-delay', '50'] });
+  const base = `http://${HOST}:${srv.logLines().find((l) => l.msg === 'metrics listening').port}`;
+  const M = masterHeaders(a);
+  const hook = (cls, url) => request(srv, 'POST', `/core/schemas/${cls}`, { headers: M, body: { className: cls, fields: { Name: { type: 'String' } },
+    triggers: [{ name: 'hook', event: 'create', actions: [{ actionType: 'webhook', actionData: { webhook: { url } } }] }] } });
+  assert.equal((await hook('Good', `${rx.url}/ok`)).status, 200);
+  assert.equal((await hook('Bad', `${rx.url}/fail`)).status, 200);
+  assert.equal((await request(srv, 'POST', '/core/classes/Good', { headers: M, body: { Name: 'g' } })).status, 201);
+  assert.equal((await request(srv, 'POST', '/core/classes/Bad', { headers: M, body: { Name: 'b' } })).status, 201);
+  const key = (result) => `crmd_trigger_network_actions_total{result="${result}"}`;
+  const seen = await pollUntil(async () => {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const value = (result) => Number(new RegExp(`^${key(result).replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+    const v = { delivered: value('delivered'), retried: value('retried'), failed: value('failed') };
+    return { done: v.delivered >= 1 && v.retried >= 1 && v.failed >= 1, v };
+  }, { timeoutMs: 10_000, intervalMs: 100 });
+  assert.ok(seen.ok, JSON.stringify(seen.last?.v));
 });
