@@ -10,9 +10,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 #include <optional>
 #include <system_error>
+#include <thread>
 
 #include "api/router.hpp"
 #include "app/application.hpp"
@@ -24,8 +24,8 @@
 #include "cli/data_dir_lock.hpp"
 #include "cli/serve_plan.hpp"
 #include "http/server.hpp"
-#include "metrics/metrics.hpp"
 #include "logs/request_log.hpp"
+#include "metrics/metrics.hpp"
 #include "storage/read_deadline.hpp"
 #include "storage/registry_store.hpp"
 #include "storage/storage_error.hpp"

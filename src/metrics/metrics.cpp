@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -52,7 +53,7 @@ struct Metrics {
   }
 
   std::mutex mutex;  // guards the fields below
-  std::unordered_map<std::string, std::uint64_t> app_requests;
+  std::map<std::string, std::uint64_t, std::less<>> app_requests;
   std::function<void()> refresh;
 };
 
@@ -88,12 +89,35 @@ prometheus::MetricFamily BusiestApps(Metrics& m) {
 
 void CountRequest(std::string_view family, int status, double seconds, std::string_view app) {
   Metrics& m = Get();
-  const std::string f(family);
-  m.requests.Add({{"family", f}, {"status", std::to_string(status)}}).Increment();
-  m.request_seconds.Add({{"family", f}}, kRequestBuckets).Observe(seconds);
+  // Family::Add hashes the labels under the family's lock at every call: each network thread keeps
+  // the series it has used (they live as long as the registry), and the hot path takes no lock
+  // and makes no string but for a new family or status.
+  struct Series {
+    std::string family;  // what the key was made of: a hash collision takes the slow path
+    int status;
+    prometheus::Counter* requests;
+    prometheus::Histogram* seconds;
+  };
+  thread_local std::unordered_map<std::uint64_t, Series> known;
+  const std::uint64_t key = (std::hash<std::string_view>{}(family) << 10) ^ static_cast<std::uint64_t>(status);
+  auto it = known.find(key);
+  if (it == known.end()) {
+    const std::string f(family);
+    it = known.emplace(key, Series{f, status, &m.requests.Add({{"family", f}, {"status", std::to_string(status)}}),
+                                   &m.request_seconds.Add({{"family", f}}, kRequestBuckets)}).first;
+  }
+  if (it->second.family == family && it->second.status == status) {
+    it->second.requests->Increment();
+    it->second.seconds->Observe(seconds);
+  } else {
+    const std::string f(family);
+    m.requests.Add({{"family", f}, {"status", std::to_string(status)}}).Increment();
+    m.request_seconds.Add({{"family", f}}, kRequestBuckets).Observe(seconds);
+  }
   if (app.empty()) return;
   std::lock_guard lock(m.mutex);
-  ++m.app_requests[std::string(app)];
+  if (auto found = m.app_requests.find(app); found != m.app_requests.end()) ++found->second;
+  else m.app_requests.emplace(std::string(app), 1);
 }
 
 void CountReadMovedOff() { Get().reads_moved.Increment(); }
