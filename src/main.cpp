@@ -89,7 +89,8 @@ api::Response AnswerMetrics(const api::Request& request) {
 }
 
 // What /metrics measures at a scrape rather than counts as it happens.
-void SampleProcess(app::Applications& apps, const auth::Registry& registry) {
+void SampleProcess(app::Applications& apps, const auth::Registry& registry, triggers::Runner& trigger_runner) {
+  metrics::Set(metrics::Gauge::kTriggersHeld, static_cast<double>(trigger_runner.Held()));
   metrics::Set(metrics::Gauge::kOpenStores, static_cast<double>(apps.open_count()));
   std::error_code ec;
   double fds = 0;
@@ -172,7 +173,7 @@ int Serve(const cli::ServeFlags& flags) {
   std::optional<http::Server> metrics_server;
   unsigned short metrics_port = 0;
   if (plan.metrics) {
-    metrics::OnScrape([&apps, &registry] { SampleProcess(apps, registry); });
+    metrics::OnScrape([&apps, &registry, &trigger_runner] { SampleProcess(apps, registry, *trigger_runner); });
     metrics_server.emplace(*plan.metrics, AnswerMetrics);
     metrics_port = metrics_server->Listen();
   }

@@ -47,6 +47,8 @@ struct Metrics {
   prometheus::Gauge& descriptor_limit = Gauge("process_max_fds", "The process's open-file limit");
   prometheus::Gauge& resident = Gauge("process_resident_memory_bytes", "Resident memory of the process");
   prometheus::Gauge& registry_up = Gauge("crmd_registry_up", "1 when the last poll of the registry succeeded");
+  prometheus::Gauge& triggers_held =
+      Gauge("crmd_trigger_activations_held", "Trigger activations this server holds: queued, waiting for a retry or running");
 
   prometheus::Gauge& Gauge(const std::string& name, const std::string& help) {
     return BuildGauge().Name(name).Help(help).Register(registry).Add({});
@@ -146,6 +148,7 @@ void Set(Gauge gauge, double value) {
     case Gauge::kDescriptorLimit: m.descriptor_limit.Set(value); return;
     case Gauge::kResidentBytes: m.resident.Set(value); return;
     case Gauge::kRegistryUp: m.registry_up.Set(value); return;
+    case Gauge::kTriggersHeld: m.triggers_held.Set(value); return;
   }
 }
 

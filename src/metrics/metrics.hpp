@@ -48,6 +48,7 @@ enum class Gauge {
   kDescriptorLimit,  // the open-file limit
   kResidentBytes,    // the process's resident memory
   kRegistryUp,       // 1 when the last poll of the registry succeeded
+  kTriggersHeld,     // trigger activations queued, waiting for a retry or running
 };
 void Set(Gauge gauge, double value);
 // Runs before each scrape, to Set() the gauges (main.cpp wires it). Set once, at start.

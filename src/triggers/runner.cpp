@@ -462,4 +462,9 @@ Status Runner::RunUnit(app::WriteUnit& unit, Step& step) {
   return {};
 }
 
+std::size_t Runner::Held() {
+  std::lock_guard lock(mutex_);
+  return known_.size();
+}
+
 }  // namespace crmd::triggers

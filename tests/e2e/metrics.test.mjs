@@ -54,7 +54,7 @@ test('issue 35: /metrics is on its own listener only; requests are counted by ro
   assert.ok(after.series.get(key('other', 404)) >= 1, 'an unknown path is "other", not a series of its own');
   assert.ok(after.series.get('crmd_http_request_duration_seconds_count{family="classes"}') >= 4);
   assert.ok(after.series.get('crmd_commit_duration_seconds_count{path="write_queue"}') >= 1, 'the queue\'s commits are timed');
-  for (const name of ['crmd_open_stores', 'crmd_open_connections', 'process_open_fds', 'process_max_fds', 'process_resident_memory_bytes', 'crmd_registry_up', 'crmd_reads_moved_total', 'crmd_read_timeouts_total'])
+  for (const name of ['crmd_open_stores', 'crmd_open_connections', 'process_open_fds', 'process_max_fds', 'process_resident_memory_bytes', 'crmd_registry_up', 'crmd_trigger_activations_held', 'crmd_reads_moved_total', 'crmd_read_timeouts_total'])
     assert.ok(after.series.has(name), name);
   assert.ok(after.series.get('process_resident_memory_bytes') > 1 << 20);
   assert.equal(after.series.get('crmd_registry_up'), 1);
