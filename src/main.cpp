@@ -1,8 +1,17 @@
 // crmd's composition root: `crmd serve` puts the server's parts together (cli/serve_plan.hpp
 // checks the flags and sizes the parts); the admin commands are cli/'s (cli/commands.hpp). The
 // command line's grammar and answers are in the README.
+#include <boost/system/system_error.hpp>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
 #include <optional>
+#include <system_error>
+#include <thread>
 
 #include "api/router.hpp"
 #include "app/application.hpp"
@@ -11,15 +20,19 @@
 #include "cli/admin.hpp"
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
+#include "cli/data_dir_lock.hpp"
 #include "cli/serve_plan.hpp"
 #include "http/server.hpp"
 #include "logs/request_log.hpp"
+#include "metrics/metrics.hpp"
 #include "storage/read_deadline.hpp"
 #include "storage/registry_store.hpp"
+#include "storage/storage_error.hpp"
 #include "storage/stores.hpp"
 #include "triggers/runner.hpp"
 #include "util/ids.hpp"
 #include "util/log.hpp"
+#include "util/version.hpp"
 #include "write/prepare_application.hpp"
 
 namespace {
@@ -47,13 +60,71 @@ triggers::Runner::Host TriggerHost(auth::Registry& registry, app::Applications& 
   return host;
 }
 
+// Set once the server says it listens: a failure before is the person's to fix (one sentence,
+// issue 35), one after is logged as a fault.
+bool g_listening = false;
+
+// A failure at start, in a sentence for the person who started the server.
+std::string StartupFailure(const std::exception& e) {
+  int error = 0;
+  if (const auto* system = dynamic_cast<const std::system_error*>(&e)) error = system->code().value();
+  // Boost's message names its own source line: the reason alone is kept.
+  if (const auto* boost_error = dynamic_cast<const boost::system::system_error*>(&e)) error = boost_error->code().value();
+  if (error == EMFILE || error == ENFILE)
+    return "out of file descriptors while starting (the open-file limit is " + std::to_string(cli::OpenFileLimit()) +
+           "): raise it (ulimit -n, or LimitNOFILE= in a systemd unit) or lower --threads";
+  if (const auto* boost_error = dynamic_cast<const boost::system::system_error*>(&e)) return boost_error->code().message();
+  return e.what();
+}
+
+// The /metrics listener's one answer (metrics/metrics.hpp).
+api::Response AnswerMetrics(const api::Request& request) {
+  if (request.target != "/metrics" || (request.method != api::Method::kGet && request.method != api::Method::kHead))
+    return api::JsonResponse(404, json::object{{"error", "GET /metrics is all there is here"}});
+  api::Response r;
+  r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  r.body = metrics::Scrape();
+  return r;
+}
+
+// What /metrics measures at a scrape rather than counts as it happens.
+void SampleProcess(app::Applications& apps, const auth::Registry& registry, triggers::Runner& trigger_runner) {
+  metrics::Set(metrics::Gauge::kTriggersHeld, static_cast<double>(trigger_runner.Held()));
+  metrics::Set(metrics::Gauge::kOpenStores, static_cast<double>(apps.open_count()));
+  std::error_code ec;
+  double fds = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec))
+    ++fds;
+  metrics::Set(metrics::Gauge::kDescriptors, fds);
+  metrics::Set(metrics::Gauge::kDescriptorLimit, static_cast<double>(cli::OpenFileLimit()));
+  long pages = 0, resident = 0;
+  if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(statm, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(statm);
+  }
+  metrics::Set(metrics::Gauge::kResidentBytes, static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)));
+  metrics::Set(metrics::Gauge::kRegistryUp, registry.Healthy() ? 1 : 0);
+}
+
 int Serve(const cli::ServeFlags& flags) {
+  if (flags.data.empty()) return cli::Fail("--data is required (or data = \"...\" in the --config file, or CRMD_DATA)");
+  // Before anything touches the data directory: a second server on it would share its stores.
+  if (flags.store.empty())
+    if (auto wrong = cli::LockDataDir(flags.data)) return cli::Fail(*wrong);
   auto planned = cli::PlanServe(flags);
   if (const auto* wrong = std::get_if<std::string>(&planned)) return cli::Fail(*wrong);
   cli::ServePlan& plan = std::get<cli::ServePlan>(planned);
 
-  auth::Registry registry(cli::RegistryLocation(flags.data));
-  registry.StartWatching();
+  std::optional<auth::Registry> registry_holder;
+  const std::string registry_location = cli::RegistryLocation(flags.data);
+  try {
+    registry_holder.emplace(registry_location);
+  } catch (const storage::StorageError& e) {
+    // The URL may carry a password: the data directory is named instead.
+    throw std::runtime_error("cannot read the registry of " + (flags.store.empty() ? registry_location : "--store") + ": " + e.what());
+  }
+  auth::Registry& registry = *registry_holder;
   // Outlives the stores: a write committed as they close hands it its activations (it takes
   // none once stopped; they stay in the outboxes).
   std::optional<triggers::Runner> trigger_runner;
@@ -62,6 +133,13 @@ int Serve(const cli::ServeFlags& flags) {
     auto credentials = registry.Find(app_id);
     return credentials ? credentials->region : std::string(app::kDefaultPhoneRegion);
   });
+  registry.OnRemoved([&apps](const std::string& app_id) { apps.Forget(app_id); });
+  registry.StartWatching();
+  // Its thread calls into the stores: stopped before they go, however this ends.
+  struct StopRegistryWatch {
+    auth::Registry& registry;
+    ~StopRegistryWatch() { registry.StopWatching(); }
+  } stop_registry_watch{registry};
   logs::RequestLog request_log(apps, plan.request_log);  // stopped (flushed) before the write queues
   // Stopped once the server stopped, while the router and the server are still there: its calls
   // run the router and answer through the server (StopWritesFirst).
@@ -89,13 +167,22 @@ int Serve(const cli::ServeFlags& flags) {
       [&router](api::Request& r, std::function<void(api::Response)>& done) { return router.QueueWrite(r, done); },
       [&router](const api::Request& head) { return router.Early(head); });
   const unsigned short port = server.Listen();
+  // The metrics listener: bound before the server says it listens; run on a thread of its own,
+  // it stops on the same SIGTERM.
+  std::optional<http::Server> metrics_server;
+  unsigned short metrics_port = 0;
+  if (plan.metrics) {
+    metrics::OnScrape([&apps, &registry, &trigger_runner] { SampleProcess(apps, registry, *trigger_runner); });
+    metrics_server.emplace(*plan.metrics, AnswerMetrics);
+    metrics_port = metrics_server->Listen();
+  }
   std::string public_url = flags.public_url;
   if (public_url.empty()) public_url = "http://" + options.host + ":" + std::to_string(port);
   while (!public_url.empty() && public_url.back() == '/') public_url.pop_back();
   std::string static_url = flags.static_url;
   while (!static_url.empty() && static_url.back() == '/') static_url.pop_back();
   apps.SetPublicUrl(public_url, static_url, flags.signin_url);
-  log::Info("listening", {{"address", options.host},
+  log::Announce("listening", {{"address", options.host},
                           {"max_connections", options.max_connections},
                           {"max_open_apps", static_cast<std::int64_t>(plan.stores.max_open)},
                           {"open_files", static_cast<std::int64_t>(plan.open_files)},
@@ -103,7 +190,22 @@ int Serve(const cli::ServeFlags& flags) {
                           {"threads", options.threads},
                           {"write_threads", options.write_threads},
                           {"durability", flags.durability},
-                          {"prefix", flags.prefix}});
+                          {"prefix", flags.prefix},
+                          {"version", Version()}});
+  if (metrics_server) log::Announce("metrics listening", {{"address", plan.metrics->host}, {"port", metrics_port}});
+  g_listening = true;
+  // Joined once the server stopped (the same SIGTERM stops both); should the server's Run() end
+  // any other way, the metrics listener is told to stop.
+  struct MetricsThread {
+    std::thread thread;
+    bool server_stopped = false;
+    ~MetricsThread() {
+      if (!thread.joinable()) return;
+      if (!server_stopped) ::kill(::getpid(), SIGTERM);
+      thread.join();
+    }
+  } metrics_thread;
+  if (metrics_server) metrics_thread.thread = std::thread([&metrics_server] { metrics_server->Run(); });
   {
     // Before the server and the router go, however Run() ends: a queued write still running
     // uses the router and answers through the server's contexts.
@@ -124,9 +226,10 @@ int Serve(const cli::ServeFlags& flags) {
       }
     } stop_writes_first{function_pool, *trigger_runner, request_log, apps};
     server.Run();
+    metrics_thread.server_stopped = true;
   }
   registry.StopWatching();
-  log::Info("stopped");
+  log::Announce("stopped");
   return 0;
 }
 
@@ -155,11 +258,20 @@ int main(int argc, char** argv) {
       case cli::CommandKind::kKeyCreate: return cli::CreateKey(a);
       case cli::CommandKind::kKeyRevoke: return cli::RevokeKey(a);
       case cli::CommandKind::kKeyList: return cli::ListKeys(a);
+      case cli::CommandKind::kKeyRotateMaster: return cli::RotateMasterKey(a);
+      case cli::CommandKind::kAppList: return cli::ListApps(a);
+      case cli::CommandKind::kAppStats: return cli::AppStats(a);
+      case cli::CommandKind::kAppRename: return cli::RenameApp(a);
+      case cli::CommandKind::kAppDelete: return cli::DeleteApp(a);
+      case cli::CommandKind::kBackup: return cli::Backup(a);
+      case cli::CommandKind::kBackupVerify: return cli::VerifyBackup(a);
+      case cli::CommandKind::kRestore: return cli::Restore(a);
       case cli::CommandKind::kFunctionDeploy: return cli::DeployFunction(a);
       case cli::CommandKind::kFunctionList: return cli::ListFunctions(a);
       case cli::CommandKind::kFunctionRemove: return cli::RemoveFunction(a);
     }
   } catch (const std::exception& e) {
+    if (command.kind == cli::CommandKind::kServe && !g_listening) return cli::Fail(StartupFailure(e));
     log::Error("fatal", {{"error", e.what()}});
     return 1;
   }

@@ -35,7 +35,10 @@ struct Request {
   // storage (json::value(v, json::storage_ptr())), or into a container, whose elements take the
   // container's storage.
   std::shared_ptr<const boost::json::value> json_body;
+  // The client's address: the peer's, or what a trusted proxy says (http/trusted_proxies.hpp).
   std::string remote_ip;
+  // The client reached the proxy over HTTPS, as a trusted proxy says (the gate's Secure cookie).
+  bool https = false;
   // A read handled again off the network threads, after it ran past its slice on one
   // (Response::run_off_loop): it gets the whole read timeout, counted from `arrived`.
   bool off_loop = false;
@@ -60,6 +63,8 @@ struct Response {
   std::string file;
   std::uint64_t file_offset = 0;
   std::uint64_t file_length = 0;
+  // The application the request was for, once the router knew it: the access log's `app`.
+  std::string app_id;
   // Not an answer: the read ran past its slice on a network thread and is to be handled again on
   // a thread of slow reads (Request::off_loop), so the network thread's other connections wait no
   // longer.

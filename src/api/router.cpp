@@ -28,6 +28,7 @@
 #include "functions/forms.hpp"
 #include "storage/read_deadline.hpp"
 #include "storage/storage_error.hpp"
+#include "metrics/metrics.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
 #include "util/log.hpp"
@@ -190,6 +191,7 @@ Response Router::Handle(const Request& request, const std::shared_ptr<app::Appli
       again.run_off_loop = true;
       return again;
     }
+    metrics::CountReadTimeout();
     response = ErrorResponse(errors::QueryTimeout(std::chrono::duration_cast<std::chrono::seconds>(options_.read_timeout).count()));
   } catch (const storage::OutOfDescriptors& e) {
     log::Warn("out of file descriptors", {{"method", request.method_name}, {"error", e.what()}});
@@ -203,6 +205,7 @@ Response Router::Handle(const Request& request, const std::shared_ptr<app::Appli
     response = ErrorResponse(errors::Internal());
   }
   if (request.method != Method::kOptions) AddCorsHeaders(request, response);
+  if (caller.app) response.app_id = caller.app->id();
   // Spec §2.6: write requests are logged, reads never.
   const bool write = request.method == Method::kPost || request.method == Method::kPut || request.method == Method::kDelete;
   if (write && caller.app && request_log_) LogWhenSent(request, caller, response);
@@ -294,6 +297,7 @@ std::optional<Response> Router::Early(const Request& head) {
         break;
       case RouteId::kPreflight:
       case RouteId::kHealth:
+      case RouteId::kReady:
       case RouteId::kOAuthMetadata:
       case RouteId::kStatic:
       case RouteId::kConsole:
@@ -310,6 +314,7 @@ std::optional<Response> Router::Early(const Request& head) {
     }
     if (!decided) return std::nullopt;
     AddCorsHeaders(head, *decided);
+    if (caller.app) decided->app_id = caller.app->id();
     if (caller.app && request_log_) LogWhenSent(head, caller, *decided);
     return decided;
   } catch (const std::exception&) {
@@ -433,8 +438,10 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
                  pending->request.json_body.reset();
                  if (!storage::Durable(outcome)) {  // the group's COMMIT failed (logged by the store)
                    auto sent = std::move(pending->response.sent);
+                   auto app_id = std::move(pending->response.app_id);
                    pending->response = ErrorResponse(CommitError(outcome));
                    pending->response.sent = std::move(sent);
+                   pending->response.app_id = std::move(app_id);
                    AddCorsHeaders(pending->request, pending->response);
                  }
                  pending->done(std::move(pending->response));
@@ -459,6 +466,15 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
   switch (route.id) {
     case RouteId::kPreflight: return Preflight(request, header_prefix_);
     case RouteId::kHealth: return JsonResponse(200, boost::json::object{{"status", "ok"}});
+    case RouteId::kReady: {
+      // Issue 35: for load balancers, unlike /health (liveness): the registry's last poll
+      // succeeded and the stores answer (on PostgreSQL, a pooled connection runs a query).
+      std::string why;
+      if (!registry_.Healthy()) why = "the registry cannot be read";
+      else if (!apps_.StoresReady()) why = "the store does not answer";
+      if (why.empty()) return JsonResponse(200, boost::json::object{{"status", "ready"}});
+      return JsonResponse(503, boost::json::object{{"status", "unavailable"}, {"reason", why}});
+    }
     case RouteId::kFunction: return RouteFunction(request, route, segments[2], opened, queued, caller);
     case RouteId::kOAuth:
     case RouteId::kOAuthMetadata: {

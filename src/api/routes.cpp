@@ -43,6 +43,7 @@ RouteEntry MatchRoute(Method method, const std::vector<std::string>& s, std::str
   if (method == Method::kOptions) return Make(RouteId::kPreflight);
   const std::string_view first = s.empty() ? std::string_view() : std::string_view(s[0]);
   if (s.size() == 1 && first == "health" && IsRead(method)) return Make(RouteId::kHealth);
+  if (s.size() == 1 && first == "ready" && IsRead(method)) return Make(RouteId::kReady);
   if (s.size() == 3 && first == "functions" && method == Method::kPost) {
     RouteEntry r = Make(RouteId::kFunction);
     r.app_in_path = s[1];

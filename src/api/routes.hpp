@@ -9,6 +9,7 @@
 //   route            method       path (`P` the prefix, `core` by default)
 //   kPreflight       OPTIONS      any
 //   kHealth          GET, HEAD    /health
+//   kReady           GET, HEAD    /ready
 //   kFunction        POST         /functions/<app>/<fn>
 //   kOAuthMetadata   any          /.well-known/<document>/<...>/<app>     (4 segments)
 //   kOAuth           any          /oauth/<app>/<endpoint>
@@ -44,6 +45,7 @@ enum class RouteId {
   kNone,
   kPreflight,
   kHealth,
+  kReady,
   kFunction,
   kOAuthMetadata,
   kOAuth,

@@ -89,10 +89,15 @@ Response NotValid(const PageLook& look) { return HtmlPage(400, "Link not valid",
 
 // The gate's cookie: the nonce of the form's token. Strict: a post that another site's page
 // makes, or that follows a navigation from one, never carries it.
-std::string GateCookie(const app::Application& app, std::string_view nonce) {
+// Secure when the public URL is https, or a trusted proxy says the browser came over HTTPS.
+bool OverHttps(const app::Application& app, const Request& request) {
+  return request.https || app.settings().public_url.starts_with("https://");
+}
+
+std::string GateCookie(const app::Application& app, const Request& request, std::string_view nonce) {
   std::string cookie = std::string(kGateCookie) + "=" + std::string(nonce) + "; Path=" + GatePath(app) +
                        "; HttpOnly; SameSite=Strict";
-  if (app.settings().public_url.starts_with("https://")) cookie += "; Secure";
+  if (OverHttps(app, request)) cookie += "; Secure";
   return cookie;
 }
 
@@ -106,7 +111,7 @@ Response Form(const app::Application& app, const auth::AppCredentials& credentia
   Response r = SignInForm(std::string(Tr(look, "Sign in to")) + " " + (look.app_name.empty() ? app.id() : look.app_name),
                           {{"return", std::string(return_to)}, {"csrf", auth::FormToken(credentials, kGatePurpose, *nonce)}},
                           message, status, look);
-  if (fresh) r.headers.emplace_back("Set-Cookie", GateCookie(app, *nonce));
+  if (fresh) r.headers.emplace_back("Set-Cookie", GateCookie(app, request, *nonce));
   return r;
 }
 
@@ -129,12 +134,13 @@ bool FromItsForm(const Request& request, const Target& form, const app::Applicat
 
 // Back to the file, signed in: the session's token in a cookie only the application's file
 // addresses receive.
-Response SignedIn(const app::Application& app, std::string_view token, const std::string& return_to, const PageLook& look) {
+Response SignedIn(const app::Application& app, const Request& request, std::string_view token, const std::string& return_to,
+                  const PageLook& look) {
   const auto& settings = app.settings();
   std::string cookie = std::string(kSessionCookie) + "=" + std::string(token) + "; Path=" +
                        std::string(BasePath(settings.public_url)) + "/" + settings.prefix + "/files/" + app.id() +
                        "/; HttpOnly; SameSite=Lax";
-  if (settings.public_url.starts_with("https://")) cookie += "; Secure";
+  if (OverHttps(app, request)) cookie += "; Secure";
   Response r = HtmlPage(303, "Signed in", "<p>" + TrHtml(look, "Signed in.") + "</p>", look);
   r.headers.emplace_back("Set-Cookie", std::move(cookie));
   r.headers.emplace_back("Location", return_to);
@@ -198,7 +204,7 @@ Response HandleSignInGate(const Request& request, const Target& target, auth::Co
   if (!login.ok()) return Form(app, credentials, request, return_to, login.error().message, SignInRefusedStatus(login.error()), look);
   const auto* token = login.value().if_contains("sessionToken");
   if (!token || !token->is_string()) return Form(app, credentials, request, return_to, "Sign-in failed; try again.", 500, look);
-  return SignedIn(app, token->get_string(), return_to, look);
+  return SignedIn(app, request, token->get_string(), return_to, look);
 }
 
 Response RedirectToGate(const app::Application& app, const std::string& return_to) {

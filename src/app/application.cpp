@@ -312,6 +312,17 @@ void Applications::CloserLoop() {
   }
 }
 
+void Applications::Forget(const std::string& app_id) {
+  std::lock_guard lock(mutex_);
+  auto slot = open_.find(app_id);
+  if (slot == open_.end() || !slot->second.app) return;  // not open, or its first caller opens it now
+  ++closing_;
+  to_close_.push_back(std::move(slot->second.app));
+  recent_.erase(slot->second.recent);
+  open_.erase(slot);
+  changed_.notify_all();
+}
+
 std::vector<std::shared_ptr<Application>> Applications::OpenApplications() {
   std::lock_guard lock(mutex_);
   std::vector<std::shared_ptr<Application>> apps;

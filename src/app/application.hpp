@@ -210,6 +210,14 @@ class Applications {
   // The schema of `app_id` (or of every open application: "*") changed in the store.
   void SchemaChanged(const std::string& app_id);
 
+  // The application is no more (the registry dropped it): its store leaves the cache and closes
+  // once nobody uses it, so that one made again under the id is opened anew. Not an error when it
+  // is not open.
+  void Forget(const std::string& app_id);
+
+  // Whether the stores answer now (storage::Stores::Ready): `/ready`.
+  bool StoresReady() { return stores_->Ready(); }
+
   // The applications open now.
   std::vector<std::shared_ptr<Application>> OpenApplications();
   // Stores open now, the ones being closed included.

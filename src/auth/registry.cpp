@@ -1,6 +1,7 @@
 #include "auth/registry.hpp"
 
 #include <memory>
+#include <utility>
 
 #include "storage/registry_store.hpp"
 #include "util/log.hpp"
@@ -40,8 +41,14 @@ void Registry::Reload() {
       if (!key.revoked_at) creds->api_keys.push_back({key.name, key.key_hash});
     (*next)[app.app_id] = std::move(creds);
   }
-  std::lock_guard lock(mutex_);
-  apps_ = std::move(next);
+  std::shared_ptr<const Map> before;
+  {
+    std::lock_guard lock(mutex_);
+    before = std::exchange(apps_, next);
+  }
+  if (!before || !on_removed_) return;
+  for (const auto& [app_id, creds] : *before)
+    if (!next->contains(app_id)) on_removed_(app_id);
 }
 
 void Registry::StartWatching() {
@@ -68,12 +75,14 @@ void Registry::StartWatching() {
         // Once per outage (a database restarting fails every poll until it is back).
         if (!store_failed) log::Error("registry poll failed", {{"error", e.what()}});
         store_failed = true;
+        healthy_ = false;
         store.reset();
         version = -1;
         continue;
       }
       if (store_failed) log::Info("registry poll recovered", {});
       store_failed = false;
+      healthy_ = true;
     }
   });
 }

@@ -5,8 +5,10 @@
 // Thread-safe: Find() may be called from any thread; the snapshot it returns is immutable.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,14 +53,23 @@ class Registry {
   // Null when the application is unknown.
   std::shared_ptr<const AppCredentials> Find(std::string_view app_id) const;
 
+  // Called on the watcher's thread with the id of each application a reload no longer finds
+  // (`crmd app delete`, `app import --replace`): the server lets go of its store, so the files
+  // are freed and an application made again under the id opens its new store. Set before
+  // StartWatching(); must not call back into the registry.
+  void OnRemoved(std::function<void(const std::string& app_id)> removed) { on_removed_ = std::move(removed); }
+
   void StartWatching();
   void StopWatching();
+  // False while the registry's polls fail (a database down, a file unreadable): `/ready`.
+  bool Healthy() const { return healthy_.load(); }
 
  private:
   using Map = std::map<std::string, std::shared_ptr<const AppCredentials>, std::less<>>;
   void Reload();
 
   std::string path_;
+  std::function<void(const std::string&)> on_removed_;
   mutable std::mutex mutex_;
   std::shared_ptr<const Map> apps_;
   // The watcher waits on stop_wake_ between polls, so that a stopping server does not wait out
@@ -66,6 +77,7 @@ class Registry {
   std::mutex stop_mutex_;
   std::condition_variable stop_wake_;
   bool stop_ = false;  // guarded by stop_mutex_
+  std::atomic<bool> healthy_{true};
   std::thread watcher_;
 };
 

@@ -29,7 +29,9 @@ std::unique_ptr<storage::RegistryStore> OpenRegistryOf(const std::string& data_d
 }
 
 app::StoreOptions AdminStores() {
-  app::StoreOptions options{storage::Durability::kFull, 1};
+  app::StoreOptions options;
+  options.durability = storage::Durability::kFull;
+  options.readers = 1;
   options.url = g_store_url;
   options.connections = 2;
   return options;

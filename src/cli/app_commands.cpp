@@ -2,6 +2,12 @@
 // entry and store.
 #include "cli/commands.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -17,6 +23,8 @@
 #include "write/prepare_application.hpp"
 #include "write/product_base.hpp"
 #include "cli/admin.hpp"
+#include "cli/app_files.hpp"
+#include "cli/app_removal.hpp"
 #include "util/json.hpp"
 
 namespace crmd::cli {
@@ -184,13 +192,25 @@ int ExportApp(const AdminArgs& args) {
   const auto app = registry_store->Load(app_id);
   if (!app) return Fail("no application " + app_id);
   auto db = AdminStoresRaw(data)->Open(app_id);
+  // Issue 35: the export holds the webhook and OAuth secrets and the key hashes: its owner's
+  // alone, whatever the umask (and a file it replaces loses its old mode).
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0 || ::fchmod(fd, 0600) != 0) {
+    if (fd >= 0) ::close(fd);
+    return Fail("cannot write " + file + ": " + std::strerror(errno));
+  }
+  ::close(fd);
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   if (!out) return Fail("cannot write " + file);
   try {
-    const auto counts = storage::ExportStore(*db, json::object{{"appId", app_id}, {"registry", RegistryJson(*app)}}, out);
+    const auto counts = storage::ExportStore(*db, json::object{{"appId", app_id}, {"registry", RegistryJson(*app)}, {"files", true}}, out);
+    const auto files = ExportAppFiles((std::filesystem::path(data) / "apps" / app_id).string(), out);
     out.close();
     if (!out) throw std::runtime_error("cannot write " + file);
-    Print(CountsJson(app_id, counts));
+    json::object answer = CountsJson(app_id, counts);
+    answer["files"] = files.count;
+    answer["filesBytes"] = files.bytes;
+    Print(answer);
   } catch (...) {
     std::filesystem::remove(file);
     throw;
@@ -210,7 +230,11 @@ int ImportApp(const AdminArgs& args) {
   const std::string app_id(header.value().as_object().at("appId").as_string());
   if (!app::IsValidAppId(app_id)) return Fail("the export names an invalid application id");
   auto registry_store = OpenRegistryOf(data);
-  if (registry_store->Load(app_id)) return Fail("application " + app_id + " already exists");
+  if (registry_store->Load(app_id)) {
+    if (!args.replace) return Fail("application " + app_id + " already exists (--replace replaces it)");
+    // Its records and files go first; a server then sees it gone before it comes back.
+    RemoveApplication(data, app_id);
+  }
   in.seekg(0);
   // As `app create`: the store is complete before the registry names the application; a store
   // left by an interrupted import is not an application, and is replaced.
@@ -218,17 +242,28 @@ int ImportApp(const AdminArgs& args) {
   stores->Remove(app_id);
   json::object read_header;
   storage::TransferCounts counts;
+  FilesCount files;
+  const std::string app_dir = (std::filesystem::path(data) / "apps" / app_id).string();
   try {
     auto db = stores->Open(app_id);
     counts = storage::ImportStore(*db, in, read_header);
+    // An export of an earlier release ends with its store; one that says files follow and has
+    // none was cut short.
+    if (const auto* has_files = read_header.if_contains("files"); has_files && has_files->is_bool() && has_files->get_bool())
+      files = ImportAppFiles(in, app_dir);
   } catch (...) {
     stores->Remove(app_id);
+    std::error_code ignored;
+    std::filesystem::remove_all(app_dir, ignored);
     throw;
   }
   if (registry_store->CreateApp(RegistryRecord(app_id, read_header.at("registry").as_object())) !=
       storage::RegistryChange::kDone)
     return Fail("application " + app_id + " already exists");
-  Print(CountsJson(app_id, counts));
+  json::object answer = CountsJson(app_id, counts);
+  answer["files"] = files.count;
+  answer["filesBytes"] = files.bytes;
+  Print(answer);
   return 0;
 }
 

@@ -3,10 +3,50 @@
 #include <CLI/CLI.hpp>
 
 #include <cctype>
+#include <iostream>
+#include <regex>
+#include <sstream>
+
+#include "util/version.hpp"
 
 namespace crmd::cli {
 
 namespace {
+
+// `max-open-apps` -> `CRMD_MAX_OPEN_APPS`.
+std::string EnvName(const std::string& long_name) {
+  std::string out = "CRMD_";
+  for (char c : long_name) out.push_back(c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  return out;
+}
+
+// Settings as `crmd serve --print-config` shows them: the password of a URL
+// (`postgresql://crmd:PASSWORD@host/db`, `smtp://user:PASSWORD@host`) and a `password=` parameter
+// are masked.
+std::string MaskSecrets(std::string text) {
+  static const std::regex url_password(R"((://[^:/@\s"]*:)[^@\s"]*@)");
+  static const std::regex password_param(R"((password=)[^&\s"]*)", std::regex::icase);
+  text = std::regex_replace(text, url_password, "$1****@");
+  return std::regex_replace(text, password_param, "$1****");
+}
+
+// CLI11's TOML reader, with the file's top-level keys read as `serve`'s (`listen = ...` rather
+// than a `[serve]` section: the config file is the server's), and a key whose CRMD_* variable is
+// set left to the environment: CLI11 applies the file first and then the environment only to what
+// is still unset, which would let the file win.
+class ServeConfig : public CLI::ConfigTOML {
+ public:
+  std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
+    std::vector<CLI::ConfigItem> items;
+    for (auto& item : CLI::ConfigTOML::from_config(input)) {
+      if (item.parents.empty() || item.parents.front() != "serve") item.parents.insert(item.parents.begin(), "serve");
+      if (item.name != "++" && item.name != "--" && std::getenv(EnvName(item.name).c_str())) continue;
+      items.push_back(std::move(item));
+    }
+    return items;
+  }
+};
+
 constexpr const char* kStoreHelp =
     "PostgreSQL database of the applications' records and the registry, postgresql://... "
     "(default: SQLite files under --data, which always holds files and mail)";
@@ -16,10 +56,14 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   Command command;
   CLI::App cli{"crmd: multi-tenant CRM records service"};
   cli.require_subcommand(1);
+  cli.set_version_flag("--version", std::string("crmd ") + std::string(Version()), "Print crmd's release and commit, then exit");
 
   ServeFlags& serve = command.serve;
   auto* serve_cmd = cli.add_subcommand("serve", "Serve the HTTP API");
-  serve_cmd->add_option("--data", serve.data, "Data directory")->required();
+  serve_cmd->option_defaults()->always_capture_default();  // --print-config shows the defaults too
+  // Required, but checked by Serve(): CLI11 checks a required option before it reads the config
+  // file that may give it.
+  serve_cmd->add_option("--data", serve.data, "Data directory (required)");
   serve_cmd->add_option("--store", serve.store, kStoreHelp);
   serve_cmd->add_option("--listen", serve.listen, "HOST:PORT (port 0 picks a free one)");
   serve_cmd->add_option("--prefix", serve.prefix, "Path and header prefix")
@@ -99,8 +143,31 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}));
   serve_cmd->add_option("--signin-rate", serve.signin_rate,
                         "Sign-in gate posts per address per minute; beyond, 429 (default: 30; 0: no limit)");
+  serve_cmd->add_option("--metrics-listen", serve.metrics_listen,
+                        "HOST:PORT of a listener of its own answering GET /metrics in the Prometheus text format (default: none)");
+  serve_cmd->add_option("--trusted-proxies", serve.trusted_proxies,
+                        "Reverse proxies (CIDR,...) whose Forwarded/X-Forwarded-For name the client and X-Forwarded-Proto its scheme "
+                        "(default: none; the peer is the client)");
+  serve_cmd->add_option("--log-level", serve.log_level, "debug, info, warn or error: lines below it are not written (default: info)")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+  serve_cmd->add_option("--slow-request-ms", serve.slow_request_ms,
+                        "A request this slow or slower gets a `slow request` warning line; 0: none (default: 1000)");
   serve_cmd->add_option("--max-connections", serve.max_connections,
                         "Open connections at most (default: a quarter of the open-file limit, at most 10,000)");
+
+  // Issue 35: every serve flag also from a TOML file (CLI11's own reader, ServeConfig; keys named
+  // as the flags, at the top level: `listen = "127.0.0.1:8080"`) and from the environment
+  // (CRMD_LISTEN for --listen, ...). A flag on the command line wins over the environment, which
+  // wins over the file; the defaults come last.
+  cli.set_config("--config", "", "TOML file of `crmd serve`'s settings, keys named as the flags (listen = \"127.0.0.1:8080\")");
+  cli.config_formatter(std::make_shared<ServeConfig>());
+  cli.allow_config_extras(CLI::config_extras_mode::error);  // a misspelt key is refused, not ignored
+  serve_cmd->fallthrough();  // `crmd serve --config FILE`: the option is the top command's, given after `serve`
+  bool print_config = false;
+  serve_cmd->add_flag("--print-config", print_config, "Print the settings in effect (secrets masked) as a config file, then exit");
+  for (CLI::Option* option : serve_cmd->get_options())
+    if (!option->get_lnames().empty() && option->get_lnames().front() != "help" && option->get_lnames().front() != "print-config")
+      option->envname(EnvName(option->get_lnames().front()));
 
   std::string& data = command.admin.data;
   std::string& app_id = command.admin.app_id;
@@ -164,18 +231,51 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   app_import->add_option("--data", data, "Data directory")->required();
   app_import->add_option("--store", command.admin.store, kStoreHelp);
   app_import->add_option("--in", command.admin.file, "File `app export` wrote")->required();
+  app_import->add_flag("--replace", command.admin.replace,
+                       "Replace the application of the export's id if there is one (its records and files go; a running server serves the import within a second)");
+  auto* app_list = app_cmd->add_subcommand("list", "List the applications: id, name, store and files sizes, last request");
+  app_list->add_option("--data", data, "Data directory")->required();
+  app_list->add_option("--store", command.admin.store, kStoreHelp);
+  auto* app_stats = app_cmd->add_subcommand("stats", "One application's classes and rows, sizes and logged requests");
+  app_stats->add_option("--data", data, "Data directory")->required();
+  app_stats->add_option("--store", command.admin.store, kStoreHelp);
+  app_stats->add_option("--app", app_id, "Application id")->required();
+  auto* app_rename = app_cmd->add_subcommand("rename", "Change an application's display name (its id stays)");
+  app_rename->add_option("--data", data, "Data directory")->required();
+  app_rename->add_option("--store", command.admin.store, kStoreHelp);
+  app_rename->add_option("--app", app_id, "Application id")->required();
+  app_rename->add_option("--name", name, "New display name")->required();
+  auto* app_delete = app_cmd->add_subcommand(
+      "delete", "Delete an application for good: its store, files and registry entry (a running server stops serving it within a second)");
+  app_delete->add_option("--data", data, "Data directory")->required();
+  app_delete->add_option("--store", command.admin.store, kStoreHelp);
+  app_delete->add_option("--app", app_id, "Application id")->required();
+  app_delete->add_flag("--yes", command.admin.yes, "Confirm: the application cannot be brought back but from an export or a backup");
   auto* app_oauth_rotate = app_cmd->add_subcommand(
       "oauth-rotate", "End every MCP sign-in of an application: its OAuth clients and tokens (docs/MCP.md)");
   app_oauth_rotate->add_option("--data", data, "Data directory")->required();
   app_oauth_rotate->add_option("--store", command.admin.store, kStoreHelp);
   app_oauth_rotate->add_option("--app", app_id, "Application id")->required();
 
+  auto* backup_cmd = cli.add_subcommand("backup", "Copy a SQLite data directory while its server serves (docs/OPERATIONS.md)");
+  backup_cmd->add_option("--data", data, "Data directory (required)");  // not for `backup verify`
+  backup_cmd->add_option("--store", command.admin.store, kStoreHelp);
+  backup_cmd->add_option("--out", command.admin.file, "Folder to write the backup into (new or empty)");
+  auto* backup_verify = backup_cmd->add_subcommand("verify", "Check a backup: its manifest, registry, stores' integrity and files");
+  backup_verify->add_option("--in", command.admin.file, "Backup folder")->required();
+  auto* restore_cmd = cli.add_subcommand("restore", "Put a backup into an empty data directory (no server may run on it)");
+  restore_cmd->add_option("--in", command.admin.file, "Backup folder")->required();
+  restore_cmd->add_option("--data", data, "Data directory")->required();
+  restore_cmd->add_option("--store", command.admin.store, kStoreHelp);
+
   auto* key_cmd = cli.add_subcommand("key", "Manage API keys");
   key_cmd->require_subcommand(1);
   auto* key_create = key_cmd->add_subcommand("create", "Issue a named API key");
   auto* key_revoke = key_cmd->add_subcommand("revoke", "Revoke a named API key");
   auto* key_list = key_cmd->add_subcommand("list", "List API keys (names only)");
-  for (auto* sub : {key_create, key_revoke, key_list}) {
+  auto* key_rotate_master = key_cmd->add_subcommand(
+      "rotate-master", "Replace the application's master key: the new one is printed once; a running server refuses the old within a second");
+  for (auto* sub : {key_create, key_revoke, key_list, key_rotate_master}) {
     sub->add_option("--data", data, "Data directory")->required();
     sub->add_option("--store", command.admin.store, kStoreHelp);
     sub->add_option("--app", app_id, "Application id")->required();
@@ -206,10 +306,21 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   files_gc->add_option("--older-than", command.admin.older_than,
                        "Only files last written longer ago than this: <n>d, <n>h, <n>m or <n>s (default: 7d)");
 
+  // The admin commands take --data and --store from CRMD_DATA and CRMD_STORE too.
+  for (CLI::App* group : cli.get_subcommands({}))
+    for (CLI::App* sub : group->get_subcommands({}))
+      for (const char* name : {"data", "store"})
+        if (CLI::Option* option = sub->get_option_no_throw(std::string("--") + name)) option->envname(EnvName(name));
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return cli.exit(e);  // prints help or the usage error
+  }
+  if (serve_cmd->parsed() && print_config) {
+    std::istringstream settings(MaskSecrets(serve_cmd->config_to_str(/*default_also=*/true, /*write_description=*/false)));
+    for (std::string line; std::getline(settings, line);)
+      if (!line.starts_with("print-config=")) std::cout << line << '\n';
+    return 0;
   }
   if (serve_cmd->parsed()) command.kind = CommandKind::kServe;
   else if (app_create->parsed()) command.kind = CommandKind::kAppCreate;
@@ -222,6 +333,19 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
   else if (key_create->parsed()) command.kind = CommandKind::kKeyCreate;
   else if (key_revoke->parsed()) command.kind = CommandKind::kKeyRevoke;
   else if (key_list->parsed()) command.kind = CommandKind::kKeyList;
+  else if (key_rotate_master->parsed()) command.kind = CommandKind::kKeyRotateMaster;
+  else if (app_list->parsed()) command.kind = CommandKind::kAppList;
+  else if (app_stats->parsed()) command.kind = CommandKind::kAppStats;
+  else if (app_rename->parsed()) command.kind = CommandKind::kAppRename;
+  else if (app_delete->parsed()) command.kind = CommandKind::kAppDelete;
+  else if (backup_verify->parsed()) command.kind = CommandKind::kBackupVerify;
+  else if (backup_cmd->parsed()) {
+    if (command.admin.file.empty() || data.empty()) {
+      std::cerr << "crmd backup: --data and --out are required" << std::endl;
+      return 1;
+    }
+    command.kind = CommandKind::kBackup;
+  } else if (restore_cmd->parsed()) command.kind = CommandKind::kRestore;
   else if (fn_deploy->parsed()) command.kind = CommandKind::kFunctionDeploy;
   else if (fn_list->parsed()) command.kind = CommandKind::kFunctionList;
   else if (fn_remove->parsed()) command.kind = CommandKind::kFunctionRemove;

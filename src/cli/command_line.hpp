@@ -60,6 +60,10 @@ struct ServeFlags {
   int trigger_threads = 2;
   std::string console = "on";  // issue 34: the console at /console/, `on` or `off`
   int signin_rate = 30;  // sign-in gate posts per address per minute (api::kDefaultSignInPerMinute); 0: no limit
+  std::string metrics_listen;   // HOST:PORT of the /metrics listener; empty: none
+  std::string trusted_proxies;  // CIDR blocks of reverse proxies whose forwarding headers are believed
+  std::string log_level = "info";  // debug|info|warn|error: lines below it are not written
+  int slow_request_ms = 1000;      // a request this slow or slower gets a `slow request` warning; 0: none
 };
 
 // `crmd app create|region|webhook-secret`, `crmd key create|revoke|list` and `crmd function ...`.
@@ -72,6 +76,8 @@ struct AdminArgs {
   std::string region;  // empty: the default (app create), required (app region)
   std::string file;    // function deploy: the Lua source; app export: where to; app import: from where
   bool rotate = false;  // app webhook-secret: replace the secret before printing it
+  bool yes = false;      // app delete: the operator confirmed
+  bool replace = false;  // app import: an application of the export's id is replaced
   std::string older_than = "7d";  // files gc: the age an orphan must have, <n>d|h|m|s
   // app create, app set: `crmd` or `parse` (auth/gates.hpp), then each gate named (`captcha`,
   // `signup`, ...) to its value; empty: unchanged.
@@ -80,7 +86,9 @@ struct AdminArgs {
 };
 
 enum class CommandKind {
-  kServe, kAppCreate, kAppExport, kAppImport, kAppRegion, kAppWebhookSecret, kAppOAuthRotate, kAppSet, kKeyCreate, kKeyRevoke, kKeyList, kFunctionDeploy, kFunctionList, kFunctionRemove, kFilesGc
+  kServe, kAppCreate, kAppExport, kAppImport, kAppRegion, kAppWebhookSecret, kAppOAuthRotate, kAppSet,
+  kAppList, kAppStats, kAppRename, kAppDelete, kBackup, kBackupVerify, kRestore,
+  kKeyCreate, kKeyRevoke, kKeyList, kKeyRotateMaster, kFunctionDeploy, kFunctionList, kFunctionRemove, kFilesGc
 };
 
 struct Command {

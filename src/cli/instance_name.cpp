@@ -1,11 +1,10 @@
 #include "cli/instance_name.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <filesystem>
 
+#include "cli/file_lock.hpp"
 #include "util/ids.hpp"
 
 namespace crmd::cli {
@@ -38,11 +37,11 @@ std::string InstanceName(const std::string& listen, const std::string& data_dir)
   const std::string prefix = "instance-" + FileNamePart(std::string(host) + " " + listen) + "-";
   for (int slot = 0; slot < kMaxSlots; ++slot) {
     const std::string path = (dir / (prefix + std::to_string(slot) + ".lock")).string();
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) break;
-    // Kept open (and locked) until the process ends: the descriptor is deliberately never closed.
-    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return slot == 0 ? base : base + " #" + std::to_string(slot);
-    ::close(fd);
+    try {
+      if (LockForLife(path)) return slot == 0 ? base : base + " #" + std::to_string(slot);
+    } catch (const std::system_error&) {
+      break;
+    }
   }
   return base + " " + ids::RandomAlnum(16);
 }

@@ -1,4 +1,4 @@
-// `crmd key create|revoke|list`: an application's named API keys (spec §5.2).
+// `crmd key create|revoke|list|rotate-master`: an application's named API keys (spec §5.2).
 #include "cli/commands.hpp"
 
 #include "storage/registry_store.hpp"
@@ -34,6 +34,16 @@ int RevokeKey(const AdminArgs& args) {
   if (store.RevokeApiKey(app_id, name, timeutil::NowIso()) != storage::RegistryChange::kDone)
     return Fail("no active key named " + name);
   Print(json::object{{"revoked", name}});
+  return 0;
+}
+
+// Issue 35: a master key can be replaced. The new one is printed once (only its hash is kept); a
+// running server refuses the old one within a second (the registry's poll).
+int RotateMasterKey(const AdminArgs& args) {
+  const std::string master = ids::NewSecret();
+  if (OpenRegistryOf(args.data)->SetMasterKeyHash(args.app_id, ids::HashSecret(master)) != storage::RegistryChange::kDone)
+    return Fail("no application " + args.app_id);
+  Print(json::object{{"appId", args.app_id}, {"masterKey", master}});
   return 0;
 }
 

@@ -18,6 +18,16 @@ namespace crmd::cli {
 
 namespace {
 
+// The descriptors a server holds whatever it serves: stdio, its lock files, the registry's reader
+// and watcher (each a database and its log), the signal pipe, the listening socket, one store with
+// its log and a few connections.
+constexpr std::uint64_t kFixedDescriptors = 20;
+// Each network thread's event loop: an epoll, an eventfd and a timerfd (the accept loop's too).
+constexpr std::uint64_t kDescriptorsPerNetworkThread = 3;
+
+// Connections the /metrics listener keeps at most: scrapers, not clients.
+constexpr int kMetricsConnections = 16;
+
 // Raises the soft limit of open files to the hard one; returns the limit now in force.
 std::uint64_t RaiseOpenFileLimit() {
   rlimit limit{};
@@ -44,18 +54,38 @@ void TuneMalloc(int cores) {
   mallopt(M_TOP_PAD, 1 << 20);
 }
 
-// The network side: the listening address, threads, body limits, uploads and timeouts.
-std::optional<std::string> PlanServer(const ServeFlags& flags, int cores, std::uint64_t open_files, http::ServerOptions& out) {
-  auto colon = flags.listen.rfind(':');
-  if (colon == std::string::npos) return "--listen must be HOST:PORT";
-  out.host = flags.listen.substr(0, colon);
+// `HOST:PORT` of the flag `name` into `out`.
+std::optional<std::string> PlanAddress(const std::string& name, const std::string& value, http::ServerOptions& out) {
+  auto colon = value.rfind(':');
+  if (colon == std::string::npos) return name + " must be HOST:PORT";
+  out.host = value.substr(0, colon);
   try {
-    int port = std::stoi(flags.listen.substr(colon + 1));
-    if (port < 0 || port > 65535) return "--listen port out of range";
+    int port = std::stoi(value.substr(colon + 1));
+    if (port < 0 || port > 65535) return name + " port out of range";
     out.port = static_cast<unsigned short>(port);
   } catch (const std::exception&) {
-    return "--listen must be HOST:PORT";
+    return name + " must be HOST:PORT";
   }
+  return std::nullopt;
+}
+
+// The /metrics listener: one thread, a few connections (a scraper or two), nothing else.
+std::optional<std::string> PlanMetrics(const ServeFlags& flags, std::optional<http::ServerOptions>& out) {
+  if (flags.metrics_listen.empty()) return std::nullopt;
+  http::ServerOptions metrics;
+  if (auto wrong = PlanAddress("--metrics-listen", flags.metrics_listen, metrics)) return wrong;
+  metrics.threads = 1;
+  metrics.write_threads = 1;
+  metrics.slow_read_threads = 1;
+  metrics.max_connections = kMetricsConnections;
+  metrics.slow_request = std::chrono::milliseconds(0);
+  out = std::move(metrics);
+  return std::nullopt;
+}
+
+// The network side: the listening address, threads, body limits, uploads and timeouts.
+std::optional<std::string> PlanServer(const ServeFlags& flags, int cores, std::uint64_t open_files, http::ServerOptions& out) {
+  if (auto wrong = PlanAddress("--listen", flags.listen, out)) return wrong;
   // Reads run on the network threads; writes, which wait for their group's fsync, on their own.
   out.threads = flags.threads > 0 ? flags.threads : cores * 2;
   out.write_threads = flags.write_threads > 0 ? flags.write_threads : cores * 8;
@@ -71,6 +101,12 @@ std::optional<std::string> PlanServer(const ServeFlags& flags, int cores, std::u
   out.request_timeout = std::chrono::seconds(flags.request_timeout);
   out.idle_timeout = std::chrono::seconds(flags.idle_timeout);
   if (flags.max_connections < 0) return "--max-connections must be positive";
+  if (flags.slow_request_ms < 0) return "--slow-request-ms must be 0 (none) or more";
+  std::string wrong_proxies;
+  auto proxies = http::TrustedProxies::Parse(flags.trusted_proxies, wrong_proxies);
+  if (!proxies) return wrong_proxies;
+  out.trusted_proxies = std::move(*proxies);
+  out.slow_request = std::chrono::milliseconds(flags.slow_request_ms);
   out.max_connections = flags.max_connections > 0 ? flags.max_connections
                                                   : static_cast<int>(std::clamp<std::uint64_t>(open_files / 4, 16, 10'000));
   return std::nullopt;
@@ -175,13 +211,28 @@ std::optional<std::string> ShiftClockForTests() {
 
 }  // namespace
 
+std::uint64_t OpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  return limit.rlim_cur == RLIM_INFINITY ? 1u << 20 : static_cast<std::uint64_t>(limit.rlim_cur);
+}
+
 std::variant<ServePlan, std::string> PlanServe(const ServeFlags& flags) {
+  log::Level level = log::Level::kInfo;
+  if (!log::ParseLevel(flags.log_level, level)) return "--log-level takes debug, info, warn or error";
+  log::SetLevel(level);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   TuneMalloc(cores);
   ServePlan plan;
   // Every connection and every open store holds descriptors: take all the system allows.
   plan.open_files = RaiseOpenFileLimit();
   if (auto wrong = PlanServer(flags, cores, plan.open_files, plan.server)) return *wrong;
+  // Issue 35: short of these, the server said it listened and then failed (an accept loop that
+  // never accepts, a registry it cannot poll, an exit on the signal pipe): refused before.
+  const std::uint64_t needed = kFixedDescriptors + kDescriptorsPerNetworkThread * static_cast<std::uint64_t>(plan.server.threads + 1);
+  if (plan.open_files < needed)
+    return "the open-file limit is " + std::to_string(plan.open_files) + ", and crmd needs at least " + std::to_string(needed) +
+           " with " + std::to_string(plan.server.threads) + " network threads: raise it (ulimit -n, or LimitNOFILE= in a systemd unit) or lower --threads";
   // Uploads stream to the data folder's file system, so that keeping one is a rename; into a
   // folder of this process's own, which servers sharing `--data` leave alone when they start.
   plan.uploads.emplace(files::UploadArea::Claim((std::filesystem::path(flags.data) / "tmp" / "uploads").string()));
@@ -190,6 +241,7 @@ std::variant<ServePlan, std::string> PlanServe(const ServeFlags& flags) {
   if (auto wrong = PlanSettings(flags, cores, plan.settings)) return *wrong;
   if (auto wrong = PlanRouter(flags, cores, plan.router, plan.functions)) return *wrong;
   if (auto wrong = PlanTriggers(flags, plan.triggers)) return *wrong;
+  if (auto wrong = PlanMetrics(flags, plan.metrics)) return *wrong;
   if (flags.request_log_days < 0) return std::string("--request-log-days must be 0 (keep) or more");
   plan.request_log.retention_days = flags.request_log_days;
   plan.request_log.max_apps_waiting = std::max<std::size_t>(1, plan.stores.max_open / 4);

@@ -31,10 +31,14 @@ struct ServePlan {
   triggers::Runner::Options triggers;
   logs::RequestLog::Options request_log;
   std::uint64_t open_files = 0;  // the process's limit, once raised
+  std::optional<http::ServerOptions> metrics;  // the /metrics listener (--metrics-listen), if any
   std::optional<files::UploadArea> uploads;  // held for the process's life: server.upload_dir
 };
 
 // The plan, or what is wrong with the flags, in words for the person who typed them.
 std::variant<ServePlan, std::string> PlanServe(const ServeFlags& flags);
+
+// The process's open-file limit now (after PlanServe: raised to the hard limit).
+std::uint64_t OpenFileLimit();
 
 }  // namespace crmd::cli

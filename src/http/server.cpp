@@ -3,6 +3,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <fmt/format.h>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -16,12 +17,17 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 #include "http/upload_pace.hpp"
+#include "metrics/metrics.hpp"
 #include "util/errors.hpp"
+#include "util/ids.hpp"
 #include "util/log.hpp"
+#include "util/redact.hpp"
 
 namespace crmd::http {
 
@@ -65,6 +71,54 @@ constexpr std::size_t kBodyReadAhead = 64 * 1024;
 // thousand downloads at once hold 256 MiB at most.
 constexpr std::size_t kFileChunk = 256 * 1024;
 
+// What of a query string the access log keeps: enough to tell requests apart, not a `where` of
+// kilobytes on every line.
+constexpr std::size_t kLoggedQuery = 512;
+// A client's X-Request-Id is kept (and echoed, and logged) when it is 1-128 of
+// [A-Za-z0-9._:-]: a proxy's UUID or trace id fits, a header that could break a log line does not.
+constexpr std::size_t kMaxRequestId = 128;
+
+// The metrics' route family of a path (metrics/metrics.hpp): a word of a fixed list, whatever
+// the path, so that no client can make new series. `/<prefix>/<family>/...` for the API (the
+// prefix is not known here: any first word), the first word for crmd's own routes.
+std::string_view RouteFamily(std::string_view path) {
+  static constexpr std::string_view kOwn[] = {"functions", "mcp", "health", "ready", "static", ".well-known", "oauth", "metrics"};
+  static constexpr std::string_view kApi[] = {"classes", "batch",  "users",   "login",  "logout",   "files",
+                                              "schemas", "roles",  "sessions", "apps",  "aggregate", "config",
+                                              "purge",   "requestPasswordReset", "verificationEmailRequest", "functions"};
+  if (path.starts_with('/')) path.remove_prefix(1);
+  const std::string_view first = path.substr(0, path.find('/'));
+  for (auto own : kOwn)
+    if (first == own) return own;
+  const auto slash = path.find('/');
+  if (slash == std::string_view::npos) return "other";
+  std::string_view second = path.substr(slash + 1);
+  second = second.substr(0, second.find('/'));
+  for (auto api : kApi)
+    if (second == api) return api;
+  return "other";
+}
+
+// A request id of crmd's own: 8 random letters and digits drawn once per process, then a counter
+// in 8 hex digits. Unique within a process and across restarts in practice; not a secret, so no
+// draw from the CSPRNG (a system call) per request.
+std::string NewRequestId() {
+  static const std::string prefix = ids::RandomAlnum(8);
+  static std::atomic<std::uint32_t> next{0};
+  return prefix + fmt::format("{:08x}", next.fetch_add(1, std::memory_order_relaxed));
+}
+
+// The client's (or its proxy's) request id, or a new one.
+std::string RequestIdOf(std::string_view sent) {
+  if (sent.empty() || sent.size() > kMaxRequestId) return NewRequestId();
+  for (char c : sent) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                    c == ':' || c == '-';
+    if (!ok) return NewRequestId();
+  }
+  return std::string(sent);
+}
+
 api::Method ToMethod(bhttp::verb verb) {
   switch (verb) {
     case bhttp::verb::get: return api::Method::kGet;
@@ -78,7 +132,7 @@ api::Method ToMethod(bhttp::verb verb) {
 }
 
 template <typename Fields>
-api::Request ToApiRequest(const bhttp::request_header<Fields>& in, std::string body, const std::string& remote_ip) {
+api::Request ToApiRequest(const bhttp::request_header<Fields>& in, std::string body, const std::string& remote_ip, bool https) {
   api::Request out;
   out.method = ToMethod(in.method());
   out.method_name = std::string(in.method_string());
@@ -92,6 +146,7 @@ api::Request ToApiRequest(const bhttp::request_header<Fields>& in, std::string b
   }
   out.body = std::move(body);
   out.remote_ip = remote_ip;
+  out.https = https;
   return out;
 }
 
@@ -151,7 +206,7 @@ std::optional<ApiError> UnsupportedCoding(const Header& header) {
 
 // A request as the head alone says it, for Early: no body yet.
 template <typename Header>
-api::Request HeadOnly(const Header& header, const std::string& remote_ip) {
+api::Request HeadOnly(const Header& header, const std::string& remote_ip, bool https) {
   api::Request out;
   out.method = ToMethod(header.method());
   out.method_name = std::string(header.method_string());
@@ -163,6 +218,7 @@ api::Request HeadOnly(const Header& header, const std::string& remote_ip) {
     out.headers.emplace_back(std::move(name), std::string(field.value()));
   }
   out.remote_ip = remote_ip;
+  out.https = https;
   return out;
 }
 
@@ -175,8 +231,10 @@ ApiError TooLarge(bool upload, std::uint64_t limit) {
 // request, or while it sends one too slowly, to make room for a new connection when the server is
 // at max_connections.
 struct Conn {
-  explicit Conn(tcp::socket socket, std::atomic<int>& open) : stream(std::move(socket)), open(open) { ++open; }
-  ~Conn() { --open; }
+  explicit Conn(tcp::socket socket, std::atomic<int>& open) : stream(std::move(socket)), open(open) {
+    metrics::Set(metrics::Gauge::kOpenConnections, ++open);
+  }
+  ~Conn() { metrics::Set(metrics::Gauge::kOpenConnections, --open); }
   Conn(const Conn&) = delete;
   Conn& operator=(const Conn&) = delete;
   beast::tcp_stream stream;
@@ -321,6 +379,7 @@ struct Server::Impl {
   // The acceptor is used by Accept() and closed by the signal handler: both run on this strand.
   asio::strand<asio::io_context::executor_type> acceptor_strand{ioc.get_executor()};
   tcp::acceptor acceptor{acceptor_strand};
+  std::optional<asio::signal_set> signals;  // made by Listen()
 
   Impl(ServerOptions o, Handler h, QueueWrite q, Early e)
       : options(std::move(o)),
@@ -382,16 +441,23 @@ struct Server::Impl {
     std::string method;
     std::string path;
     std::string remote_ip;
+    std::string query;       // redacted (util/redact.hpp), at most kLoggedQuery bytes
+    std::string request_id;  // the client's X-Request-Id when usable, else one made here
+    bool https = false;      // a trusted proxy says the client used HTTPS
   };
 
   // Returns the request's time in milliseconds.
-  double LogRequest(const LogFacts& facts, int status, std::size_t bytes,
+  double LogRequest(const LogFacts& facts, const api::Response& response, int status, std::size_t bytes,
                     std::chrono::steady_clock::time_point start) {
     const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
                             std::chrono::steady_clock::now() - start)
                             .count();
     const double ms = static_cast<double>(micros) / 1000.0;
-    log::Request(facts.method, facts.path, status, bytes, ms, facts.remote_ip);
+    log::Request({facts.method, facts.path, facts.query, status, bytes, ms, facts.remote_ip, response.app_id, facts.request_id});
+    metrics::CountRequest(RouteFamily(facts.path), status, ms / 1000.0, response.app_id);
+    if (options.slow_request.count() > 0 && ms >= static_cast<double>(options.slow_request.count()))
+      log::Warn("slow request", {{"method", facts.method}, {"path", facts.path}, {"status", status}, {"ms", ms},
+                                 {"app", response.app_id}, {"requestId", facts.request_id}});
     return ms;
   }
 
@@ -417,12 +483,13 @@ struct Server::Impl {
       response.headers.emplace_back("Vary", "Origin");
     }
     const std::size_t bytes = response.body.size();
+    if (!facts.request_id.empty()) response.headers.emplace_back("X-Request-Id", facts.request_id);
     std::string head;
     WriteHead(response, 11, /*keep_alive=*/false, bytes, head);
     const std::array<asio::const_buffer, 2> buffers{asio::buffer(head), asio::buffer(response.body)};
     stream.expires_after(options.request_timeout);
     co_await asio::async_write(stream, buffers, kNoThrow);
-    const double ms = LogRequest(facts, status, bytes, start);
+    const double ms = LogRequest(facts, response, status, bytes, start);
     if (response.sent) response.sent(status, ms);
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
@@ -464,6 +531,7 @@ struct Server::Impl {
     const int status = api_response.status;
     const bool from_file = !api_response.file.empty();
     const std::size_t bytes = from_file ? api_response.file_length : api_response.body.size();
+    if (!facts.request_id.empty()) api_response.headers.emplace_back("X-Request-Id", facts.request_id);
     std::string response_head;
     response_head.reserve(256);
     WriteHead(api_response, version, keep_alive, bytes, response_head);
@@ -474,7 +542,7 @@ struct Server::Impl {
     stream.expires_after(options.request_timeout);
     auto [write_ec, written] = co_await asio::async_write(stream, response, kNoThrow);
     if (!write_ec && from_file && !head) write_ec = co_await WriteFile(stream, api_response);
-    const double ms = LogRequest(facts, status, bytes, start);
+    const double ms = LogRequest(facts, api_response, status, bytes, start);
     if (api_response.sent) api_response.sent(status, ms);
     if (buffer.capacity() > kReadBuffer) {  // keeps a pipelined request's bytes
       buffer.shrink_to_fit();
@@ -572,7 +640,7 @@ struct Server::Impl {
     }
     parser.get().body().close();
     StreamedUpload out;
-    out.request = ToApiRequest(parser.get().base(), std::string(), facts.remote_ip);
+    out.request = ToApiRequest(parser.get().base(), std::string(), facts.remote_ip, facts.https);
     out.request.body_file = path;
     out.version = parser.get().version();
     out.keep_alive = parser.get().keep_alive();
@@ -583,7 +651,9 @@ struct Server::Impl {
   asio::awaitable<void> Session(tcp::socket socket) {
     beast::error_code ep_error;
     auto endpoint = socket.remote_endpoint(ep_error);
-    LogFacts facts{{}, {}, ep_error ? std::string() : endpoint.address().to_string()};
+    LogFacts facts;
+    const std::string peer = ep_error ? std::string() : endpoint.address().to_string();
+    facts.remote_ip = peer;
     auto conn = std::make_shared<Conn>(std::move(socket), open_connections);
     beast::tcp_stream& stream = conn->stream;
     beast::flat_buffer buffer;
@@ -620,6 +690,8 @@ struct Server::Impl {
       if (ec) {
         facts.method = "-";
         facts.path = "-";
+        facts.query.clear();
+        facts.request_id = NewRequestId();
         if (ec == bhttp::error::header_limit)
           co_await WriteError(stream, errors::HeaderTooLarge(), {}, facts, start);
         else if (ec == bhttp::error::body_limit)  // the start line is parsed by then
@@ -639,7 +711,16 @@ struct Server::Impl {
 
       const auto& header = parser.get();
       facts.method = std::string(header.method_string());
-      facts.path = std::string(header.target().substr(0, header.target().find('?')));
+      const std::string_view target = header.target();
+      const auto question = target.find('?');
+      facts.path = std::string(target.substr(0, question));
+      facts.query = question == std::string_view::npos ? std::string() : RedactQuery(target.substr(question + 1));
+      if (facts.query.size() > kLoggedQuery) facts.query.resize(kLoggedQuery);
+      facts.request_id = RequestIdOf(header["X-Request-Id"]);
+      // Behind a trusted proxy, the client is who the proxy says (http/trusted_proxies.hpp).
+      const TrustedProxies& proxies = options.trusted_proxies;
+      facts.remote_ip = proxies.empty() ? peer : proxies.ClientAddress(peer, header["Forwarded"], header["X-Forwarded-For"]);
+      facts.https = !proxies.empty() && proxies.ClientUsedHttps(peer, header["Forwarded"], header["X-Forwarded-Proto"]);
       const std::string origin(header[bhttp::field::origin]);
       const api::BodyKind body_kind = BodyOf(header);
       const bool upload = body_kind == api::BodyKind::kUpload;
@@ -659,7 +740,7 @@ struct Server::Impl {
       // An answer the head alone decides (no route, no application, a refused credential) is
       // given before the body is read: a large body to nowhere costs nothing but its drain.
       if (early && (parser.content_length().value_or(0) > 0 || parser.chunked())) {
-        auto decided = early(HeadOnly(header, facts.remote_ip));
+        auto decided = early(HeadOnly(header, facts.remote_ip, facts.https));
         if (decided) {
           co_await WriteAndClose(stream, std::move(*decided), origin, facts, start);
           co_return;
@@ -709,7 +790,7 @@ struct Server::Impl {
       const unsigned version = request.version();
       const bool head = request.method() == bhttp::verb::head;
       const bool keep_alive = request.keep_alive() && !stopping.load() && !closing;
-      api::Request api_request = ToApiRequest(request.base(), std::move(request.body()), facts.remote_ip);
+      api::Request api_request = ToApiRequest(request.base(), std::move(request.body()), facts.remote_ip, facts.https);
       api::Response api_response;
       std::optional<api::Response> answered;
       if (options.unwrap) answered = options.unwrap(api_request);  // before the method decides the thread
@@ -734,6 +815,7 @@ struct Server::Impl {
           // The read ran past its slice here: it runs again on a slow-read thread, and this
           // thread goes back to its other connections meanwhile.
           api_request.off_loop = true;
+          metrics::CountReadMovedOff();
           co_await asio::post(asio::bind_executor(slow_reads.get_executor(), asio::use_awaitable));
           LowerPriority();
           api_response = handler(api_request);
@@ -814,21 +896,39 @@ Server::Server(ServerOptions options, Handler handler, QueueWrite queue_write, E
 Server::~Server() = default;
 
 unsigned short Server::Listen() {
-  auto& acceptor = impl_->acceptor;
-  tcp::endpoint endpoint(asio::ip::make_address(impl_->options.host), impl_->options.port);
-  acceptor.open(endpoint.protocol());
-  acceptor.set_option(asio::socket_base::reuse_address(true));
-  acceptor.bind(endpoint);
-  acceptor.listen(asio::socket_base::max_listen_connections);
-  return acceptor.local_endpoint().port();
+  Impl& s = *impl_;
+  const std::string address = s.options.host + ":" + std::to_string(s.options.port);
+  boost::system::error_code ec;
+  const auto ip = asio::ip::make_address(s.options.host, ec);
+  if (ec) throw std::invalid_argument("cannot listen on " + address + ": " + s.options.host + " is not an IP address");
+  const tcp::endpoint endpoint(ip, s.options.port);
+  auto& acceptor = s.acceptor;
+  // Boost's exceptions name its own source file and line; the person starting crmd needs the
+  // address and the reason (issue 35).
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) throw std::system_error(ec.value(), std::generic_category(), "cannot listen on " + address);
+  // The signal pipe now, not in Run(): short of descriptors, the failure comes before the server
+  // says it listens, not after.
+  try {
+    s.signals.emplace(s.ioc, SIGTERM, SIGINT);
+  } catch (const boost::system::system_error& e) {
+    throw std::system_error(e.code().value(), std::generic_category(), "cannot catch SIGTERM");
+  }
+  const auto bound = acceptor.local_endpoint(ec);
+  if (ec) throw std::system_error(ec.value(), std::generic_category(), "cannot listen on " + address);
+  return bound.port();
 }
 
 void Server::Run() {
   Impl& s = *impl_;
-  asio::signal_set signals(s.ioc, SIGTERM, SIGINT);
+  if (!s.signals) throw std::logic_error("Server::Run() before Listen()");
+  asio::signal_set& signals = *s.signals;
   signals.async_wait([&s](const boost::system::error_code& ec, int signal) {
     if (ec) return;
-    log::Info("stopping", {{"signal", signal}, {"in_flight", s.in_flight.load()}});
+    log::Announce("stopping", {{"signal", signal}, {"in_flight", s.in_flight.load()}});
     s.stopping = true;
     asio::post(s.acceptor_strand, [&s] {
       beast::error_code ignored;

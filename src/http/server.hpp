@@ -16,6 +16,7 @@
 
 #include "api/message.hpp"
 #include "api/routes.hpp"
+#include "http/trusted_proxies.hpp"
 
 namespace crmd::http {
 
@@ -79,6 +80,12 @@ struct ServerOptions {
   // closed itself when none is idle. Each holds a descriptor: keep it well under the process's
   // open-file limit, which stores need too.
   int max_connections = 10000;
+  // Reverse proxies whose forwarding headers say who the client is (`--trusted-proxies`); none by
+  // default: the peer is the client.
+  TrustedProxies trusted_proxies;
+  // A request that took this long or longer gets a `slow request` warning besides its access-log
+  // line (`--slow-request-ms`); 0: none.
+  std::chrono::milliseconds slow_request{1000};
   // Threads for reads that ran past their slice on a network thread (Response::run_off_loop).
   // They run at a lower priority than the network threads.
   int slow_read_threads = 2;
@@ -100,7 +107,9 @@ class Server {
   Server(ServerOptions options, Handler handler, QueueWrite queue_write = {}, Early early = {});
   ~Server();
 
-  // Binds and listens; returns the bound port. Throws on failure (address in use).
+  // Binds, listens and takes SIGTERM/SIGINT; returns the bound port. Throws std::system_error on
+  // failure (the address in use, no descriptor left), its message naming the address and the
+  // reason; std::invalid_argument when the host is not an IP address.
   unsigned short Listen();
   // Serves until SIGTERM/SIGINT, then drains in-flight requests and returns.
   void Run();

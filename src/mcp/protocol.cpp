@@ -4,6 +4,7 @@
 
 #include "mcp/arguments.hpp"
 #include "util/log.hpp"
+#include "util/version.hpp"
 
 namespace crmd::mcp {
 
@@ -69,7 +70,7 @@ json::object AnswerOpen(const Message& message) {
       version = asked->get_string();
   return Success(message.id, json::object{{"protocolVersion", version},
                                           {"capabilities", json::object{{"tools", json::object{{"listChanged", false}}}}},
-                                          {"serverInfo", json::object{{"name", "crmd"}, {"title", "crmd CRM records"}, {"version", "2.0.0"}}},
+                                          {"serverInfo", json::object{{"name", "crmd"}, {"title", "crmd CRM records"}, {"version", Version()}}},
                                           {"instructions", kInstructions}});
 }
 

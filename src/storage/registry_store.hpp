@@ -66,11 +66,21 @@ class RegistryStore {
   virtual RegistryChange SetWebhookSecret(const std::string& app_id, const std::string& secret) = 0;
   virtual RegistryChange SetOAuthSecret(const std::string& app_id, const std::string& secret) = 0;
   virtual RegistryChange SetGates(const std::string& app_id, const std::string& gates) = 0;
+  // `crmd app rename`: the display name (the id stays: it is in every file address and key).
+  virtual RegistryChange SetName(const std::string& app_id, const std::string& name) = 0;
+  // `crmd key rotate-master`: the hash of the new master key; the old key is refused from then on.
+  virtual RegistryChange SetMasterKeyHash(const std::string& app_id, const std::string& hash) = 0;
+  // `crmd app delete`: the application's row, keys and functions (its store is the caller's).
+  virtual RegistryChange RemoveApp(const std::string& app_id) = 0;
   // Deploying a name again replaces its code. kNoSuchKey: no function of that name to remove.
   virtual RegistryChange DeployFunction(const std::string& app_id, const FunctionRecord& function) = 0;
   virtual RegistryChange RemoveFunction(const std::string& app_id, const std::string& name) = 0;
   virtual std::vector<AppRecord> LoadAll() = 0;
   std::optional<AppRecord> Load(const std::string& app_id);
+
+  // A consistent copy of the registry in the new SQLite file `path` (`crmd backup`); throws
+  // StorageError on PostgreSQL.
+  virtual void BackupTo(const std::string& path) = 0;
 
   // Changes whenever anyone (another connection, another server) commits to the registry: the
   // server's reload trigger.

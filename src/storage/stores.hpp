@@ -3,6 +3,7 @@
 // database the second kind (`--store`). Thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -25,6 +26,15 @@ class Stores {
   virtual std::vector<std::string> List() = 0;
   // Removes the store of `app_id` and everything in it (what an interrupted `app create` left).
   virtual void Remove(const std::string& app_id) = 0;
+  // Writes a consistent copy of the store of `app_id` to the new file `path` while it keeps
+  // serving (`crmd backup`: SQLite's VACUUM INTO, one read transaction). Throws StorageError on
+  // PostgreSQL, whose backup is pg_dump's (docs/OPERATIONS.md).
+  virtual void BackupTo(const std::string& app_id, const std::string& path) = 0;
+  // Whether the stores answer: on PostgreSQL a pooled connection runs a query; SQLite's files are
+  // this process's and always do. Never throws.
+  virtual bool Ready() { return true; }
+  // Bytes the store of `app_id` takes on disk, its indexes and logs included; 0 when it has none.
+  virtual std::int64_t StoreBytes(const std::string& app_id) = 0;
   // Calls `changed(app_id)` from a thread of its own whenever a process (this one included) may
   // have changed an application's schema, so that every server on one database reloads it;
   // `changed("*")` when changes may have been missed (all of them). Until StopWatching(). SQLite

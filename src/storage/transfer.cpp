@@ -213,6 +213,7 @@ TransferCounts ImportStore(Database& db, std::istream& in, json::object& header)
       maybe_commit();
     } else if (kind == "end") {
       end = body.as_object();
+      break;  // what follows (the application's files: `crmd app export`) is the caller's
     } else {
       throw std::runtime_error("an unknown line in the export: " + std::string(kind));
     }

@@ -29,7 +29,8 @@ struct TransferCounts {
 TransferCounts ExportStore(Database& db, const boost::json::object& header, std::ostream& out);
 
 // Reads lines ExportStore wrote into `db`, which must hold no class yet; `header` receives the
-// first line. Throws std::runtime_error when the stream is not an export, the store is not empty,
+// first line. Reads up to the end line and no further: the lines after it are the caller's
+// (`crmd app export` appends the application's files). Throws std::runtime_error when the stream is not an export, the store is not empty,
 // or a count does not match at the end.
 TransferCounts ImportStore(Database& db, std::istream& in, boost::json::object& header);
 

@@ -1,8 +1,10 @@
 #include "storage/write_group.hpp"
 
+#include <chrono>
 #include <exception>
 #include <utility>
 
+#include "metrics/metrics.hpp"
 #include "storage/group_transaction.hpp"
 #include "util/log.hpp"
 
@@ -27,7 +29,9 @@ std::unique_ptr<WriteTransaction> WriteGroup::BeginWrite(bool exclusive) {
 }
 
 void WriteGroup::Flush() {
+  const auto started = std::chrono::steady_clock::now();
   const CommitOutcome outcome = txn_->Commit();
+  metrics::ObserveCommit("write_queue", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   const bool committed = Durable(outcome);
   for (const std::size_t job : members_) outcomes_[job] = Worse(outcomes_[job], outcome);
   members_.clear();

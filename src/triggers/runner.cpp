@@ -6,6 +6,7 @@
 
 #include "app/write_unit.hpp"
 #include "logs/trigger_log.hpp"
+#include "metrics/metrics.hpp"
 #include "storage/outbox.hpp"
 #include "triggers/activation.hpp"
 #include "triggers/definition.hpp"
@@ -302,12 +303,14 @@ Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& 
     bool retry = false;
     step->sent = Send(*step, *app, retry);
     if (step->sent.error && retry && job.attempts < options_.retries) {
+      metrics::CountNetworkAction(metrics::NetworkAction::kRetried);
       ++job.attempts;
       log::Warn("trigger action failed; retrying",
                 {{"app", job.app_id}, {"trigger", activation.trigger_id}, {"action", std::string(step->action->at("_id").as_string())},
                  {"attempt", job.attempts}, {"error", *step->sent.error}});
       return Outcome::kRetry;
     }
+    metrics::CountNetworkAction(step->sent.error ? metrics::NetworkAction::kFailed : metrics::NetworkAction::kDelivered);
   }
 
   if (step->action && *step->type == ActionType::kServerSideCode) {
@@ -457,6 +460,11 @@ Status Runner::RunUnit(app::WriteUnit& unit, Step& step) {
     unit.txn().outbox().SetOutbox(step.job.entry, step.next_payload);
   }
   return {};
+}
+
+std::size_t Runner::Held() {
+  std::lock_guard lock(mutex_);
+  return known_.size();
 }
 
 }  // namespace crmd::triggers

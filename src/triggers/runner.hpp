@@ -113,6 +113,9 @@ class Runner final : public app::ActivationSink {
   // keeps this one alive there and takes over what dead ones left. Before Recover; once.
   void TakeOver(storage::OutboxTakeover& shared);
   void Stop();
+  // The activations this server holds now: queued, waiting for a retry or running (the trigger
+  // backlog of /metrics). Thread-safe.
+  std::size_t Held();
 
   // For tests and diagnosis: activations held now, and how many were left in an outbox for want
   // of room so far.

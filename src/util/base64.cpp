@@ -16,6 +16,14 @@ bool IsIgnored(char c) { return c == ' ' || c == '\r' || c == '\n' || c == '\t';
 
 }  // namespace
 
+std::string EncodeBase64(std::string_view bytes) {
+  std::string out(sodium_base64_ENCODED_LEN(bytes.size(), sodium_base64_VARIANT_ORIGINAL), '\0');
+  sodium_bin2base64(out.data(), out.size(), reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(),
+                    sodium_base64_VARIANT_ORIGINAL);
+  out.resize(out.size() - 1);  // the terminating NUL sodium writes
+  return out;
+}
+
 std::optional<std::string> DecodeBase64(std::string_view text) {
   std::string bytes(text.size() / 4 * 3 + 3, '\0');
   std::size_t length = 0;

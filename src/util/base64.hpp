@@ -7,6 +7,9 @@
 
 namespace crmd {
 
+// `bytes` in base64, padded, without line breaks.
+std::string EncodeBase64(std::string_view bytes);
+
 // The bytes `text` encodes, whitespace ignored; nullopt when it is not base64.
 std::optional<std::string> DecodeBase64(std::string_view text);
 

@@ -43,23 +43,59 @@ const char* LevelName(Level level) {
   }
   return "info";
 }
+
+// One line, whatever the level.
+void Emit(Level level, std::string_view message, const boost::json::object& fields) {
+  boost::json::object line;
+  line["ts"] = timeutil::NowIso();
+  line["level"] = LevelName(level);
+  line["msg"] = message;
+  for (const auto& kv : fields) line[kv.key()] = kv.value();
+  std::string text = ToJson(line);
+  text.push_back('\n');
+  std::lock_guard lock(g_mutex);
+  FlushPendingLocked();
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
+}
+
 }  // namespace
 
 void SetLevel(Level level) { g_level = level; }
 
-void Request(std::string_view method, std::string_view path, int status, std::size_t bytes, double ms,
-             std::string_view ip) {
+bool ParseLevel(std::string_view name, Level& level) {
+  for (Level l : {Level::kDebug, Level::kInfo, Level::kWarn, Level::kError})
+    if (name == LevelName(l)) {
+      level = l;
+      return true;
+    }
+  return false;
+}
+
+void Request(const RequestFacts& f) {
   if (Level::kInfo < g_level.load(std::memory_order_relaxed)) return;
   thread_local std::string line;
   line.clear();
   line += "{\"ts\":\"";
   line += timeutil::NowIso();
   line += "\",\"level\":\"info\",\"msg\":\"request\",\"method\":";
-  AppendJsonString(method, line);
+  AppendJsonString(f.method, line);
   line += ",\"path\":";
-  AppendJsonString(path, line);
-  fmt::format_to(std::back_inserter(line), ",\"status\":{},\"bytes\":{},\"ms\":{:.3f},\"ip\":", status, bytes, ms);
-  AppendJsonString(ip, line);
+  AppendJsonString(f.path, line);
+  if (!f.query.empty()) {
+    line += ",\"query\":";
+    AppendJsonString(f.query, line);
+  }
+  fmt::format_to(std::back_inserter(line), ",\"status\":{},\"bytes\":{},\"ms\":{:.3f},\"ip\":", f.status, f.bytes, f.ms);
+  AppendJsonString(f.ip, line);
+  if (!f.app.empty()) {
+    line += ",\"app\":";
+    AppendJsonString(f.app, line);
+  }
+  if (!f.request_id.empty()) {
+    line += ",\"requestId\":";
+    AppendJsonString(f.request_id, line);
+  }
   line += "}\n";
   std::lock_guard lock(g_mutex);
   if (!g_batching) {
@@ -99,19 +135,12 @@ AccessLogBatching::~AccessLogBatching() {
   g_batching = false;
 }
 
+void Announce(std::string_view message, const boost::json::object& fields) { Emit(Level::kInfo, message, fields); }
+
 void Write(Level level, std::string_view message, const boost::json::object& fields) {
   if (level < g_level.load(std::memory_order_relaxed)) return;
-  boost::json::object line;
-  line["ts"] = timeutil::NowIso();
-  line["level"] = LevelName(level);
-  line["msg"] = message;
-  for (const auto& kv : fields) line[kv.key()] = kv.value();
-  std::string text = ToJson(line);
-  text.push_back('\n');
-  std::lock_guard lock(g_mutex);
-  FlushPendingLocked();
-  std::fwrite(text.data(), 1, text.size(), stderr);
-  std::fflush(stderr);
+  Emit(level, message, fields);
 }
+
 
 }  // namespace crmd::log

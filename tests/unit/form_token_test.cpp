@@ -36,7 +36,7 @@ TEST(FormTokenTest, NoSecretOrAMalformedNonceNeverMatches) {
   const std::string nonce = NewFormNonce();
   EXPECT_FALSE(FormTokenMatches(none, "signin-gate", nonce, FormToken(none, "signin-gate", nonce)));
   const AppCredentials app = App("app1", "secret-one");
-  for (const std::string bad : {std::string(), std::string("short"), std::string(32, '-'), nonce + "x"}) {
+  for (const std::string& bad : {std::string(), std::string("short"), std::string(32, '-'), nonce + "x"}) {
     EXPECT_FALSE(IsFormNonce(bad)) << bad;
     EXPECT_FALSE(FormTokenMatches(app, "signin-gate", bad, FormToken(app, "signin-gate", bad))) << bad;
   }

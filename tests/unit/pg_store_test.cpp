@@ -19,7 +19,7 @@ namespace {
 TEST(PgEscapeTest, NulAndItsEscapesRoundTripAndNothingElseChanges) {
   using postgres::EscapeNul;
   using postgres::UnescapeNul;
-  for (const std::string text : {std::string("plain é text"), std::string("a\0b", 3), std::string("\x01", 1),
+  for (const std::string& text : {std::string("plain é text"), std::string("a\0b", 3), std::string("\x01", 1),
                                   std::string("\x01" "0", 2), std::string(R"({"a":"x\u0000y"})"),
                                   std::string(R"(\u0001 and \\u0000 and \u00011)"), std::string("\0\0\x01\x01", 4)}) {
     const std::string escaped = EscapeNul(text);

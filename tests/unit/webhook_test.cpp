@@ -42,7 +42,7 @@ struct Answer {
   std::chrono::milliseconds delay{0};  // before answering
   std::size_t body_bytes = 0;          // the Content-Length announced
   std::size_t body_sent = 0;           // of which sent; then the receiver stalls until stopped
-  std::string location;                // a Location header, when not empty
+  std::string location{};               // a Location header, when not empty
 };
 
 // A loopback HTTP receiver: one thread, one connection at a time. It records each request, then

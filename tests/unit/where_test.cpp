@@ -381,7 +381,9 @@ TEST_P(WhereTest, IndexedQueryWithOrderAndLimitUsesTheIndex) {
   // Declared indexes carry createdAt and objectId too, so the page is found from the index alone.
   EXPECT_EQ(plan.indexes, std::vector<std::string>{"city_score"}) << plan.text;
   // PostgreSQL reads the table for rows its visibility map does not mark all-visible (no VACUUM ran).
-  if (GetParam() == "sqlite") EXPECT_TRUE(plan.covering) << plan.text;
+  if (GetParam() == "sqlite") {
+    EXPECT_TRUE(plan.covering) << plan.text;
+  }
   EXPECT_FALSE(plan.full_scan) << plan.text;
 }
 

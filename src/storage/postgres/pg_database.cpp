@@ -16,6 +16,7 @@
 #include <mutex>
 #include <set>
 
+#include "metrics/metrics.hpp"
 #include "storage/database.hpp"
 #include "storage/count_cache.hpp"
 #include "storage/group_transaction.hpp"
@@ -538,7 +539,9 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
       // In the COMMIT's round trip: the classes' generations move with their rows.
       if (!own_touched_.empty()) c_.Defer(MoveGenerations(s_.dialect, own_touched_));
       try {
+        const auto started = std::chrono::steady_clock::now();
         c_.Exec("COMMIT");
+        metrics::ObserveCommit("single", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
       } catch (const StoreUnavailable& e) {
         log::Warn("postgresql: the connection dropped during COMMIT, asking what became of it",
                   {{"schema", s_.raw_schema}, {"xid", xid_}, {"error", e.what()}});
@@ -675,7 +678,7 @@ class PgDatabase final : public Database {
         std::string name = line.substr(at + marker.size());
         name = name.substr(0, name.find(' '));
         if (name.size() > 1 && name.front() == '"') name = name.substr(1, name.size() - 2);
-        for (const std::string prefix : {"uidx:" + cls.name + ":", "idx:" + cls.name + ":"})
+        for (const std::string& prefix : {"uidx:" + cls.name + ":", "idx:" + cls.name + ":"})
           if (name.starts_with(prefix)) {
             name = name.substr(prefix.size());
             break;

@@ -4,6 +4,7 @@
 #include "storage/postgres/connection.hpp"
 #include "storage/postgres/pg_store.hpp"
 #include "storage/registry_store.hpp"
+#include "storage/storage_error.hpp"
 
 namespace crmd::storage {
 
@@ -67,6 +68,23 @@ class PostgresRegistry final : public RegistryStore {
     return SetColumn("gates", app_id, gates);
   }
 
+  RegistryChange SetName(const std::string& app_id, const std::string& name) override {
+    return SetColumn("name", app_id, name);
+  }
+  RegistryChange SetMasterKeyHash(const std::string& app_id, const std::string& hash) override {
+    if (hash.empty()) throw std::invalid_argument("a master key hash may not be empty");
+    return SetColumn("master_key_hash", app_id, hash);
+  }
+
+  RegistryChange RemoveApp(const std::string& app_id) override {
+    return Change([&] {
+      if (!Exists(app_id)) return RegistryChange::kNoSuchApp;
+      for (const char* table : {"crmd.api_keys", "crmd.functions", "crmd.apps"})
+        c_.Query(std::string("DELETE FROM ") + table + " WHERE app_id = $1", {app_id});
+      return RegistryChange::kDone;
+    });
+  }
+
   RegistryChange DeployFunction(const std::string& app_id, const FunctionRecord& function) override {
     return Change([&] {
       if (!Exists(app_id)) return RegistryChange::kNoSuchApp;
@@ -126,6 +144,10 @@ class PostgresRegistry final : public RegistryStore {
       throw;
     }
     return apps;
+  }
+
+  void BackupTo(const std::string&) override {
+    throw StorageError("crmd backup copies SQLite registries; on PostgreSQL use pg_dump --schema=crmd --schema='app_*'");
   }
 
   std::int64_t DataVersion() override {

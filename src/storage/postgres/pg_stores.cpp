@@ -149,6 +149,30 @@ class PostgresSchemas final : public Stores {
 
   OutboxTakeover* outbox_takeover() override { return takeover_.get(); }
 
+  void BackupTo(const std::string&, const std::string&) override {
+    throw StorageError("crmd backup copies SQLite stores; on PostgreSQL use pg_dump --schema=crmd --schema='app_*' (docs/OPERATIONS.md)");
+  }
+
+  bool Ready() override {
+    try {
+      auto c = pool_->Acquire(false);
+      c->Query("SELECT 1");
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+
+  std::int64_t StoreBytes(const std::string& app_id) override {
+    auto c = pool_->Acquire(false);
+    // pg_total_relation_size counts a table's indexes and TOAST too.
+    auto rows = c->Query(
+        "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = $1 AND c.relkind IN ('r', 'm')",
+        {postgres::SchemaOf(app_id)});
+    return std::stoll(std::string(rows.Value(0, 0).value_or("0")));
+  }
+
   void Remove(const std::string& app_id) override {
     auto c = pool_->Acquire(false);
     c->Exec("BEGIN");

@@ -327,4 +327,17 @@ std::string Quote(std::string_view identifier) {
   return out;
 }
 
+void CheckFormat(Connection& c, const std::string& path, std::int64_t current, const char* what) {
+  std::int64_t format = 0;
+  {
+    auto st = c.Prepare("PRAGMA user_version");
+    if (st.Step()) format = std::get<std::int64_t>(st.Column(0));
+  }
+  if (format > current)
+    throw StorageError(std::string("the ") + what + " " + path + " is in format " + std::to_string(format) +
+                       ", written by a newer crmd; this one reads formats up to " + std::to_string(current) +
+                       ": run the newer crmd (or restore a backup taken before the upgrade)");
+  if (format < current) c.Exec("PRAGMA user_version = " + std::to_string(current));
+}
+
 }  // namespace crmd::storage::sqlite

@@ -138,4 +138,10 @@ std::string Quote(std::string_view identifier);
 // The same appended to `out`: for statements of many names, built on every write.
 void AppendQuoted(std::string_view identifier, std::string& out);
 
+// Issue 35: the format `path` (a store or the registry, `what`) is in, SQLite's user_version.
+// Newer than `current`: throws StorageError naming both, for the person running an older crmd on
+// newer data. Older: marks it `current` (the caller has brought it up to date, or is about to at
+// every open). Not thread-safe: the connection's.
+void CheckFormat(Connection& c, const std::string& path, std::int64_t current, const char* what);
+
 }  // namespace crmd::storage::sqlite

@@ -1,5 +1,6 @@
 #include "storage/sqlite/group_commit.hpp"
 
+#include "metrics/metrics.hpp"
 #include "storage/database.hpp"
 
 namespace crmd::storage::sqlite {
@@ -66,7 +67,9 @@ void GroupCommit::Leave(std::unique_lock<std::mutex>& lock, const char* savepoin
     committing_ = true;
     while (working_ > 0) changed_.wait(lock);
     try {
+      const auto started = std::chrono::steady_clock::now();
       c_.Run("COMMIT");
+      metrics::ObserveCommit("grouped", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     } catch (const StorageError& e) {
       failure_ = e.what();
       failed_generation_ = generation_;

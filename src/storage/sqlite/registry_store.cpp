@@ -22,10 +22,18 @@ class SqliteRegistry final : public RegistryStore {
   RegistryChange SetWebhookSecret(const std::string& app_id, const std::string& secret) override;
   RegistryChange SetOAuthSecret(const std::string& app_id, const std::string& secret) override;
   RegistryChange SetGates(const std::string& app_id, const std::string& gates) override;
+  RegistryChange SetName(const std::string& app_id, const std::string& name) override;
+  RegistryChange SetMasterKeyHash(const std::string& app_id, const std::string& hash) override;
+  RegistryChange RemoveApp(const std::string& app_id) override;
   RegistryChange DeployFunction(const std::string& app_id, const FunctionRecord& function) override;
   RegistryChange RemoveFunction(const std::string& app_id, const std::string& name) override;
   std::vector<AppRecord> LoadAll() override;
   std::int64_t DataVersion() override;
+  void BackupTo(const std::string& path) override {
+    auto st = impl_->c.Prepare("VACUUM INTO ?");
+    st.Bind(1, path);
+    st.Step();
+  }
 
  private:
   struct Impl {
@@ -34,6 +42,10 @@ class SqliteRegistry final : public RegistryStore {
   };
   std::unique_ptr<Impl> impl_;
 };
+
+// The layout of the registry this release writes (issue 35), in its user_version: the data
+// directory's format. 0: every registry before 0.3.0, brought up to date above as it opens.
+constexpr std::int64_t kRegistryFormat = 1;
 
 // 256 bits: as strong as the HMAC-SHA256 it keys.
 constexpr std::size_t kWebhookSecretBytes = 32;
@@ -161,6 +173,7 @@ SqliteRegistry::SqliteRegistry(const std::string& path) : impl_(std::make_unique
       "key_hash TEXT NOT NULL, created_at TEXT NOT NULL, revoked_at TEXT, "
       "PRIMARY KEY (app_id, name))");
   for (const char* column : kSecretColumns) GiveSecrets(impl_->c, column);
+  sqlite::CheckFormat(impl_->c, path, kRegistryFormat, "registry");
 }
 
 RegistryChange SqliteRegistry::CreateApp(const AppRecord& app) {
@@ -225,6 +238,28 @@ RegistryChange SqliteRegistry::SetOAuthSecret(const std::string& app_id, const s
 
 RegistryChange SqliteRegistry::SetGates(const std::string& app_id, const std::string& gates) {
   return SetColumn(impl_->c, "gates", app_id, gates);
+}
+
+RegistryChange SqliteRegistry::SetName(const std::string& app_id, const std::string& name) {
+  return SetColumn(impl_->c, "name", app_id, name);
+}
+
+RegistryChange SqliteRegistry::SetMasterKeyHash(const std::string& app_id, const std::string& hash) {
+  if (hash.empty()) throw std::invalid_argument("a master key hash may not be empty");
+  return SetColumn(impl_->c, "master_key_hash", app_id, hash);
+}
+
+RegistryChange SqliteRegistry::RemoveApp(const std::string& app_id) {
+  auto& c = impl_->c;
+  return InTransaction(c, [&] {
+    if (!AppExists(c, app_id)) return RegistryChange::kNoSuchApp;
+    for (const char* table : {"api_keys", "functions", "apps"}) {
+      auto st = c.Prepare(std::string("DELETE FROM ") + table + " WHERE app_id = ?");
+      st.Bind(1, app_id);
+      st.Step();
+    }
+    return RegistryChange::kDone;
+  });
 }
 
 RegistryChange SqliteRegistry::DeployFunction(const std::string& app_id, const FunctionRecord& function) {

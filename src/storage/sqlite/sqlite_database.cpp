@@ -522,6 +522,11 @@ int CacheKib(int kib) {
 // A log this long is copied into the database before its store closes.
 constexpr std::uintmax_t kLongLogBytes = 1u << 20;
 
+// The layout of a store this release writes (issue 35), kept in SQLite's user_version: 0 is every
+// store before 0.3.0 (ae6c27d among them). An older store is brought up to date as it opens (the
+// tables above, then write::PrepareApplication) and marked; a newer one is refused in words.
+constexpr std::int64_t kStoreFormat = 1;
+
 class SqliteDatabase final : public Database {
  public:
   SqliteDatabase(std::string path, Durability durability, int readers)
@@ -529,15 +534,25 @@ class SqliteDatabase final : public Database {
     // The writer opens with the first write (Writer()): each connection parses the whole SQLite
     // schema on its first statement (a product-base store's 118 tables and 788 indexes: ~2 ms),
     // and a store opened to answer a read needs only the reader that read uses. A store that lacks
-    // crmd's own tables (a new file) is made now, so that reads find them.
-    bool made = false;
+    // crmd's own tables (a new file) or is of an older format is brought up to date now, a newer
+    // format refused now.
+    bool current = false;
     {
       auto reader = Acquire();
-      auto st = reader->Prepare(
-          "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('_crmd_schema', '_crmd_outbox')");
-      made = st.Step() && std::get<std::int64_t>(st.Column(0)) == 2;
+      std::int64_t tables = 0;
+      std::int64_t format = 0;
+      {
+        auto st = reader->Prepare(
+            "SELECT (SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('_crmd_schema', '_crmd_outbox')), "
+            "(SELECT user_version FROM pragma_user_version)");
+        if (!st.Step()) throw StorageError("sqlite: cannot read the schema of " + path_);
+        tables = std::get<std::int64_t>(st.Column(0));
+        format = std::get<std::int64_t>(st.Column(1));
+      }
+      if (format > kStoreFormat) CheckFormat(*reader, path_, kStoreFormat, "store");  // refuses it
+      current = tables == 2 && format == kStoreFormat;
     }
-    if (!made) Writer();
+    if (!current) Writer();
   }
 
   ~SqliteDatabase() override {
@@ -785,6 +800,7 @@ class SqliteDatabase final : public Database {
       w->group = std::make_unique<GroupCommit>(c);
       c.Exec("CREATE TABLE IF NOT EXISTS _crmd_schema (className TEXT PRIMARY KEY NOT NULL, definition TEXT NOT NULL)");
       sqlite::CreateOutbox(c);
+      CheckFormat(c, path_, kStoreFormat, "store");
       writer_ = std::move(w);
       writer_ready_.store(writer_.get(), std::memory_order_release);
     }

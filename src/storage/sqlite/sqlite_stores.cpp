@@ -1,5 +1,6 @@
 #include <filesystem>
 
+#include "storage/sqlite/connection.hpp"
 #include "storage/sqlite/sqlite_store.hpp"
 #include "storage/stores.hpp"
 
@@ -21,6 +22,23 @@ class SqliteFiles final : public Stores {
 
   void Remove(const std::string& app_id) override {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(Path(app_id) + suffix);
+  }
+
+  void BackupTo(const std::string& app_id, const std::string& path) override {
+    sqlite::Connection c(Path(app_id), /*sync_full=*/true);
+    auto st = c.Prepare("VACUUM INTO ?");
+    st.Bind(1, path);
+    st.Step();
+  }
+
+  std::int64_t StoreBytes(const std::string& app_id) override {
+    std::int64_t bytes = 0;
+    for (const char* suffix : {"", "-wal"}) {
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(Path(app_id) + suffix, ec);
+      if (!ec) bytes += static_cast<std::int64_t>(size);
+    }
+    return bytes;
   }
 
   std::vector<std::string> List() override {
