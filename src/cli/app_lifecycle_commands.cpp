@@ -25,8 +25,9 @@ std::string AppDir(const std::string& data_dir, const std::string& app_id) {
 
 // The time of the application's last logged request (spec §2.6 `_RequestLog`), null when none is
 // logged (or kept: --request-log-days).
-json::value LastRequest(storage::Database& db, const std::vector<schema::ClassSchema>& classes) {
-  for (const auto& cls : classes) {
+json::value LastRequest(storage::Database& db, const std::vector<storage::ClassDefinition>& classes) {
+  for (const auto& definition : classes) {
+    const schema::ClassSchema& cls = *definition;
     if (cls.name != schema::kRequestLogClass) continue;
     schema::Query q;
     q.order = {{"createdAt", true}};
@@ -81,7 +82,8 @@ int AppStats(const AdminArgs& args) {
   auto db = stores->Open(args.app_id);
   json::object classes;
   std::int64_t requests = 0;
-  for (const auto& cls : db->LoadSchema()) {
+  for (const auto& definition : db->LoadSchema()) {
+    const schema::ClassSchema& cls = *definition;
     const std::int64_t rows = db->Count(cls, schema::Query{});
     classes[cls.name] = rows;
     if (cls.name == schema::kRequestLogClass) requests = rows;

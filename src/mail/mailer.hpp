@@ -17,8 +17,8 @@ struct Mail {
   // Issue 34: the application's sender (auth::Gates), when it has one: a display name (UTF-8; the
   // caller checked it holds no control character, quote or backslash) and a plain address. Empty:
   // the mailer's own.
-  std::string from_name;
-  std::string from_address;
+  std::string from_name = {};
+  std::string from_address = {};
 };
 
 class Mailer {

@@ -45,7 +45,7 @@ struct AppRecord {
   std::string oauth_secret;
   // The application's product gates (auth/gates.hpp), as the JSON object text `crmd app set`
   // wrote; empty: the spec's defaults.
-  std::string gates;
+  std::string gates = {};
 };
 
 // 64 lowercase hex characters of 32 random bytes (libsodium): a new webhook secret.
