@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  setup, stopAll, startServer, stopServer, request, masterHeaders, apiKeyHeaders, appHeaders, ON_POSTGRESQL, cli, makeDataDir, pollUntil,
+  setup, stopAll, startServer, stopServer, request, masterHeaders, apiKeyHeaders, appHeaders, ON_POSTGRESQL, cli, makeDataDir, pollUntil, createApp,
 } from './lib/harness.mjs';
 import { launchBrowser, screenshotDir, assertAccessible } from './lib/browser.mjs';
 
@@ -120,10 +120,13 @@ test('issue 34: /console/ is served from the binary with a strict CSP, an ETag a
 });
 
 test('issue 34: --console off answers 404 at /console/, and the API is unchanged', async () => {
-  const off = await startServer(dataDir, { extraArgs: ['--console', 'off'] });
+  // A data directory of its own: on SQLite one serves a data directory at a time (issue 35).
+  const own = makeDataDir('crmd-console-off');
+  const offApp = createApp(own);
+  const off = await startServer(own, { extraArgs: ['--console', 'off'] });
   try {
     assert.equal((await request(off, 'GET', '/console/')).status, 404);
-    assert.equal((await request(off, 'GET', '/core/classes/Deals', { headers: M })).status, 200);
+    assert.equal((await request(off, 'GET', '/core/classes/_Role', { headers: masterHeaders(offApp) })).status, 200);
   } finally {
     await stopServer(off);
   }
