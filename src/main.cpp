@@ -172,6 +172,7 @@ int Serve(const cli::ServeFlags& flags) {
   std::optional<http::Server> metrics_server;
   unsigned short metrics_port = 0;
   if (plan.metrics) {
+    metrics::Enable();
     metrics::OnScrape([&apps, &registry, &trigger_runner] { SampleProcess(apps, registry, *trigger_runner); });
     metrics_server.emplace(*plan.metrics, AnswerMetrics);
     metrics_port = metrics_server->Listen();

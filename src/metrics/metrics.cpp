@@ -7,6 +7,7 @@
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <map>
 #include <unordered_map>
@@ -89,7 +90,16 @@ prometheus::MetricFamily BusiestApps(Metrics& m) {
 
 }  // namespace
 
+namespace {
+// Off until a listener will read them: a server without --metrics-listen pays nothing per request.
+std::atomic<bool> g_enabled{false};
+bool On() { return g_enabled.load(std::memory_order_relaxed); }
+}  // namespace
+
+void Enable() { g_enabled.store(true, std::memory_order_relaxed); }
+
 void CountRequest(std::string_view family, int status, double seconds, std::string_view app) {
+  if (!On()) return;
   Metrics& m = Get();
   // Family::Add hashes the labels under the family's lock at every call: each network thread keeps
   // the series it has used (they live as long as the registry), and the hot path takes no lock
@@ -122,14 +132,20 @@ void CountRequest(std::string_view family, int status, double seconds, std::stri
   else m.app_requests.emplace(std::string(app), 1);
 }
 
-void CountReadMovedOff() { Get().reads_moved.Increment(); }
-void CountReadTimeout() { Get().read_timeouts.Increment(); }
+void CountReadMovedOff() {
+  if (On()) Get().reads_moved.Increment();
+}
+void CountReadTimeout() {
+  if (On()) Get().read_timeouts.Increment();
+}
 
 void ObserveCommit(std::string_view path, double seconds) {
+  if (!On()) return;
   Get().commit_seconds.Add({{"path", std::string(path)}}, kCommitBuckets).Observe(seconds);
 }
 
 void CountNetworkAction(NetworkAction result) {
+  if (!On()) return;
   const char* name = "delivered";
   switch (result) {
     case NetworkAction::kDelivered: name = "delivered"; break;
@@ -140,6 +156,7 @@ void CountNetworkAction(NetworkAction result) {
 }
 
 void Set(Gauge gauge, double value) {
+  if (!On()) return;
   Metrics& m = Get();
   switch (gauge) {
     case Gauge::kOpenStores: m.open_stores.Set(value); return;

@@ -21,6 +21,10 @@ namespace crmd::metrics {
 // Per-application series are written for this many applications at most.
 inline constexpr std::size_t kBusiestApps = 20;
 
+// Metrics are kept from this call on (main.cpp, when --metrics-listen is given); before it, and
+// without it, every function below returns at once.
+void Enable();
+
 // One answered request: its route family (a fixed word), status and time; `app` may be empty.
 void CountRequest(std::string_view family, int status, double seconds, std::string_view app);
 // A read ran past its slice on a network thread and moved to the slow-read pool.
