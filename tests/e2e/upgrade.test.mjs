@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  CRMD_BIN, HOST, ON_POSTGRESQL, stopAll, request, makeDataDir, startServer, cliJson,
+  CRMD_BIN, HOST, ON_POSTGRESQL, stopAll, request, makeDataDir, startServer, cliJson, pollUntil,
 } from './lib/harness.mjs';
 
 const skip = ON_POSTGRESQL && 'the fixture is a SQLite data directory made by the ae6c27d binary';
@@ -70,6 +70,9 @@ test('issue 35: a store or registry of a newer format is refused in a sentence n
   const srv = await startServer(other);
   const answer = await request(srv, 'GET', '/core/classes/Docs', { headers: M });
   assert.equal(answer.status, 500);
-  const line = srv.logLines().find((l) => l.level === 'error' && /data\.db is in format 7, written by a newer crmd/.test(l.error ?? ''));
-  assert.ok(line, srv.stderr());
+  // The log line is written beside the answer, not before it: looked for until it is there.
+  const logged = await pollUntil(() => ({
+    done: srv.logLines().some((l) => l.level === 'error' && /data\.db is in format 7, written by a newer crmd/.test(l.error ?? '')) }),
+  { timeoutMs: 5000 });
+  assert.ok(logged.ok, srv.stderr());
 });
