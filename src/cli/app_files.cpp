@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "storage/transfer.hpp"
 #include "util/base64.hpp"
 #include "util/json.hpp"
 
@@ -82,10 +83,7 @@ FilesCount ImportAppFiles(std::istream& in, const std::string& app_dir) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
-    auto parsed = ParseJson(line);
-    if (!parsed.ok() || !parsed.value().is_object() || parsed.value().as_object().size() != 1)
-      throw std::runtime_error("an unreadable line among the export's files");
-    const auto& [kind, body] = *parsed.value().as_object().begin();
+    const auto [kind, body] = storage::ReadExportLine(line, "an unreadable line among the export's files");
     if (kind == "files") {
       const auto& o = body.as_object();
       if (o.at("count").to_number<std::int64_t>() != count.count || o.at("bytes").to_number<std::int64_t>() != count.bytes)

@@ -89,6 +89,13 @@ Row JsonRow(const schema::ClassSchema& cls, const json::object& o) {
 
 }  // namespace
 
+ExportLine ReadExportLine(std::string_view line, const char* unreadable) {
+  auto parsed = ParseJson(line);
+  if (!parsed.ok() || !parsed.value().is_object() || parsed.value().as_object().size() != 1) throw std::runtime_error(unreadable);
+  auto& only = *parsed.value().as_object().begin();
+  return ExportLine{std::string(only.key()), std::move(only.value())};
+}
+
 TransferCounts ExportStore(Database& db, const json::object& header, std::ostream& out) {
   TransferCounts counts;
   json::object first = header;
@@ -179,10 +186,7 @@ TransferCounts ImportStore(Database& db, std::istream& in, json::object& header)
   std::optional<json::object> end;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
-    auto parsed = ParseJson(line);
-    if (!parsed.ok() || !parsed.value().is_object() || parsed.value().as_object().size() != 1)
-      throw std::runtime_error("an unreadable line in the export");
-    const auto& [kind, body] = *parsed.value().as_object().begin();
+    const auto [kind, body] = ReadExportLine(line, "an unreadable line in the export");
     if (kind == "class") {
       auto cls = schema::ClassSchema::FromJson(body.as_object());
       if (!cls.ok()) throw std::runtime_error("an invalid class in the export: " + cls.error().message);

@@ -13,6 +13,7 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include "storage/database.hpp"
 
@@ -23,6 +24,14 @@ struct TransferCounts {
   std::int64_t relations = 0;                 // (owner, related) pairs
   std::int64_t outbox = 0;                    // trigger activations
 };
+
+// One line of an export: an object of one key, `{"<kind>": <body>}`. Throws std::runtime_error with
+// `unreadable` when the line is not one.
+struct ExportLine {
+  std::string kind;
+  boost::json::value body;
+};
+ExportLine ReadExportLine(std::string_view line, const char* unreadable);
 
 // Writes the store's lines after `header` (one JSON object, the caller's: what the registry knows
 // of the application). Returns what was written.
