@@ -274,8 +274,9 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
       : s_(s), lock_(std::move(lock)), lease_(s.pool.Acquire(/*read=*/false)), c_(*lease_), exclusive_(exclusive) {
     // One round trip (the key is a number of this process's making). The transaction's id names it
     // should the connection drop during its COMMIT (commit_resolution.hpp).
-    auto rows = c_.Exec("BEGIN; SELECT txid_current() FROM pg_advisory_xact_lock(" + std::to_string(s_.lock_key) + ")");
-    xid_ = rows.Integer(0, 0);
+    auto rows = c_.Exec("BEGIN; SELECT txid_current(), pg_postmaster_start_time()::text FROM pg_advisory_xact_lock(" +
+                        std::to_string(s_.lock_key) + ")");
+    name_ = {rows.Integer(0, 0), std::string(rows.Value(0, 1).value_or(""))};
     if (!s_.generations_ready.load()) c_.Defer(CreateGenerations(s_.dialect));
   }
   // A write of a write group: a savepoint of the group's transaction. The savepoint of the write
@@ -544,8 +545,8 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
         metrics::ObserveCommit("single", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
       } catch (const StoreUnavailable& e) {
         log::Warn("postgresql: the connection dropped during COMMIT, asking what became of it",
-                  {{"schema", s_.raw_schema}, {"xid", xid_}, {"error", e.what()}});
-        if (!Committed(s_.pool, xid_)) throw;
+                  {{"schema", s_.raw_schema}, {"xid", name_.xid}, {"error", e.what()}});
+        if (!Committed(s_.pool, name_)) throw;
       }
     }
     committed_ = true;
@@ -571,7 +572,7 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
   Connection& c_;
   bool in_group_ = false;
   bool* release_pending_ = nullptr;  // a group write's: its group's flag
-  std::int64_t xid_ = 0;             // alone: the transaction's id
+  TransactionName name_;             // alone: the transaction's id and its server's start
   std::set<std::string> own_touched_;  // alone: the classes its transaction (with its group's writes) changed
   std::set<std::string>* touched_ = &own_touched_;
   bool exclusive_ = false;
