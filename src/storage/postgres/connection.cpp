@@ -228,10 +228,11 @@ bool Connection::InTransaction() const { return PQtransactionStatus(conn_.get())
 
 bool Connection::InFailedTransaction() const { return PQtransactionStatus(conn_.get()) == PQTRANS_INERROR; }
 
-void Connection::AwaitNotifications(int timeout_ms, const std::function<void(std::string_view)>& received) {
-  pollfd fd{PQsocket(conn_.get()), POLLIN, 0};
-  if (fd.fd < 0) throw StoreUnavailable("postgresql: the listening connection is closed");
-  if (::poll(&fd, 1, timeout_ms) < 0 && errno != EINTR) throw StoreUnavailable("postgresql: poll failed");
+void Connection::AwaitNotifications(int timeout_ms, const std::function<void(std::string_view)>& received, int wake_fd) {
+  pollfd fds[2] = {{PQsocket(conn_.get()), POLLIN, 0}, {wake_fd, POLLIN, 0}};
+  if (fds[0].fd < 0) throw StoreUnavailable("postgresql: the listening connection is closed");
+  if (::poll(fds, wake_fd < 0 ? 1 : 2, timeout_ms) < 0 && errno != EINTR) throw StoreUnavailable("postgresql: poll failed");
+  if (fds[1].revents != 0) return;
   if (!PQconsumeInput(conn_.get()) || !Healthy())
     throw StoreUnavailable("postgresql: the listening connection broke: " + Trimmed(PQerrorMessage(conn_.get())));
   while (PGnotify* n = PQnotifies(conn_.get())) {

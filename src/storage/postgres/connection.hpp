@@ -76,8 +76,9 @@ class Connection {
   bool InTransaction() const;
   bool InFailedTransaction() const;
   // Waits up to `timeout_ms` for notifications of the channels this connection LISTENs to and
-  // passes each payload to `received`. Throws StoreUnavailable when the connection broke.
-  void AwaitNotifications(int timeout_ms, const std::function<void(std::string_view)>& received);
+  // passes each payload to `received`; returns at once when `wake_fd` (if not -1) turns readable,
+  // which the caller drains. Throws StoreUnavailable when the connection broke.
+  void AwaitNotifications(int timeout_ms, const std::function<void(std::string_view)>& received, int wake_fd = -1);
   // Asks the server to cancel the statement this connection runs (if any). Safe from another
   // thread while the connection's owner waits for it.
   void Cancel();
