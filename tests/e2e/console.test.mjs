@@ -16,8 +16,12 @@ import { launchBrowser, screenshotDir, assertAccessible } from './lib/browser.mj
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1,
   8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89, 0, 0, 0, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0, 1, 0, 0, 5, 0, 1,
   0x0d, 0x0a, 0x2d, 0xb4, 0, 0, 0, 0, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82]);
+// The console's pages are the same on either store, and the API they call is tested on both by
+// the other e2e files: on PostgreSQL one flow runs, through sign-in and the schema, trigger and
+// history pages (issue 34 asks for one), and the 100,000 rows are not made.
+const ONE_FLOW = ON_POSTGRESQL ? 'on PostgreSQL only the sign-in and schema flows run (the pages are the same on either store)' : false;
 // The class the data browser pages through: issue 34 asks for 100,000 rows.
-const BIG_ROWS = 100_000;
+const BIG_ROWS = ON_POSTGRESQL ? 0 : 100_000;
 const BATCH = 10_000;  // api/batch.hpp kMaxBatchItems: ten requests seed the class
 
 let server, app, dataDir, M, K, browser, shots;
@@ -95,7 +99,7 @@ async function signIn(page, kind, { deepLink = '' } = {}) {
   await page.waitForSelector('nav[aria-label=Console]');
 }
 
-test('issue 34: /console/ is served from the binary with a strict CSP, an ETag and index.html for deep links', async () => {
+test('issue 34: /console/ is served from the binary with a strict CSP, an ETag and index.html for deep links', { skip: ONE_FLOW }, async () => {
   const index = await request(server, 'GET', '/console/');
   assert.equal(index.status, 200);
   assert.match(index.headers['content-type'], /^text\/html/);
@@ -119,7 +123,7 @@ test('issue 34: /console/ is served from the binary with a strict CSP, an ETag a
   assert.equal((await request(server, 'POST', '/console/', { body: {} })).status, 404);
 });
 
-test('issue 34: --console off answers 404 at /console/, and the API is unchanged', async () => {
+test('issue 34: --console off answers 404 at /console/, and the API is unchanged', { skip: ONE_FLOW }, async () => {
   // A data directory of its own: on SQLite one serves a data directory at a time (issue 35).
   const own = makeDataDir('crmd-console-off');
   const offApp = createApp(own);
@@ -132,7 +136,7 @@ test('issue 34: --console off answers 404 at /console/, and the API is unchanged
   }
 });
 
-test('issue 34: GET /core/functions lists the functions to the keys only', async () => {
+test('issue 34: GET /core/functions lists the functions to the keys only', { skip: ONE_FLOW }, async () => {
   const listed = await request(server, 'GET', '/core/functions', { headers: K });
   assert.equal(listed.status, 200, listed.text);
   assert.deepEqual(listed.body.results.map((f) => f.name), ['getlead', 'web2case', 'web2sale', 'web2table']);
@@ -171,7 +175,7 @@ test('issue 34: sign in as a user (the default), refused with the API\'s words f
   await page.context().close();
 });
 
-test('issue 34: sign in with an API key, and with the master key only when the operator confirms it', async () => {
+test('issue 34: sign in with an API key, and with the master key only when the operator confirms it', { skip: ONE_FLOW }, async () => {
   const page = await newPage();
   await signIn(page, 'key');
   assert.match(await page.textContent('nav'), /Signed in with API key/);
@@ -199,7 +203,7 @@ test('issue 34: sign in with an API key, and with the master key only when the o
   await other.context().close();
 });
 
-test('issue 34: the data browser pages through 100,000 rows a page at a time, sorts and filters', async () => {
+test('issue 34: the data browser pages through 100,000 rows a page at a time, sorts and filters', { skip: ONE_FLOW }, async () => {
   const page = await newPage();
   await signIn(page, 'master');
   await page.waitForSelector('table[aria-label=Classes]');
@@ -263,7 +267,7 @@ test('issue 34: the data browser pages through 100,000 rows a page at a time, so
   await page.context().close();
 });
 
-test('issue 34: a pointer filter, an edited cell with the API\'s answer and its refusal, a column chosen', async () => {
+test('issue 34: a pointer filter, an edited cell with the API\'s answer and its refusal, a column chosen', { skip: ONE_FLOW }, async () => {
   const deal = await request(server, 'POST', '/core/classes/Deals', { headers: M, body: {
     Name: 'Pointer deal', Amount: 10, Owner: { __type: 'Pointer', className: '_User', objectId: agent.id } } });
   await request(server, 'POST', '/core/classes/Deals', { headers: M, body: { Name: 'Other deal', Amount: 20 } });
@@ -309,7 +313,7 @@ test('issue 34: a pointer filter, an edited cell with the API\'s answer and its 
   await master.context().close();
 });
 
-test('issue 34: a user is refused where the user\'s rights end, with the API\'s words', async () => {
+test('issue 34: a user is refused where the user\'s rights end, with the API\'s words', { skip: ONE_FLOW }, async () => {
   const page = await newPage();
   await signIn(page, 'user', { deepLink: `${app.appId}/classes/Payroll` });
   await page.waitForSelector('main [role=alert]');
@@ -319,7 +323,7 @@ test('issue 34: a user is refused where the user\'s rights end, with the API\'s 
   await page.context().close();
 });
 
-test('issue 34: a user\'s edit of a record the user may read but not write shows the API\'s refusal; a delete from the table happens', async () => {
+test('issue 34: a user\'s edit of a record the user may read but not write shows the API\'s refusal; a delete from the table happens', { skip: ONE_FLOW }, async () => {
   const readOnly = await request(server, 'POST', '/core/classes/Deals', { headers: M, body: {
     Name: 'Read only', Amount: 1, ACL: { [agent.id]: { read: true } } } });
   assert.equal(readOnly.status, 201, readOnly.text);
@@ -344,7 +348,7 @@ test('issue 34: a user\'s edit of a record the user may read but not write shows
   await page.context().close();
 });
 
-test('issue 34: hostile values are shown as text: no script runs, no javascript: link, RTL override kept as a character', async () => {
+test('issue 34: hostile values are shown as text: no script runs, no javascript: link, RTL override kept as a character', { skip: ONE_FLOW }, async () => {
   const made = await request(server, 'POST', '/core/classes/Deals', { headers: M, body: { ...HOSTILE, Tags: ['<b>x</b>'] } });
   assert.equal(made.status, 201, made.text);
   const page = await newPage();
@@ -363,7 +367,7 @@ test('issue 34: hostile values are shown as text: no script runs, no javascript:
   await page.context().close();
 });
 
-test('issue 34: a PrivateFile is previewed from a blob: address fetched with the tab\'s headers, never a cookie', async () => {
+test('issue 34: a PrivateFile is previewed from a blob: address fetched with the tab\'s headers, never a cookie', { skip: ONE_FLOW }, async () => {
   const made = await request(server, 'POST', '/core/schemas/Papers', { headers: M, body: { className: 'Papers', fields: { Scan: { type: 'PrivateFile' } } } });
   assert.equal(made.status, 200, made.text);
   const up = await fetch(`${server.base}/core/files/scan.png`, { method: 'POST', headers: { ...M, 'Content-Type': 'image/png' }, body: PNG });
@@ -468,7 +472,7 @@ test('issue 34: schema: add a field, an index, class-level permissions, the time
   await page.context().close();
 });
 
-test('issue 34: people (a user created, a weak password refused in the API\'s words, deactivated; a role\'s users) and operations (a function called, the request log) pass axe-core', async () => {
+test('issue 34: people (a user created, a weak password refused in the API\'s words, deactivated; a role\'s users) and operations (a function called, the request log) pass axe-core', { skip: ONE_FLOW }, async () => {
   const page = await newPage();
   await signIn(page, 'master', { deepLink: `${app.appId}/people` });
   await page.waitForSelector('table[aria-label=Users] td');
@@ -521,7 +525,7 @@ test('issue 34: people (a user created, a weak password refused in the API\'s wo
   await page.context().close();
 });
 
-test('issue 34: at 390 px the console and its sign-in page fit the phone\'s width', async () => {
+test('issue 34: at 390 px the console and its sign-in page fit the phone\'s width', { skip: ONE_FLOW }, async () => {
   const page = await newPage({ width: 390, height: 844 });
   await page.goto(at(''));
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390));
