@@ -103,7 +103,9 @@ test('issue 17 #16: slow headers get the request timeout, not the idle timeout',
   sock.write('GET /health HTTP/1.1\r\n');  // the request started; its headers never end
   const trickle = setInterval(() => { if (!sock.destroyed) sock.write('X-Slow: 1\r\n'); }, 500);
   sock.on('error', () => {});
-  const ended = await Promise.race([closed, sleep(30_000).then(() => 'open')]);
+  let bound;  // cleared: a pending 30 s timer would keep the file's process alive after its tests
+  const ended = await Promise.race([closed, new Promise((r) => { bound = setTimeout(() => r('open'), 30_000); })]);
+  clearTimeout(bound);
   clearInterval(trickle);
   sock.destroy();
   assert.equal(ended, 'closed', 'a request that never finished its headers held the connection 30 s');
