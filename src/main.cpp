@@ -13,6 +13,8 @@
 #include <system_error>
 #include <thread>
 
+#include "api/live_connection.hpp"
+#include "api/live_hub.hpp"
 #include "api/router.hpp"
 #include "app/application.hpp"
 #include "app/function_pool.hpp"
@@ -146,6 +148,10 @@ int Serve(const cli::ServeFlags& flags) {
   app::FunctionPool function_pool(plan.functions);
   plan.router.function_pool = &function_pool;
   api::Router router(plan.router, registry, apps, &request_log);
+  // Issue 36: LiveQuery subscribers hear of durable writes; stopped (its threads read through the
+  // router) before the router goes.
+  api::LiveHub live_hub(router, registry);
+  apps.SetChangeSink(&live_hub);
   trigger_runner.emplace(TriggerHost(registry, apps, router, function_pool), plan.triggers);
   apps.SetActivationSink(&*trigger_runner);
   // Its threads use the router and the stores: stopped before either goes, however this ends.
@@ -161,6 +167,7 @@ int Serve(const cli::ServeFlags& flags) {
   options.drain_expired = [] { storage::ReadDeadline::EndAll(); };
   options.short_of_descriptors = [&apps] { apps.Relieve(); };
   options.unwrap = [&router](api::Request& r) { return router.Unwrap(r); };
+  options.upgrade = api::LiveQueryUpgrade(router, live_hub);
   options.body_of = [&router](api::Method method, std::string_view target) { return router.BodyOf(method, target); };
   http::Server server(
       options, [&router](const api::Request& r) { return router.Handle(r); },

@@ -271,6 +271,19 @@ std::optional<Response> Router::AdmitUpload(const Request& head, Caller& caller,
   return std::nullopt;
 }
 
+Status Router::CheckCredentials(const Request& head) {
+  auto app_id = head.Header(app_id_header_);
+  auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
+  if (!credentials) return errors::Unauthorized();
+  auto identity = auth::ResolveKeys(*credentials, head.Header(master_key_header_), head.Header(api_key_header_));
+  if (identity.principal == auth::Principal::kRejected) return errors::Unauthorized();
+  if (auto token = head.Header(session_token_header_); token && identity.principal == auth::Principal::kAnonymous) {
+    auto session = auth::ResolveSession(*apps_.Open(credentials->app_id), *token);
+    if (!session.ok()) return std::move(session).error();
+  }
+  return {};
+}
+
 std::optional<Response> Router::Early(const Request& head) {
   try {
     auto target = ParseTarget(head.target);

@@ -85,6 +85,13 @@ class Router {
   std::optional<Response> Unwrap(Request& request);
 
   const std::string& header_prefix() const { return header_prefix_; }
+  // The word of `/<prefix>/...` (RouterOptions::prefix).
+  const std::string& prefix() const { return options_.prefix; }
+
+  // LiveQuery's connect (api/live_connection.hpp): whether the credential headers of `head` (the
+  // application id, a key, a session token) name a known application and a caller; the error a
+  // request carrying them would get otherwise. Never throws but StorageError.
+  Status CheckCredentials(const Request& head);
 
   // What kind of body `method` on `target` reads (the route table; http::ServerOptions::body_of).
   BodyKind BodyOf(Method method, std::string_view target) const;

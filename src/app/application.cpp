@@ -255,6 +255,7 @@ std::shared_ptr<Application> Applications::OpenStore(const std::string& app_id) 
   auto db = stores_->Open(app_id);
   auto app = std::make_shared<Application>(app_id, std::move(db), dir.string(), settings_, smtp_.get(), &after_commit_);
   app->SetActivations(activations_);
+  app->SetChanges(changes_);
   if (region_of_) app->SetPhoneRegion(region_of_(app_id));
   if (prepare_) prepare_(*app);
   return app;

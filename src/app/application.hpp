@@ -22,6 +22,7 @@
 
 #include "app/after_commit.hpp"
 #include "app/fan_out.hpp"
+#include "app/record_change.hpp"
 #include "app/write_queue.hpp"
 #include "mail/mailer.hpp"
 #include "schema/class_schema.hpp"
@@ -119,6 +120,9 @@ class Application {
   // that runs them.
   ActivationSink* activations() const { return activations_; }
   void SetActivations(ActivationSink* sink) { activations_ = sink; }
+  // Who learns of this application's durable record writes (realtime subscribers); null: nobody.
+  ChangeSink* changes() const { return changes_; }
+  void SetChanges(ChangeSink* sink) { changes_ = sink; }
   // The trigger actions each chain of this application started (issue 31 #18).
   FanOut& fan_out() { return fan_out_; }
 
@@ -144,6 +148,7 @@ class Application {
   std::unique_ptr<AfterCommitRunner> own_after_commit_;  // when none was given
   AfterCommitRunner* after_commit_;
   ActivationSink* activations_ = nullptr;  // set before anyone else uses the application
+  ChangeSink* changes_ = nullptr;          // the same
   FanOut fan_out_;
   mutable std::mutex mutex_;
   std::shared_ptr<const schema::Snapshot> schema_;
@@ -198,6 +203,8 @@ class Applications {
   void SetRegionSource(std::function<std::string(const std::string& app_id)> region_of) { region_of_ = std::move(region_of); }
   // Who runs trigger activations (triggers::Runner). Set before the first Open.
   void SetActivationSink(ActivationSink* sink) { activations_ = sink; }
+  // Who learns of record writes (api::LiveHub). Set before the first Open.
+  void SetChangeSink(ChangeSink* sink) { changes_ = sink; }
   // What every application is served with (public URL, prefix, ...).
   const Settings& settings() const { return settings_; }
   // Whether the store of `app_id` holds trigger activations (storage::Stores::HasOutboxEntries).
@@ -277,6 +284,7 @@ class Applications {
   Preparer prepare_;
   std::function<std::string(const std::string&)> region_of_;
   ActivationSink* activations_ = nullptr;
+  ChangeSink* changes_ = nullptr;
   std::unique_ptr<mail::Mailer> smtp_;
   std::mutex mutex_;
   std::condition_variable changed_;  // an application finished opening, or one is to be closed

@@ -1,5 +1,6 @@
 #include "auth/gates.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include "schema/names.hpp"
@@ -94,6 +95,26 @@ bool IsMailAddress(std::string_view address) {
   return true;
 }
 
+// Realtime opt-in (issue 36): `*`, or class names (user classes, and `_User` and `_Role` as in
+// Parse); nullopt when a name is neither.
+constexpr std::string_view kLiveOption = "live-classes", kLiveKey = "liveClasses";
+
+bool SetLive(Gates& gates, std::string_view value) {
+  if (value == "*" || value == "-" || value.empty()) {
+    gates.live_all_classes = value == "*";
+    gates.live_classes.clear();
+    return true;
+  }
+  std::vector<std::string> names;
+  for (std::string_view name : Split(value, ',')) {
+    if (!schema::IsValidUserClassName(name) && name != "_User" && name != "_Role") return false;
+    names.emplace_back(name);
+  }
+  gates.live_all_classes = false;
+  gates.live_classes = std::move(names);
+  return true;
+}
+
 std::optional<std::string> Set(Gates& gates, const Setting& s, std::string_view value) {
   if (value != s.closed && value != s.open)
     return "--" + std::string(s.option) + " takes " + std::string(s.closed) + " or " + std::string(s.open);
@@ -109,6 +130,11 @@ Gates Gates::Parse() {
   return gates;
 }
 
+bool Gates::LiveClass(std::string_view class_name) const {
+  if (live_all_classes) return true;
+  return std::find(live_classes.begin(), live_classes.end(), class_name) != live_classes.end();
+}
+
 Gates GatesFrom(std::string_view text) {
   Gates gates;
   if (text.empty()) return gates;
@@ -121,6 +147,7 @@ Gates GatesFrom(std::string_view text) {
     if (auto list = ClassList(v->get_string())) gates.web2table_classes = std::move(*list);
   if (const auto* v = stored.if_contains(kQuotaKey); v && v->is_int64() && v->get_int64() > 0 && v->get_int64() <= kMaxQuotaMib)
     gates.file_quota_mib = v->get_int64();
+  if (const auto* v = stored.if_contains(kLiveKey); v && v->is_string()) SetLive(gates, v->get_string());
   if (const auto* v = stored.if_contains(kMailNameKey); v && v->is_string() && IsMailName(v->get_string()))
     gates.mail_from_name = v->get_string();
   if (const auto* v = stored.if_contains(kMailFromKey); v && v->is_string() && IsMailAddress(v->get_string()))
@@ -133,6 +160,8 @@ json::object GatesObject(const Gates& gates) {
   for (const auto& s : kSettings) out[s.key] = Closed(gates, s) ? s.closed : s.open;
   if (!gates.web2table_classes.empty()) out[kWebToTableKey] = ListText(gates.web2table_classes);
   if (gates.file_quota_mib > 0) out[kQuotaKey] = gates.file_quota_mib;
+  if (gates.live_all_classes) out[kLiveKey] = "*";
+  else if (!gates.live_classes.empty()) out[kLiveKey] = ListText(gates.live_classes);
   if (!gates.mail_from_name.empty()) out[kMailNameKey] = gates.mail_from_name;
   if (!gates.mail_from.empty()) out[kMailFromKey] = gates.mail_from;
   return out;
@@ -151,6 +180,10 @@ std::optional<std::string> SetGate(Gates& gates, std::string_view name, std::str
     const auto mib = QuotaMib(value);
     if (!mib) return "--" + std::string(kQuotaOption) + " takes a number of MiB (0: no quota)";
     gates.file_quota_mib = *mib;
+    return std::nullopt;
+  }
+  if (name == kLiveOption) {
+    if (!SetLive(gates, value)) return "--live-classes takes class names separated by commas, * for all, or - for none";
     return std::nullopt;
   }
   if (name == kMailNameOption || name == kMailFromOption) {

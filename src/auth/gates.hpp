@@ -43,6 +43,13 @@ struct Gates {
   // `"mailFromName"` and `"mailFrom"` only when set.
   std::string mail_from_name;
   std::string mail_from;
+  // Issue 36: the classes realtime subscribers (LiveQuery, docs/LIVEQUERY.md) may watch: none
+  // unless the operator opts in (`--live-classes A,B`, `*` for all, `-` for none again). An
+  // operator's choice, not a profile's. Stored as `"liveClasses"` only when set.
+  bool live_all_classes = false;
+  std::vector<std::string> live_classes;
+  // Whether subscribers may watch `class_name`.
+  bool LiveClass(std::string_view class_name) const;
 
   // Parse Server's defaults.
   static Gates Parse();
@@ -56,8 +63,8 @@ Gates GatesFrom(std::string_view text);
 // "newClasses":"closed","dottedKeys":"off"}`, and `"web2tableClasses":"A,B"` when narrowed.
 boost::json::object GatesObject(const Gates& gates);
 // Sets the gate a CLI option names (`captcha`, `signup`, `password-policy`, `new-classes`,
-// `dotted-keys`, `web2table-classes`, the limit `file-quota-mib`, the settings `mail-from-name` and
-// `mail-from`) to `value`; the error a
+// `dotted-keys`, `web2table-classes`, the limit `file-quota-mib`, the settings `mail-from-name`,
+// `mail-from` and `live-classes`) to `value`; the error a
 // person reads when either is not one of them.
 std::optional<std::string> SetGate(Gates& gates, std::string_view name, std::string_view value);
 

@@ -41,6 +41,8 @@ std::optional<std::string> ApplyGates(auth::Gates& gates, const AdminArgs& args)
   auto classes = gates.web2table_classes;  // an operator's choice, not a profile's
   const std::int64_t file_quota_mib = gates.file_quota_mib;  // a limit, not a gate: a profile keeps it
   auto mail_from_name = gates.mail_from_name, mail_from = gates.mail_from;  // settings, kept too
+  const bool live_all = gates.live_all_classes;  // an operator's choice, kept too
+  auto live_classes = gates.live_classes;
   if (args.profile == "parse") gates = auth::Gates::Parse();
   else if (args.profile == "crmd") gates = auth::Gates{};
   else if (!args.profile.empty()) return "--profile takes crmd or parse";
@@ -48,6 +50,8 @@ std::optional<std::string> ApplyGates(auth::Gates& gates, const AdminArgs& args)
   gates.file_quota_mib = file_quota_mib;
   gates.mail_from_name = std::move(mail_from_name);
   gates.mail_from = std::move(mail_from);
+  gates.live_all_classes = live_all;
+  gates.live_classes = std::move(live_classes);
   for (const auto& [name, value] : args.gates)
     if (!value.empty())
       if (auto error = auth::SetGate(gates, name, value)) return error;

@@ -207,6 +207,8 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
                     "The display name the application's mail (reset links) comes from, such as its name (- clears it)");
     sub->add_option("--mail-from", command.admin.gates["mail-from"],
                     "The address the application's mail comes from (default: the server's --mail-from; - clears it)");
+    sub->add_option("--live-classes", command.admin.gates["live-classes"],
+                    "Classes LiveQuery subscribers may watch (docs/LIVEQUERY.md), comma-separated; * for all; - for none (the default)");
   }
   auto* app_region = app_cmd->add_subcommand("region", "Change the region of an application's phone numbers");
   app_region->add_option("--data", data, "Data directory")->required();

@@ -3,6 +3,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 #include <fmt/format.h>
 
 #include <sys/resource.h>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "http/upload_pace.hpp"
+#include "http/web_socket.hpp"
 #include "metrics/metrics.hpp"
 #include "util/errors.hpp"
 #include "util/ids.hpp"
@@ -787,6 +789,19 @@ struct Server::Impl {
       }
 
       auto request = parser.release();
+      if (options.upgrade && !stopping.load() && beast::websocket::is_upgrade(request)) {
+        // A socket held open for minutes is no request in flight: a SIGTERM does not wait for it
+        // (it ends with the server), though it stays counted in the open connections.
+        --in_flight;
+        const WebSocketLimits limits{options.socket_message_limit, options.socket_send_limit, options.idle_timeout};
+        const bool upgraded =
+            co_await ServeWebSocket(stream, request, HeadOnly(request.base(), facts.remote_ip, facts.https), options.upgrade, limits);
+        ++in_flight;
+        if (upgraded) {
+          LogRequest(facts, api::Response{}, 101, 0, start);
+          co_return;
+        }
+      }
       const unsigned version = request.version();
       const bool head = request.method() == bhttp::verb::head;
       const bool keep_alive = request.keep_alive() && !stopping.load() && !closing;

@@ -16,6 +16,7 @@
 
 #include "api/message.hpp"
 #include "api/routes.hpp"
+#include "api/socket.hpp"
 #include "http/trusted_proxies.hpp"
 
 namespace crmd::http {
@@ -86,6 +87,15 @@ struct ServerOptions {
   // A request that took this long or longer gets a `slow request` warning besides its access-log
   // line (`--slow-request-ms`); 0: none.
   std::chrono::milliseconds slow_request{1000};
+  // Issue 36: a GET asking to upgrade to WebSocket is offered to this (null: none is taken).
+  api::SocketUpgrade upgrade;
+  // An incoming WebSocket message: LiveQuery's largest is a subscribe with its `where`, which
+  // the query pipeline caps far below this anyway.
+  std::size_t socket_message_limit = 64u << 10;
+  // Unsent bytes queued for one WebSocket client before it is dropped as a slow consumer: a few
+  // hundred events of ordinary records; 10,000 stalled clients hold 10 GiB at the very worst,
+  // which --max-connections bounds.
+  std::size_t socket_send_limit = 1u << 20;
   // Threads for reads that ran past their slice on a network thread (Response::run_off_loop).
   // They run at a lower priority than the network threads.
   int slow_read_threads = 2;

@@ -29,6 +29,18 @@ namespace json = boost::json;
 
 namespace {
 
+// Realtime subscribers learn of the write once its unit is durable (app/record_change.hpp); a
+// write rolled back (its savepoint, or the whole unit) takes the note with it.
+void NoteChange(app::WriteUnit& unit, std::string_view class_name, std::string_view object_id,
+                app::RecordChange::Kind kind, const json::object* body) {
+  app::ChangeSink* sink = unit.app().changes();
+  if (!sink || !sink->Watches(unit.app().id(), class_name)) return;
+  app::RecordChange change{unit.app().id(), std::string(class_name), std::string(object_id), kind, {}};
+  if (body)
+    for (const auto& kv : *body) change.fields.emplace_back(kv.key().substr(0, kv.key().find('.')));
+  unit.AfterCommit([sink, change = std::move(change)]() mutable { sink->Changed(std::move(change)); });
+}
+
 using schema::kUserClass;
 
 void Remove(std::vector<std::string>& list, const std::string& item) {
@@ -190,6 +202,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
     }
     if (!ctx.skip_triggers)
       CRMD_TRY(triggers::Fire(unit, ctx, {triggers::WriteEvent::kCreate, &cls, row.object_id, &fields, nullptr}));
+    NoteChange(unit, cls.name, row.object_id, app::RecordChange::Kind::kCreate, nullptr);
     json::object out{{"objectId", row.object_id}, {"createdAt", row.created_at}};
     // Parse answers the values a create's defaults gave, so a client's object holds them at once.
     if (defaulted)
@@ -282,6 +295,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
       CRMD_TRY(logs::RecordChange(unit, ctx, change));
     }
     CRMD_TRY(triggers::Fire(unit, ctx, {triggers::WriteEvent::kUpdate, &cls, row.object_id, &body, nullptr}));
+    NoteChange(unit, cls.name, row.object_id, app::RecordChange::Kind::kUpdate, &body);
     if (changes.schema_changed) unit.ChangeSchema(unit.schema()->With(std::move(*grown)));
 
     json::object out{{"updatedAt", row.updated_at}, {"objectId", row.object_id}};
@@ -316,6 +330,7 @@ Result<json::object> DeleteRecord(auth::Context& ctx, std::string_view class_nam
     CRMD_TRY(triggers::Fire(unit, ctx, {triggers::WriteEvent::kDelete, cls, current->object_id, nullptr, &*current}));
     txn.Delete(*cls, object_id);
     unit.Wrote(cls->name);
+    NoteChange(unit, cls->name, current->object_id, app::RecordChange::Kind::kDelete, nullptr);
     if (cls->timeline) {
       logs::Change change{logs::TimelineEvent::kDelete, cls, current->object_id, nullptr, {}, current->acl,
                           timeutil::NowIso()};
