@@ -1,0 +1,118 @@
+// Issue 36: the stock Parse SDK's LiveQuery client (`query.subscribe()`, `Parse.LiveQueryClient`)
+// against `crmd serve --prefix parse`, its WebSocket address derived from serverURL as the SDK
+// does: subscribe, events, ACL-filtered events, reconnect.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Parse, useApp, MASTER, signUpWithKey, openClass, uniq, cliJson, stopAll } from './lib/compat.mjs';
+import { makeDataDir, startServer } from '../e2e/lib/harness.mjs';
+
+// How long one expected event may take (delivery is asynchronous, never slow by design).
+const EVENT_TIMEOUT_MS = 15_000;
+
+let server, app;
+before(async () => {
+  const dataDir = makeDataDir('crmd-compat-live');
+  app = cliJson(['app', 'create', '--data', dataDir, '--no-product-base', '--profile', 'parse', '--live-classes', '*']);
+  server = await startServer(dataDir, { prefix: 'parse' });
+  await useApp(server, app);
+});
+after(async () => {
+  await Parse.LiveQuery.close();
+  await stopAll();
+});
+
+// The next `event` of a subscription or client (its arguments), bounded in time: through the
+// SDK's own emitter, as `on` adds to it.
+function nextEvent(source, event) {
+  const { emitter } = source;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { emitter.removeListener(event, listener); reject(new Error(`no ${event} event`)); }, EVENT_TIMEOUT_MS);
+    function listener(...args) {
+      clearTimeout(timer);
+      emitter.removeListener(event, listener);
+      resolve(args);
+    }
+    emitter.on(event, listener);
+  });
+}
+
+async function openedClass(prefix) {
+  const cls = uniq(prefix);
+  const seed = new Parse.Object(cls, { Name: 'seed' });
+  await seed.save(null, MASTER);
+  await seed.destroy(MASTER);
+  await openClass(cls);
+  return cls;
+}
+
+test('issue 36: query.subscribe() hears create, update, enter, leave and delete of the records its query matches', async () => {
+  const cls = await openedClass('Live');
+  const query = new Parse.Query(cls).equalTo('stage', 'open');
+  const sub = await query.subscribe();
+  await nextEvent(sub, 'open');
+  const deal = new Parse.Object(cls, { stage: 'open', amount: 1 });
+  const created = nextEvent(sub, 'create');
+  await deal.save(null, MASTER);
+  const [made] = await created;
+  assert.equal(made.id, deal.id);
+  assert.equal(made.get('amount'), 1);
+  const updated = nextEvent(sub, 'update');
+  deal.set('amount', 2);
+  await deal.save(null, MASTER);
+  assert.equal((await updated)[0].get('amount'), 2);
+  const left = nextEvent(sub, 'leave');
+  deal.set('stage', 'won');
+  await deal.save(null, MASTER);
+  assert.equal((await left)[0].id, deal.id);
+  const entered = nextEvent(sub, 'enter');
+  deal.set('stage', 'open');
+  await deal.save(null, MASTER);
+  assert.equal((await entered)[0].id, deal.id);
+  const deleted = nextEvent(sub, 'delete');
+  await deal.destroy(MASTER);
+  assert.equal((await deleted)[0].id, deal.id);
+  await sub.unsubscribe();
+});
+
+test('issue 36: a LiveQueryClient with a session token hears only of records the user may read', async () => {
+  const cls = await openedClass('LiveAcl');
+  const ann = await signUpWithKey(`${uniq('ann')}@example.com`);
+  const bob = await signUpWithKey(`${uniq('bob')}@example.com`);
+  await useApp(server, app);
+  const client = new Parse.LiveQueryClient({
+    applicationId: app.appId, serverURL: `ws://127.0.0.1:${server.port}/parse`, sessionToken: ann.getSessionToken(),
+  });
+  client.open();
+  const sub = client.subscribe(new Parse.Query(cls), ann.getSessionToken());
+  await nextEvent(sub, 'open');
+  const seen = [];
+  sub.on('create', (o) => seen.push(o.id));
+  const hidden = new Parse.Object(cls, { Name: 'bob only' });
+  hidden.setACL(new Parse.ACL(bob));
+  await hidden.save(null, MASTER);
+  const shared = new Parse.Object(cls, { Name: 'everyone' });
+  shared.setACL(new Parse.ACL());
+  shared.getACL().setPublicReadAccess(true);
+  const created = nextEvent(sub, 'create');
+  await shared.save(null, MASTER);
+  await created;
+  assert.deepEqual(seen, [shared.id], 'ann hears of the public record, never of bob\'s');
+  await client.close();
+});
+
+test('issue 36: after the socket drops, the client reconnects, subscribes again and hears new records', async () => {
+  const cls = await openedClass('LiveAgain');
+  const client = new Parse.LiveQueryClient({ applicationId: app.appId, serverURL: `ws://127.0.0.1:${server.port}/parse`, masterKey: app.masterKey });
+  client.open();
+  const sub = client.subscribe(new Parse.Query(cls));
+  await nextEvent(sub, 'open');
+  const reopened = nextEvent(client, 'open');
+  client.socket.close();  // as a dropped network would: the client's reconnect takes over
+  await reopened;
+  await nextEvent(sub, 'open');
+  const created = nextEvent(sub, 'create');
+  const row = new Parse.Object(cls, { Name: 'after the reconnect' });
+  await row.save(null, MASTER);
+  assert.equal((await created)[0].id, row.id);
+  await client.close();
+});
