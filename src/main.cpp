@@ -150,8 +150,23 @@ int Serve(const cli::ServeFlags& flags) {
   api::Router router(plan.router, registry, apps, &request_log);
   // Issue 36: LiveQuery subscribers hear of durable writes; stopped (its threads read through the
   // router) before the router goes.
-  api::LiveHub live_hub(router, registry);
+  api::LiveHub live_hub(router, registry, apps.SharedStores());
   apps.SetChangeSink(&live_hub);
+  // Several servers on one PostgreSQL database: every committed write reaches the subscribers of
+  // each (this one's included) through the store's announcements.
+  if (apps.SharedStores())
+    apps.WatchRecords([&live_hub, &apps](std::string_view payload) {
+      auto change = app::DecodeChange(payload);
+      if (!change) return;
+      // The record's class or field may be new: the schema listener, on a thread of its own,
+      // may not have reloaded it yet, and the subscribers' reads need it now.
+      if (change->schema_changed) apps.SchemaChanged(change->app_id);
+      live_hub.Changed(std::move(*change));
+    });
+  struct StopLiveAnnouncements {
+    app::Applications& apps;
+    ~StopLiveAnnouncements() { apps.StopWatchingRecords(); }
+  } stop_live_announcements{apps};
   trigger_runner.emplace(TriggerHost(registry, apps, router, function_pool), plan.triggers);
   apps.SetActivationSink(&*trigger_runner);
   // Its threads use the router and the stores: stopped before either goes, however this ends.

@@ -44,7 +44,7 @@ json::object WhereOf(const LiveSubscription& sub, const std::string& object_id, 
 
 }  // namespace
 
-LiveHub::LiveHub(Router& router, auth::Registry& registry) : router_(router), registry_(registry) {
+LiveHub::LiveHub(Router& router, auth::Registry& registry, bool shared) : router_(router), registry_(registry), shared_(shared) {
   for (int i = 0; i < kThreads; ++i) threads_.emplace_back([this] { Loop(); });
 }
 
@@ -66,6 +66,8 @@ bool LiveHub::OptedIn(const std::string& app_id, std::string_view class_name) {
 }
 
 bool LiveHub::Watches(const std::string& app_id, std::string_view class_name) {
+  // Subscribers on other servers are not known here: an opted-in class is announced.
+  if (shared_) return OptedIn(app_id, class_name);
   std::lock_guard lock(mutex_);
   auto app = subs_.find(app_id);
   return app != subs_.end() && app->second.find(class_name) != app->second.end();

@@ -54,7 +54,9 @@ class LiveHub final : public app::ChangeSink {
   // Delivery threads: reads are short; two keep one slow application from stalling the rest.
   static constexpr int kThreads = 2;
 
-  LiveHub(Router& router, auth::Registry& registry);
+  // `shared`: other servers write to the same database (their writes announce changes whether
+  // or not this server has subscribers).
+  LiveHub(Router& router, auth::Registry& registry, bool shared);
   ~LiveHub();  // Stop()
   LiveHub(const LiveHub&) = delete;
   LiveHub& operator=(const LiveHub&) = delete;
@@ -94,6 +96,7 @@ class LiveHub final : public app::ChangeSink {
 
   Router& router_;
   auth::Registry& registry_;
+  const bool shared_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -222,6 +222,12 @@ class Applications {
   // is not open.
   void Forget(const std::string& app_id);
 
+  // Issue 36: what the writes of every server on a shared database announce (LiveQuery), until
+  // StopWatchingRecords(); storage::Stores::WatchRecords. Whether the stores are shared.
+  void WatchRecords(std::function<void(std::string_view payload)> announced) { stores_->WatchRecords(std::move(announced)); }
+  void StopWatchingRecords() { stores_->StopWatchingRecords(); }
+  bool SharedStores() const { return stores_->Shared(); }
+
   // Whether the stores answer now (storage::Stores::Ready): `/ready`.
   bool StoresReady() { return stores_->Ready(); }
 

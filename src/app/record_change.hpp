@@ -7,6 +7,8 @@
 // thread).
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,9 +21,20 @@ struct RecordChange {
   std::string class_name;
   std::string object_id;
   Kind kind = Kind::kCreate;
-  // An update's fields as the write named them (top-level names): for LiveQuery's `watch`.
+  // An update's fields as the write named them (top-level names): for LiveQuery's `watch`. Empty:
+  // not known, every field counts as changed.
   std::vector<std::string> fields;
+  // The write's unit could change the schema (a new class or field): a server hearing of it from
+  // another reloads the application's schema before it reads the record.
+  bool schema_changed = false;
 };
+
+// The change as one line of JSON, for the other servers of a shared database
+// (storage::WriteTransaction::Announce): `{"a":app,"c":class,"o":id,"k":"c"|"u"|"d","f":[...],"s":true}`,
+// the field names left out (all of them count as changed) when they would pass `max_bytes`.
+std::string EncodeChange(const RecordChange& change, std::size_t max_bytes);
+// The change an announcement carries; nullopt when it is none (another release's, or garbage).
+std::optional<RecordChange> DecodeChange(std::string_view text);
 
 // Receives the changes of durable writes. Thread-safe; must not block (it is called on the
 // after-commit thread every application shares).

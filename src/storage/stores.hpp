@@ -41,6 +41,14 @@ class Stores {
   // files belong to one process: never called.
   virtual void Watch(std::function<void(const std::string& app_id)> changed) { (void)changed; }
   virtual void StopWatching() {}
+  // Issue 36: calls `announced(payload)` from a thread of its own with what each committed write
+  // transaction of any process on the database Announce()d (this one's included), in commit order,
+  // until StopWatchingRecords(). Announcements made while the listening connection was broken are
+  // lost (LiveQuery subscribers miss those events). SQLite: never called.
+  virtual void WatchRecords(std::function<void(std::string_view payload)> announced) { (void)announced; }
+  virtual void StopWatchingRecords() {}
+  // Whether other processes may write to these stores (PostgreSQL).
+  virtual bool Shared() const { return false; }
   // The process is short of descriptors: let go of what is only kept for later (idle database
   // connections). SQLite's stores are closed by the application cache instead.
   virtual void Relieve() {}

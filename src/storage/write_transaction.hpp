@@ -128,6 +128,16 @@ class WriteTransaction {
   // Whether the transaction runs alone and keeps the store until destroyed, so that a schema
   // change it made can be published after Commit() and before any other write starts.
   virtual bool Exclusive() const = 0;
+
+  // Issue 36: tells every server sharing the store `payload` (at most kMaxAnnouncement bytes)
+  // once this transaction commits, never if it (or the savepoint around the call) rolls back; in
+  // commit order (Stores::WatchRecords). False when the store is this process's alone (SQLite):
+  // nothing was sent, and the caller tells its own process instead.
+  static constexpr std::size_t kMaxAnnouncement = 7'000;  // PostgreSQL's NOTIFY takes < 8,000 bytes
+  virtual bool Announce(std::string_view payload) {
+    (void)payload;
+    return false;
+  }
 };
 
 // Inserts `row` under a generated objectId (from `next`). Generated ids may repeat, very rarely

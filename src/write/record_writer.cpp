@@ -35,9 +35,12 @@ void NoteChange(app::WriteUnit& unit, std::string_view class_name, std::string_v
                 app::RecordChange::Kind kind, const json::object* body) {
   app::ChangeSink* sink = unit.app().changes();
   if (!sink || !sink->Watches(unit.app().id(), class_name)) return;
-  app::RecordChange change{unit.app().id(), std::string(class_name), std::string(object_id), kind, {}};
+  app::RecordChange change{unit.app().id(), std::string(class_name), std::string(object_id), kind, {}, unit.exclusive()};
   if (body)
     for (const auto& kv : *body) change.fields.emplace_back(kv.key().substr(0, kv.key().find('.')));
+  // A shared database tells every server, this one included, at commit and in commit order;
+  // a store of this process's alone, the after-commit thread.
+  if (unit.txn().Announce(app::EncodeChange(change, storage::WriteTransaction::kMaxAnnouncement))) return;
   unit.AfterCommit([sink, change = std::move(change)]() mutable { sink->Changed(std::move(change)); });
 }
 

@@ -11,17 +11,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
 
+import { LiveClient } from './lib/live.mjs';
+
 import {
   stopAll, request, masterHeaders, appHeaders, createApp, startServer, makeDataDir, cli, cliJson,
 } from './lib/harness.mjs';
 
 after(stopAll);
 
-// How long one expected message may take (the delivery is asynchronous, never slow by design).
-const MESSAGE_TIMEOUT_MS = 15_000;
-
 let server, app, dataDir, M;
 const hex = (n) => crypto.randomBytes(n).toString('hex');
+const Live = LiveClient;
 const LIVE = ['Deal', 'Secret', 'Closed', 'Big', 'Door', 'Watched'];
 
 before(async () => {
@@ -31,46 +31,6 @@ before(async () => {
   server = await startServer(dataDir);
   M = masterHeaders(app);
 });
-
-// A LiveQuery client: every message it received, in order, and a way to wait for the next one
-// matching a predicate.
-class Live {
-  constructor(url = `ws://127.0.0.1:${server.port}/core`) {
-    this.messages = [];
-    this.waiters = [];
-    this.ws = new WebSocket(url);
-    this.closed = new Promise((resolve) => this.ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
-    this.ws.on('message', (data) => {
-      const m = JSON.parse(String(data));
-      this.messages.push(m);
-      this.waiters = this.waiters.filter((w) => !w(m));
-    });
-    this.opened = new Promise((resolve, reject) => { this.ws.on('open', resolve); this.ws.on('error', reject); });
-  }
-  send(m) { this.ws.send(typeof m === 'string' ? m : JSON.stringify(m)); }
-  // The first message from `from` on that `pred` accepts.
-  next(pred, what = 'a message') {
-    const seen = this.messages.find(pred);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.messages).slice(0, 2000)}`)), MESSAGE_TIMEOUT_MS);
-      this.waiters.push((m) => { if (!pred(m)) return false; clearTimeout(timer); resolve(m); return true; });
-    });
-  }
-  event(op, requestId, objectId) {
-    return this.next((m) => m.op === op && m.requestId === requestId && (!objectId || m.object?.objectId === objectId), `${op} of ${objectId ?? 'a record'}`);
-  }
-  async connect(credentials = { masterKey: app.masterKey }) {
-    await this.opened;
-    this.send({ op: 'connect', applicationId: app.appId, ...credentials });
-    return this.next((m) => m.op === 'connected' || (m.op === 'error' && m.requestId === undefined), 'connected');
-  }
-  async subscribe(requestId, query, extra = {}) {
-    this.send({ op: 'subscribe', requestId, query, ...extra });
-    return this.next((m) => (m.op === 'subscribed' || m.op === 'error') && m.requestId === requestId, `subscribed ${requestId}`);
-  }
-  close() { this.ws.close(); }
-}
 
 const create = async (cls, body, headers = M) => {
   const r = await request(server, 'POST', `/core/classes/${cls}`, { headers, body });
@@ -91,17 +51,17 @@ async function newUser() {
 }
 
 test('issue 36: connect answers connected with a client id; a bad key or an unknown application answers an error', async () => {
-  const good = new Live();
+  const good = new Live(server, app);
   const connected = await good.connect();
   assert.equal(connected.op, 'connected');
   assert.match(connected.clientId, /^[A-Za-z0-9]{10}$/);
   good.close();
-  const bad = new Live();
+  const bad = new Live(server, app);
   const refused = await bad.connect({ masterKey: 'wrong' });
   assert.equal(refused.op, 'error');
   assert.equal(refused.code, 4);
   bad.close();
-  const stranger = new Live();
+  const stranger = new Live(server, app);
   await stranger.opened;
   stranger.send({ op: 'connect', applicationId: 'nosuchapp' });
   assert.equal((await stranger.next((m) => m.op === 'error')).code, 4);
@@ -112,7 +72,7 @@ test('issue 36: connect answers connected with a client id; a bad key or an unkn
 
 test('issue 36: the upgrade is taken on / and on the prefix path; other paths answer as plain requests', async () => {
   for (const p of ['/', '/core', '/core/']) {
-    const c = new Live(`ws://127.0.0.1:${server.port}${p}`);
+    const c = new Live(server, app, p);
     assert.equal((await c.connect()).op, 'connected', p);
     c.close();
   }
@@ -125,7 +85,7 @@ test('issue 36: the upgrade is taken on / and on the prefix path; other paths an
 });
 
 test('issue 36: malformed messages get errors and the connection keeps serving', async () => {
-  const c = new Live();
+  const c = new Live(server, app);
   await c.connect();
   c.send('not json');
   assert.equal((await c.next((m) => m.op === 'error' && m.code === 1)).code, 1);
@@ -139,7 +99,7 @@ test('issue 36: malformed messages get errors and the connection keeps serving',
 });
 
 test('issue 36: create, enter, update, leave and delete with where; keys projects; watch narrows updates', async () => {
-  const c = new Live();
+  const c = new Live(server, app);
   await c.connect();
   assert.equal((await c.subscribe(1, { className: 'Deal', where: { stage: 'open' }, keys: ['stage', 'amount'] })).op, 'subscribed');
   const id = await create('Deal', { stage: 'open', amount: 5, note: 'hidden by keys' });
@@ -186,10 +146,10 @@ test('issue 36 (second read path skips checks): a user never learns of a record 
   const r = await request(server, 'POST', '/core/classes/_Role', { headers: M, body: { name: role, ACL: { '*': { read: true } }, users: { __op: 'AddRelation', objects: [{ __type: 'Pointer', className: '_User', objectId: bob.id }] } } });
   assert.equal(r.status, 201, r.text);
   await request(server, 'POST', '/core/schemas/Secret', { headers: M, body: { classLevelPermissions: { find: { '*': true }, get: { '*': true }, create: { '*': true }, update: { '*': true }, delete: { '*': true }, addField: { '*': true }, count: { '*': true } } } });
-  const a = new Live();
+  const a = new Live(server, app);
   await a.connect({ sessionToken: alice.token });
   assert.equal((await a.subscribe(1, { className: 'Secret' })).op, 'subscribed');
-  const b = new Live();
+  const b = new Live(server, app);
   await b.connect({ sessionToken: bob.token });
   assert.equal((await b.subscribe(1, { className: 'Secret' })).op, 'subscribed');
 
@@ -212,7 +172,7 @@ test('issue 36 (second read path skips checks): a user never learns of a record 
 test('issue 36: a class whose CLP refuses find to the subscriber answers an error to subscribe; a class not opted in answers 119', async () => {
   await request(server, 'POST', '/core/schemas/Closed', { headers: M, body: { classLevelPermissions: { find: {}, get: {}, create: {}, update: {}, delete: {}, addField: {} } } });
   const user = await newUser();
-  const c = new Live();
+  const c = new Live(server, app);
   await c.connect({ sessionToken: user.token });
   const refused = await c.subscribe(1, { className: 'Closed' });
   assert.equal(refused.op, 'error');
@@ -225,7 +185,7 @@ test('issue 36: a class whose CLP refuses find to the subscriber answers an erro
 });
 
 test('issue 36 (resource exhaustion): at most 100 subscriptions on one connection; incoming messages are capped', async () => {
-  const c = new Live();
+  const c = new Live(server, app);
   await c.connect();
   for (let i = 1; i <= 100; i++) c.send({ op: 'subscribe', requestId: i, query: { className: 'Deal' } });
   await c.next((m) => m.op === 'subscribed' && m.requestId === 100, 'the 100th subscribed');
@@ -238,7 +198,7 @@ test('issue 36 (resource exhaustion): at most 100 subscriptions on one connectio
 });
 
 test('issue 36 (resource exhaustion): a consumer that stops reading is dropped, not buffered without limit', async () => {
-  const c = new Live();
+  const c = new Live(server, app);
   await c.connect();
   assert.equal((await c.subscribe(1, { className: 'Big' })).op, 'subscribed');
   c.ws._socket.pause();  // reads nothing more: the kernel's buffers fill, then the server's queue
@@ -250,14 +210,14 @@ test('issue 36 (resource exhaustion): a consumer that stops reading is dropped, 
   assert.equal(closed.code, 1008);
   assert.ok(c.messages.filter((m) => m.op === 'create').length < writes);
   // The server goes on serving others.
-  const d = new Live();
+  const d = new Live(server, app);
   assert.equal((await d.connect()).op, 'connected');
   d.close();
 });
 
 // One test per door: each write reaches subscribers from the write unit's commit.
 test('issue 36: every door fires events: record API, batch, Lua function, trigger action, MCP tool', async () => {
-  const c = new Live();
+  const c = new Live(server, app);
   await c.connect();
   assert.equal((await c.subscribe(1, { className: 'Door' })).op, 'subscribed');
   assert.equal((await c.subscribe(2, { className: 'Tasks' })).op, 'subscribed');

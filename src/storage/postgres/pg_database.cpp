@@ -300,6 +300,11 @@ class PgWrite final : public WriteTransaction, public OutboxWrites {
   }
 
   bool Exclusive() const override { return exclusive_; }
+  bool Announce(std::string_view payload) override {
+    if (payload.size() > kMaxAnnouncement) return true;  // the caller keeps under it; never a failed write
+    c_.Query("SELECT pg_notify('" + std::string(kRecordsChannel) + "', $1)", {std::string(payload)});
+    return true;
+  }
   Connection& connection() { return c_; }
   std::set<std::string>& touched() { return own_touched_; }
   // This write changed a table's columns (see SelectAll); every server on the database hears of

@@ -28,5 +28,7 @@ std::unique_ptr<Database> OpenPostgres(std::shared_ptr<Pool> pool, std::shared_p
 
 // The channel a schema change is announced on (its payload: the application's id), at commit.
 inline constexpr const char* kSchemaChannel = "crmd_schema";
+// Issue 36: committed record writes, for LiveQuery subscribers on every server.
+inline constexpr const char* kRecordsChannel = "crmd_records";
 
 }  // namespace crmd::storage::postgres

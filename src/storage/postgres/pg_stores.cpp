@@ -140,6 +140,8 @@ class PostgresSchemas final : public Stores {
 
   ~PostgresSchemas() override {
     StopWatching();
+    StopWatchingRecords();
+    if (records_wake_ >= 0) ::close(records_wake_);
     if (wake_ >= 0) ::close(wake_);
   }
 
@@ -149,7 +151,10 @@ class PostgresSchemas final : public Stores {
     while (::read(wake_, &drained, sizeof drained) > 0) {
     }
     stop_ = false;
-    watcher_ = std::thread([this, changed = std::move(changed)] { Listen(changed); });
+    watcher_ = std::thread([this, changed = std::move(changed)] {
+      Listen(postgres::kSchemaChannel, stop_, wake_, [&](std::string_view app_id) { changed(std::string(app_id)); },
+             [&] { changed("*"); });
+    });
   }
 
   // Wakes the listener from its wait: every command of the CLI opens the registry, and its exit
@@ -162,6 +167,28 @@ class PostgresSchemas final : public Stores {
       watcher_.join();
     }
   }
+
+  void WatchRecords(std::function<void(std::string_view)> announced) override {
+    StopWatchingRecords();
+    std::uint64_t drained = 0;
+    while (::read(records_wake_, &drained, sizeof drained) > 0) {
+    }
+    records_stop_ = false;
+    records_watcher_ = std::thread([this, announced = std::move(announced)] {
+      Listen(postgres::kRecordsChannel, records_stop_, records_wake_, announced, [] {});
+    });
+  }
+
+  void StopWatchingRecords() override {
+    records_stop_ = true;
+    const std::uint64_t one = 1;
+    if (records_watcher_.joinable()) {
+      if (::write(records_wake_, &one, sizeof one) < 0) log::Warn("could not wake the records listener", {{"errno", errno}});
+      records_watcher_.join();
+    }
+  }
+
+  bool Shared() const override { return true; }
 
   void Relieve() override { pool_->DropIdle(); }
 
@@ -206,22 +233,24 @@ class PostgresSchemas final : public Stores {
   }
 
  private:
-  // One connection of its own LISTENs; when it breaks (a restart of the server), changes may have
-  // been missed while it was down: every application is reloaded once it listens again.
-  void Listen(const std::function<void(const std::string&)>& changed) {
+  // One connection of its own LISTENs on `channel`; when it breaks (a restart of the server),
+  // notifications may have been missed while it was down: `missed` runs once it listens again
+  // (the schema listener then reloads every application).
+  void Listen(const char* channel, const std::atomic<bool>& stop, int wake, const std::function<void(std::string_view)>& received,
+              const std::function<void()>& missed_some) {
     bool missed = false;
-    while (!stop_) {
+    while (!stop) {
       try {
         postgres::Connection c(pool_->conninfo());
-        c.Exec(std::string("LISTEN ") + postgres::kSchemaChannel);
-        if (missed) changed("*");
+        c.Exec(std::string("LISTEN ") + channel);
+        if (missed) missed_some();
         missed = false;
-        while (!stop_) c.AwaitNotifications(1000, [&](std::string_view app_id) { changed(std::string(app_id)); }, wake_);
+        while (!stop) c.AwaitNotifications(1000, received, wake);
       } catch (const std::exception& e) {
-        if (!missed) log::Warn("listening for schema changes failed", {{"error", e.what()}});
+        if (!missed) log::Warn("listening for notifications failed", {{"channel", channel}, {"error", e.what()}});
         missed = true;
-        pollfd woken{wake_, POLLIN, 0};
-        if (!stop_) ::poll(&woken, 1, 1000);  // a second before trying again, unless stopped
+        pollfd woken{wake, POLLIN, 0};
+        if (!stop) ::poll(&woken, 1, 1000);  // a second before trying again, unless stopped
       }
     }
   }
@@ -231,6 +260,9 @@ class PostgresSchemas final : public Stores {
   std::atomic<bool> stop_{false};
   int wake_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // written by StopWatching
   std::thread watcher_;
+  std::atomic<bool> records_stop_{false};
+  int records_wake_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // written by StopWatchingRecords
+  std::thread records_watcher_;
 };
 
 }  // namespace
