@@ -32,6 +32,9 @@ before(async () => {
   M = masterHeaders(app);
 });
 
+// `promise`, or a failure after 15 s.
+const bounded = (promise, what) => Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error(`no ${what}`)), 15_000))]);
+
 const create = async (cls, body, headers = M) => {
   const r = await request(server, 'POST', `/core/classes/${cls}`, { headers, body });
   assert.equal(r.status, 201, r.text);
@@ -193,7 +196,7 @@ test('issue 36 (resource exhaustion): at most 100 subscriptions on one connectio
   assert.equal(over.op, 'error');
   assert.match(over.error, /Too many subscriptions/);
   c.send('x'.repeat(70 * 1024));
-  const closed = await c.closed;
+  const closed = await bounded(c.closed, 'the close');
   assert.equal(closed.code, 1009);
 });
 
@@ -206,7 +209,7 @@ test('issue 36 (resource exhaustion): a consumer that stops reading is dropped, 
   const writes = 96;  // 24 MiB of events: past the socket buffers and the 1 MiB queue
   for (let i = 0; i < writes; i++) await create('Big', { payload });
   c.ws._socket.resume();
-  const closed = await c.closed;
+  const closed = await bounded(c.closed, 'the close');
   assert.equal(closed.code, 1008);
   assert.ok(c.messages.filter((m) => m.op === 'create').length < writes);
   // The server goes on serving others.
