@@ -86,7 +86,8 @@ void LiveHub::Changed(app::RecordChange change) {
   }
   const std::string app_id = change.app_id;
   Post(app_id, [this, subs = std::move(subs), change = std::move(change)] {
-    for (const auto& sub : subs) Deliver(sub, change);
+    Reads reads;
+    for (const auto& sub : subs) Deliver(sub, change, reads);
   });
 }
 
@@ -187,10 +188,18 @@ std::pair<int, std::string> LiveHub::Read(const LiveSubscription& sub, const std
   return {response.status, std::move(response.body)};
 }
 
-bool LiveHub::ReadRecord(const LiveSubscription& sub, const std::string& object_id, bool matching, json::value& out) {
+const std::pair<int, std::string>& LiveHub::SharedRead(const LiveSubscription& sub, const std::string& query, Reads& reads) {
+  std::string key = sub.class_name + '\n' + query;
+  for (const auto& [name, value] : sub.headers) key += '\n' + name + ':' + value;
+  if (auto at = reads.find(key); at != reads.end()) return at->second;
+  return reads.emplace(std::move(key), Read(sub, query)).first->second;
+}
+
+bool LiveHub::ReadRecord(const LiveSubscription& sub, const std::string& object_id, bool matching, Reads& reads,
+                         json::value& out) {
   std::string query = "limit=1&where=" + PercentEncode(json::serialize(WhereOf(sub, object_id, matching)));
   if (!sub.keys.empty()) query += "&keys=" + PercentEncode(sub.keys);
-  auto [status, body] = Read(sub, query);
+  const auto& [status, body] = SharedRead(sub, query, reads);
   if (status != 200) {
     auto [code, message] = RefusalOf(status, body);
     sub.peer->Send(live::Error(code, message, false, sub.client_id, sub.request_id));
@@ -237,19 +246,19 @@ void LiveHub::Start(const std::shared_ptr<LiveSubscription>& sub) {
   sub->peer->Send(live::Reply("subscribed", sub->client_id, sub->request_id));
 }
 
-void LiveHub::Deliver(const std::shared_ptr<LiveSubscription>& sub, const app::RecordChange& change) {
+void LiveHub::Deliver(const std::shared_ptr<LiveSubscription>& sub, const app::RecordChange& change, Reads& reads) {
   if (!sub->active) return;
   const std::string& id = change.object_id;
   json::value object;
   switch (change.kind) {
     case app::RecordChange::Kind::kCreate: {
-      if (!ReadRecord(*sub, id, true, object)) return Remove(sub);
+      if (!ReadRecord(*sub, id, true, reads, object)) return Remove(sub);
       if (object.is_null()) return;
       sub->matched.insert(id);
       return Send(*sub, "create", &object);
     }
     case app::RecordChange::Kind::kUpdate: {
-      if (!ReadRecord(*sub, id, true, object)) return Remove(sub);
+      if (!ReadRecord(*sub, id, true, reads, object)) return Remove(sub);
       const bool now = !object.is_null();
       const bool was = sub->matched.count(id) > 0 || (sub->seed_truncated && now);
       if (now && !was) {
@@ -261,7 +270,7 @@ void LiveHub::Deliver(const std::shared_ptr<LiveSubscription>& sub, const app::R
         // What it may still read of the record (it no longer matches), or its id alone (it may
         // no longer read it: the id is all it knew already).
         json::value readable;
-        if (!ReadRecord(*sub, id, false, readable)) return Remove(sub);
+        if (!ReadRecord(*sub, id, false, reads, readable)) return Remove(sub);
         if (readable.is_null()) readable = json::object{{"className", sub->class_name}, {"objectId", id}};
         return Send(*sub, "leave", &readable);
       }
@@ -278,7 +287,7 @@ void LiveHub::Deliver(const std::shared_ptr<LiveSubscription>& sub, const app::R
       if (sub->matched.erase(id) == 0) return;
       // The record is gone: the subscriber's right to read the class is checked now, and it
       // learns nothing but the id it was last told of.
-      auto [status, body] = Read(*sub, "limit=0");
+      const auto& [status, body] = SharedRead(*sub, "limit=0", reads);
       if (status != 200) {
         auto [code, message] = RefusalOf(status, body);
         sub->peer->Send(live::Error(code, message, false, sub->client_id, sub->request_id));

@@ -86,12 +86,18 @@ class LiveHub final : public app::ChangeSink {
   void Post(const std::string& app_id, Task task);
   void Loop();
   void Start(const std::shared_ptr<LiveSubscription>& sub);
-  void Deliver(const std::shared_ptr<LiveSubscription>& sub, const app::RecordChange& change);
+  // The reads of one change, by everything that decides their answer (credential headers,
+  // where, keys): subscribers asking the same read with the same credentials (a user's tabs, a
+  // dashboard's key) share one.
+  using Reads = std::map<std::string, std::pair<int, std::string>, std::less<>>;
+  void Deliver(const std::shared_ptr<LiveSubscription>& sub, const app::RecordChange& change, Reads& reads);
   // The record `object_id` as the subscriber reads it (with its `where` when `matching`): the
   // object, or null when it cannot read it (or it does not match); false when the read itself
   // was refused (the subscription's right to read the class is gone).
-  bool ReadRecord(const LiveSubscription& sub, const std::string& object_id, bool matching, boost::json::value& out);
+  bool ReadRecord(const LiveSubscription& sub, const std::string& object_id, bool matching, Reads& reads,
+                  boost::json::value& out);
   std::pair<int, std::string> Read(const LiveSubscription& sub, const std::string& query);
+  const std::pair<int, std::string>& SharedRead(const LiveSubscription& sub, const std::string& query, Reads& reads);
   void Send(const LiveSubscription& sub, std::string_view op, const boost::json::value* object);
 
   Router& router_;
