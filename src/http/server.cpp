@@ -363,6 +363,7 @@ struct Server::Impl {
   QueueWrite queue_write;
   Early early;
   std::atomic<int> open_connections{0};
+  std::atomic<int> open_sockets{0};  // upgraded to WebSocket
   IdleConnections idle;
   // Declared before the contexts: sessions destroyed with a context still count themselves out.
   std::atomic<int> in_flight{0};
@@ -790,8 +791,18 @@ struct Server::Impl {
 
       auto request = parser.release();
       if (options.upgrade && !stopping.load() && beast::websocket::is_upgrade(request)) {
+        if (open_sockets.load() >= options.max_connections / ServerOptions::kSocketShareDivisor) {
+          co_await WriteAndClose(stream, api::ErrorResponse(ApiError{503, errors::kInternal, "Too many WebSocket connections"}),
+                                 std::string(request[bhttp::field::origin]), facts, start);
+          co_return;
+        }
         // A socket held open for minutes is no request in flight: a SIGTERM does not wait for it
         // (it ends with the server), though it stays counted in the open connections.
+        ++open_sockets;
+        struct SocketCount {
+          std::atomic<int>& count;
+          ~SocketCount() { --count; }
+        } counted{open_sockets};
         --in_flight;
         const WebSocketLimits limits{options.socket_message_limit, options.socket_send_limit, options.idle_timeout};
         const bool upgraded =

@@ -96,6 +96,10 @@ struct ServerOptions {
   // hundred events of ordinary records; 10,000 stalled clients hold 10 GiB at the very worst,
   // which --max-connections bounds.
   std::size_t socket_send_limit = 1u << 20;
+  // Upgraded connections are never idle in the server's sense (they are pinged, never evicted to
+  // make room): at most this share of max_connections may be WebSockets, so that a crowd of
+  // subscribers never takes the slots requests need. Beyond, an upgrade answers 503.
+  static constexpr int kSocketShareDivisor = 2;
   // Threads for reads that ran past their slice on a network thread (Response::run_off_loop).
   // They run at a lower priority than the network threads.
   int slow_read_threads = 2;

@@ -258,3 +258,21 @@ test('issue 36: every door fires events: record API, batch, Lua function, trigge
   await c.next((m) => m.op === 'create' && m.requestId === 1 && m.object.via === 'mcp', 'the MCP create');
   c.close();
 });
+
+test('issue 36 (hostage): WebSockets take at most half of --max-connections; beyond, an upgrade answers 503 and requests are still served', async () => {
+  const dir = makeDataDir('crmd-livequery-cap');
+  const capped = createApp(dir);
+  const srv = await startServer(dir, { extraArgs: ['--max-connections', '4'] });
+  const held = [new Live(srv, capped), new Live(srv, capped)];
+  for (const c of held) assert.equal((await c.connect()).op, 'connected');
+  const third = new WebSocket(`ws://127.0.0.1:${srv.port}/core`);
+  const status = await bounded(new Promise((resolve) => {
+    third.on('unexpected-response', (req, res) => resolve(res.statusCode));
+    third.on('open', () => resolve(101));
+    third.on('error', () => resolve('error'));
+  }), 'the third upgrade\'s answer');
+  assert.equal(status, 503);
+  const health = await request(srv, 'GET', '/health');
+  assert.equal(health.status, 200);
+  for (const c of held) c.close();
+});
