@@ -98,5 +98,34 @@ TEST_F(PgStoresTest, EveryServerHearsOfASchemaChangeWhenItCommits) {
   b_->StopWatching();
 }
 
+// Issue 36: what a write transaction announces reaches every server once it commits, in commit
+// order, and never when it rolls back.
+TEST_F(PgStoresTest, AnnouncementsReachEveryServerAtCommitAndNeverFromARollback) {
+  std::mutex mutex;
+  std::vector<std::string> heard;
+  b_->WatchRecords([&](std::string_view payload) {
+    std::lock_guard lock(mutex);
+    heard.emplace_back(payload);
+  });
+  auto db = a_->Open("app3");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // b listens
+  {
+    auto txn = db->BeginWrite(/*exclusive=*/false);
+    EXPECT_TRUE(txn->Announce("rolled back"));
+  }  // rolled back
+  for (const char* payload : {"first", "second"}) {
+    auto txn = db->BeginWrite(/*exclusive=*/false);
+    EXPECT_TRUE(txn->Announce(payload));
+    txn->Commit();
+  }
+  auto count = [&] {
+    std::lock_guard lock(mutex);
+    return heard.size();
+  };
+  for (int i = 0; i < 200 && count() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  b_->StopWatchingRecords();
+  EXPECT_EQ(heard, (std::vector<std::string>{"first", "second"}));
+}
+
 }  // namespace
 }  // namespace crmd::storage
