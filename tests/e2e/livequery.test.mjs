@@ -276,3 +276,25 @@ test('issue 36 (hostage): WebSockets take at most half of --max-connections; bey
   assert.equal(health.status, 200);
   for (const c of held) c.close();
 });
+
+test('issue 36 (session fixation and reuse): a subscription whose session was revoked ends with an error at its next event and hears nothing more', async () => {
+  const user = await newUser();
+  const c = new Live(server, app);
+  await c.connect({ sessionToken: user.token });
+  assert.equal((await c.subscribe(1, { className: 'Deal' })).op, 'subscribed');
+  const before = await create('Deal', { stage: 'seen' });
+  await c.event('create', 1, before);
+  const out = await request(server, 'POST', '/core/logout', { headers: { ...appHeaders(app), 'X-Core-Session-Token': user.token } });
+  assert.equal(out.status, 200, out.text);
+  const after = await create('Deal', { stage: 'unseen' });
+  const ended = await c.next((m) => m.op === 'error' && m.requestId === 1, 'the subscription\'s error');
+  assert.equal(ended.code, 209);
+  const marker = new Live(server, app);
+  await marker.connect();
+  assert.equal((await marker.subscribe(1, { className: 'Deal' })).op, 'subscribed');
+  const next = await create('Deal', { stage: 'later' });
+  await marker.event('create', 1, next);
+  assert.ok(!c.messages.some((m) => m.object?.objectId === after || m.object?.objectId === next), 'nothing after the revocation');
+  c.close();
+  marker.close();
+});
