@@ -33,7 +33,8 @@ before(async () => {
 });
 
 // `promise`, or a failure after 15 s.
-const bounded = (promise, what) => Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error(`no ${what}`)), 15_000))]);
+// The timer is unref'd: a pending one must not hold the file's process after its last test.
+const bounded = (promise, what) => Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error(`no ${what}`)), 15_000).unref())]);
 
 const create = async (cls, body, headers = M) => {
   const r = await request(server, 'POST', `/core/classes/${cls}`, { headers, body });
