@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -90,7 +91,9 @@ api::Response AnswerMetrics(const api::Request& request) {
 // What /metrics measures at a scrape rather than counts as it happens.
 void SampleProcess(app::Applications& apps, const auth::Registry& registry, triggers::Runner& trigger_runner) {
   metrics::Set(metrics::Gauge::kTriggersHeld, static_cast<double>(trigger_runner.Held()));
+  metrics::Set(metrics::Gauge::kTriggerOldestHeld, std::chrono::duration<double>(trigger_runner.OldestHeld()).count());
   metrics::Set(metrics::Gauge::kOpenStores, static_cast<double>(apps.open_count()));
+  metrics::Set(metrics::Gauge::kWritesQueued, static_cast<double>(apps.queued_writes()));
   std::error_code ec;
   double fds = 0;
   for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec); !ec && it != std::filesystem::directory_iterator();

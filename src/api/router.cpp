@@ -130,7 +130,10 @@ Router::Router(RouterOptions options, auth::Registry& registry, app::Application
     std::optional<app::FunctionPool::Slot> slot;
     if (options_.function_pool && !functions::IsForm(name)) {
       slot = options_.function_pool->TryEnter(ctx.app->id());
-      if (!slot) return std::pair<int, boost::json::value>{429, boost::json::object{{"error", "Too many requests"}}};
+      if (!slot) {
+        metrics::CountFunctionCall(metrics::FunctionResult::kBusy);
+        return std::pair<int, boost::json::value>{429, boost::json::object{{"error", "Too many requests"}}};
+      }
     }
     Response answer = HandleFunction(call, CallOf(ctx.credentials.get(), name), ctx);
     auto json = ParseJson(answer.body);
@@ -357,7 +360,10 @@ std::optional<Response> Router::EarlyFunction(const Request& head, const RouteEn
     decided = ErrorResponse(errors::Unauthorized());
   } else {
     const auto identity = auth::ResolveKeys(*credentials, head.Header(master_key_header_), head.Header(api_key_header_));
-    if (!identity.IsMaster() && !function_rate_.Take(head.remote_ip)) decided = ErrorResponse(errors::TooManyRequests());
+    if (!identity.IsMaster() && !function_rate_.Take(head.remote_ip)) {
+      metrics::CountFunctionCall(metrics::FunctionResult::kRate);
+      decided = ErrorResponse(errors::TooManyRequests());
+    }
   }
   // Refusals of a flood are not request-log rows: the log would grow with the flood.
   if (decided) AddCorsHeaders(head, *decided);
@@ -382,6 +388,7 @@ bool Router::QueueFunction(Request& request, const std::shared_ptr<const auth::A
     pending->done(std::move(response));
   });
   if (!queued) {
+    metrics::CountFunctionCall(metrics::FunctionResult::kBusy);
     Response busy = ErrorResponse(errors::TooManyRequests());
     AddCorsHeaders(pending->request, busy);
     pending->done(std::move(busy));
