@@ -147,6 +147,11 @@ Router::Router(RouterOptions options, auth::Registry& registry, app::Application
   upload_rate_.SetPerMinute(options_.upload_rate);
 }
 
+std::string_view Router::FamilyOf(Method method, std::string_view target) const {
+  const auto parsed = ParseTarget(target);
+  return FamilyName(parsed ? MatchRoute(method, parsed->segments, options_.prefix).id : RouteId::kNone);
+}
+
 BodyKind Router::BodyOf(Method method, std::string_view target) const {
   // Reads have no body to speak of: no path to decode for them.
   if (method == Method::kGet || method == Method::kHead || method == Method::kOptions) return BodyKind::kJson;

@@ -15,6 +15,35 @@ RouteEntry Make(RouteId id, BodyKind body = BodyKind::kJson) {
 
 }  // namespace
 
+std::string_view FamilyName(RouteId id) {
+  switch (id) {
+    case RouteId::kNone: return "other";
+    case RouteId::kPreflight: return "preflight";
+    case RouteId::kHealth: return "health";
+    case RouteId::kReady: return "ready";
+    case RouteId::kFunction:
+    case RouteId::kGenericFunction:
+    case RouteId::kFunctionList: return "functions";
+    case RouteId::kOAuthMetadata:
+    case RouteId::kOAuth: return "oauth";
+    case RouteId::kMcp: return "mcp";
+    case RouteId::kStatic: return "static";
+    case RouteId::kConsole: return "console";
+    case RouteId::kFileDownload:
+    case RouteId::kFiles: return "files";
+    case RouteId::kPage: return "pages";
+    case RouteId::kRecords: return "classes";
+    case RouteId::kSchemas: return "schemas";
+    case RouteId::kUsers: return "users";
+    case RouteId::kAggregate: return "aggregate";
+    case RouteId::kBatch: return "batch";
+    case RouteId::kParseConfig: return "config";
+    case RouteId::kParsePurge: return "purge";
+    case RouteId::kParseSessionMe: return "sessions";
+  }
+  return "other";
+}
+
 RouteEntry MatchPrefixedRoute(Method method, std::span<const std::string> s, std::string_view prefix) {
   RouteEntry r;
   r.prefixed = true;

@@ -74,6 +74,9 @@ enum class BodyKind {
   kMcp,     // an MCP message, at most 24 MiB (a file in base64)
 };
 
+// The route's family, a fixed word: the metrics' `family` label (a few series, whatever the paths).
+std::string_view FamilyName(RouteId id);
+
 struct RouteEntry {
   RouteId id = RouteId::kNone;
   BodyKind body = BodyKind::kJson;
