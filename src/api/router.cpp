@@ -13,6 +13,7 @@
 #include "api/oauth.hpp"
 #include "auth/oauth.hpp"
 #include "api/parse_routes.hpp"
+#include "api/parse_server_info.hpp"
 #include "api/password_page.hpp"
 #include "api/records.hpp"
 #include "api/routes.hpp"
@@ -719,6 +720,7 @@ Response Router::RouteFamily(const Request& request, Target target, auth::Contex
     case RouteId::kParseConfig: return HandleParseConfig(request, ctx, send);
     case RouteId::kParsePurge: return HandleParsePurge(target.segments[1], ctx, send);
     case RouteId::kParseSessionMe: return HandleParseSessionMe(ctx, token, send);
+    case RouteId::kParseServerInfo: return HandleParseServerInfo();
     case RouteId::kAggregate: {
       Response response;
       auto status = query::Aggregate(ctx, target.segments[1], target.params, response.body);

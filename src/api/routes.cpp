@@ -40,6 +40,7 @@ std::string_view FamilyName(RouteId id) {
     case RouteId::kParseConfig: return "config";
     case RouteId::kParsePurge: return "purge";
     case RouteId::kParseSessionMe: return "sessions";
+    case RouteId::kParseServerInfo: return "serverInfo";
   }
   return "other";
 }
@@ -58,6 +59,8 @@ RouteEntry MatchPrefixedRoute(Method method, std::span<const std::string> s, std
     r.id = RouteId::kParseConfig, r.keys_only = method == Method::kPut;  // Parse: Config is the master key's to write
   else if (parse && family == "purge" && s.size() == 2 && method == Method::kDelete) r.id = RouteId::kParsePurge, r.keys_only = true;
   else if (parse && family == "sessions" && s.size() == 2 && s[1] == "me" && method == Method::kGet) r.id = RouteId::kParseSessionMe;
+  // Issue 36: what Parse Dashboard asks first (api/parse_server_info.hpp).
+  else if (parse && family == "serverInfo" && s.size() == 1 && method == Method::kGet) r.id = RouteId::kParseServerInfo, r.keys_only = true;
   // Spec §4.6: there is no `/core/aggregate/`; Parse's SDKs call `/parse/aggregate/`.
   else if ((family == "classes-aggregate" || (parse && family == "aggregate")) && s.size() == 2 && method == Method::kGet)
     r.id = RouteId::kAggregate;

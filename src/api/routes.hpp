@@ -65,6 +65,7 @@ enum class RouteId {
   kParseConfig,
   kParsePurge,
   kParseSessionMe,
+  kParseServerInfo,
 };
 
 // What of a request's body the server reads, and up to which limit (http::ServerOptions).
