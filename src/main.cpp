@@ -165,6 +165,7 @@ int Serve(const cli::ServeFlags& flags) {
   options.short_of_descriptors = [&apps] { apps.Relieve(); };
   options.unwrap = [&router](api::Request& r) { return router.Unwrap(r); };
   options.body_of = [&router](api::Method method, std::string_view target) { return router.BodyOf(method, target); };
+  options.family_of = [&router](api::Method method, std::string_view target) { return router.FamilyOf(method, target); };
   http::Server server(
       options, [&router](const api::Request& r) { return router.Handle(r); },
       [&router](api::Request& r, std::function<void(api::Response)>& done) { return router.QueueWrite(r, done); },

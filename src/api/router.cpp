@@ -13,6 +13,7 @@
 #include "api/oauth.hpp"
 #include "auth/oauth.hpp"
 #include "api/parse_routes.hpp"
+#include "api/parse_server_info.hpp"
 #include "api/password_page.hpp"
 #include "api/records.hpp"
 #include "api/routes.hpp"
@@ -148,6 +149,11 @@ Router::Router(RouterOptions options, auth::Registry& registry, app::Application
   transport_ = TransportNames{"/" + options_.prefix + "/", "/" + options_.prefix + "/files/", app_id_header_,
                               master_key_header_, session_token_header_, installation_id_header_, api_key_header_};
   upload_rate_.SetPerMinute(options_.upload_rate);
+}
+
+std::string_view Router::FamilyOf(Method method, std::string_view target) const {
+  const auto parsed = ParseTarget(target);
+  return FamilyName(parsed ? MatchRoute(method, parsed->segments, options_.prefix).id : RouteId::kNone);
 }
 
 BodyKind Router::BodyOf(Method method, std::string_view target) const {
@@ -721,6 +727,7 @@ Response Router::RouteFamily(const Request& request, Target target, auth::Contex
     case RouteId::kParseConfig: return HandleParseConfig(request, ctx, send);
     case RouteId::kParsePurge: return HandleParsePurge(target.segments[1], ctx, send);
     case RouteId::kParseSessionMe: return HandleParseSessionMe(ctx, token, send);
+    case RouteId::kParseServerInfo: return HandleParseServerInfo();
     case RouteId::kAggregate: {
       Response response;
       auto status = query::Aggregate(ctx, target.segments[1], target.params, response.body);

@@ -111,6 +111,7 @@ bool On() { return g_enabled.load(std::memory_order_relaxed); }
 }  // namespace
 
 void Enable() { g_enabled.store(true, std::memory_order_relaxed); }
+bool Enabled() { return On(); }
 
 void CountRequest(std::string_view family, int status, double seconds, std::string_view app) {
   if (!On()) return;

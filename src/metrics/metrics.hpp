@@ -25,6 +25,8 @@ inline constexpr std::size_t kBusiestApps = 20;
 // Metrics are kept from this call on (main.cpp, when --metrics-listen is given); before it, and
 // without it, every function below returns at once.
 void Enable();
+// Whether metrics are kept: a caller may skip the work of a label no one will read.
+bool Enabled();
 
 // One answered request: its route family (a fixed word), status and time; `app` may be empty.
 void CountRequest(std::string_view family, int status, double seconds, std::string_view app);

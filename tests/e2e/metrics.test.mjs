@@ -56,7 +56,10 @@ test('issue 35: /metrics is on its own listener only; requests are counted by ro
   for (let i = 0; i < 3; i++) assert.equal((await request(server, 'POST', '/core/classes/Deals', { headers: masterHeaders(created), body: { Name: `d${i}` } })).status, 201);
   assert.equal((await request(server, 'GET', '/core/classes/Deals/nosuchid00', { headers: masterHeaders(created) })).status, 404);
   assert.equal((await request(server, 'GET', '/no/such/route/at/all')).status, 404);
+  // The family is the route table's: a login is a route of the users family.
+  const login = await request(server, 'POST', '/core/login', { headers: masterHeaders(created), body: { username: 'nobody', password: 'Nobody5ecret' } });
   const after = await scrape();
+  assert.equal((after.series.get(key('users', login.status)) ?? 0) - (before.get(key('users', login.status)) ?? 0), 1);
   assert.equal((after.series.get(key('classes', 201)) ?? 0) - (before.get(key('classes', 201)) ?? 0), 3);
   assert.equal((after.series.get(key('classes', 404)) ?? 0) - (before.get(key('classes', 404)) ?? 0), 1);
   assert.ok(after.series.get(key('other', 404)) >= 1, 'an unknown path is "other", not a series of its own');
