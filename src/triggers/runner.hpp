@@ -116,8 +116,8 @@ class Runner final : public app::ActivationSink {
   // The activations this server holds now: queued, waiting for a retry or running (the trigger
   // backlog of /metrics). Thread-safe.
   std::size_t Held();
-  // How long this server has held the oldest of them (zero when it holds none): a scan of them
-  // (~1 ms at the 100,000 held at most). Thread-safe.
+  // How long this server has held the oldest of them (zero when it holds none): a walk over them
+  // under the runner's lock, once per scrape (100,000 at most; not measured). Thread-safe.
   std::chrono::steady_clock::duration OldestHeld();
 
   // For tests and diagnosis: activations held now, and how many were left in an outbox for want
