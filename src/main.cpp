@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -92,7 +93,9 @@ api::Response AnswerMetrics(const api::Request& request) {
 // What /metrics measures at a scrape rather than counts as it happens.
 void SampleProcess(app::Applications& apps, const auth::Registry& registry, triggers::Runner& trigger_runner) {
   metrics::Set(metrics::Gauge::kTriggersHeld, static_cast<double>(trigger_runner.Held()));
+  metrics::Set(metrics::Gauge::kTriggerOldestHeld, std::chrono::duration<double>(trigger_runner.OldestHeld()).count());
   metrics::Set(metrics::Gauge::kOpenStores, static_cast<double>(apps.open_count()));
+  metrics::Set(metrics::Gauge::kWritesQueued, static_cast<double>(apps.queued_writes()));
   std::error_code ec;
   double fds = 0;
   for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec); !ec && it != std::filesystem::directory_iterator();
@@ -184,6 +187,7 @@ int Serve(const cli::ServeFlags& flags) {
   options.unwrap = [&router](api::Request& r) { return router.Unwrap(r); };
   options.upgrade = api::LiveQueryUpgrade(router, live_hub);
   options.body_of = [&router](api::Method method, std::string_view target) { return router.BodyOf(method, target); };
+  options.family_of = [&router](api::Method method, std::string_view target) { return router.FamilyOf(method, target); };
   http::Server server(
       options, [&router](const api::Request& r) { return router.Handle(r); },
       [&router](api::Request& r, std::function<void(api::Response)>& done) { return router.QueueWrite(r, done); },

@@ -13,6 +13,7 @@
 #include "api/oauth.hpp"
 #include "auth/oauth.hpp"
 #include "api/parse_routes.hpp"
+#include "api/parse_server_info.hpp"
 #include "api/password_page.hpp"
 #include "api/records.hpp"
 #include "api/routes.hpp"
@@ -130,7 +131,10 @@ Router::Router(RouterOptions options, auth::Registry& registry, app::Application
     std::optional<app::FunctionPool::Slot> slot;
     if (options_.function_pool && !functions::IsForm(name)) {
       slot = options_.function_pool->TryEnter(ctx.app->id());
-      if (!slot) return std::pair<int, boost::json::value>{429, boost::json::object{{"error", "Too many requests"}}};
+      if (!slot) {
+        metrics::CountFunctionCall(metrics::FunctionResult::kBusy);
+        return std::pair<int, boost::json::value>{429, boost::json::object{{"error", "Too many requests"}}};
+      }
     }
     Response answer = HandleFunction(call, CallOf(ctx.credentials.get(), name), ctx);
     auto json = ParseJson(answer.body);
@@ -145,6 +149,11 @@ Router::Router(RouterOptions options, auth::Registry& registry, app::Application
   transport_ = TransportNames{"/" + options_.prefix + "/", "/" + options_.prefix + "/files/", app_id_header_,
                               master_key_header_, session_token_header_, installation_id_header_, api_key_header_};
   upload_rate_.SetPerMinute(options_.upload_rate);
+}
+
+std::string_view Router::FamilyOf(Method method, std::string_view target) const {
+  const auto parsed = ParseTarget(target);
+  return FamilyName(parsed ? MatchRoute(method, parsed->segments, options_.prefix).id : RouteId::kNone);
 }
 
 BodyKind Router::BodyOf(Method method, std::string_view target) const {
@@ -370,7 +379,10 @@ std::optional<Response> Router::EarlyFunction(const Request& head, const RouteEn
     decided = ErrorResponse(errors::Unauthorized());
   } else {
     const auto identity = auth::ResolveKeys(*credentials, head.Header(master_key_header_), head.Header(api_key_header_));
-    if (!identity.IsMaster() && !function_rate_.Take(head.remote_ip)) decided = ErrorResponse(errors::TooManyRequests());
+    if (!identity.IsMaster() && !function_rate_.Take(head.remote_ip)) {
+      metrics::CountFunctionCall(metrics::FunctionResult::kRate);
+      decided = ErrorResponse(errors::TooManyRequests());
+    }
   }
   // Refusals of a flood are not request-log rows: the log would grow with the flood.
   if (decided) AddCorsHeaders(head, *decided);
@@ -395,6 +407,7 @@ bool Router::QueueFunction(Request& request, const std::shared_ptr<const auth::A
     pending->done(std::move(response));
   });
   if (!queued) {
+    metrics::CountFunctionCall(metrics::FunctionResult::kBusy);
     Response busy = ErrorResponse(errors::TooManyRequests());
     AddCorsHeaders(pending->request, busy);
     pending->done(std::move(busy));
@@ -727,6 +740,7 @@ Response Router::RouteFamily(const Request& request, Target target, auth::Contex
     case RouteId::kParseConfig: return HandleParseConfig(request, ctx, send);
     case RouteId::kParsePurge: return HandleParsePurge(target.segments[1], ctx, send);
     case RouteId::kParseSessionMe: return HandleParseSessionMe(ctx, token, send);
+    case RouteId::kParseServerInfo: return HandleParseServerInfo();
     case RouteId::kAggregate: {
       Response response;
       auto status = query::Aggregate(ctx, target.segments[1], target.params, response.body);

@@ -95,6 +95,8 @@ class Router {
 
   // What kind of body `method` on `target` reads (the route table; http::ServerOptions::body_of).
   BodyKind BodyOf(Method method, std::string_view target) const;
+  // The route family of `method` on `target` (the route table; http::ServerOptions::family_of).
+  std::string_view FamilyOf(Method method, std::string_view target) const;
 
   // A request below the prefix made by a function's `crm` API or a trigger's action, with their
   // context (it joins the context's write unit).

@@ -15,6 +15,36 @@ RouteEntry Make(RouteId id, BodyKind body = BodyKind::kJson) {
 
 }  // namespace
 
+std::string_view FamilyName(RouteId id) {
+  switch (id) {
+    case RouteId::kNone: return "other";
+    case RouteId::kPreflight: return "preflight";
+    case RouteId::kHealth: return "health";
+    case RouteId::kReady: return "ready";
+    case RouteId::kFunction:
+    case RouteId::kGenericFunction:
+    case RouteId::kFunctionList: return "functions";
+    case RouteId::kOAuthMetadata:
+    case RouteId::kOAuth: return "oauth";
+    case RouteId::kMcp: return "mcp";
+    case RouteId::kStatic: return "static";
+    case RouteId::kConsole: return "console";
+    case RouteId::kFileDownload:
+    case RouteId::kFiles: return "files";
+    case RouteId::kPage: return "pages";
+    case RouteId::kRecords: return "classes";
+    case RouteId::kSchemas: return "schemas";
+    case RouteId::kUsers: return "users";
+    case RouteId::kAggregate: return "aggregate";
+    case RouteId::kBatch: return "batch";
+    case RouteId::kParseConfig: return "config";
+    case RouteId::kParsePurge: return "purge";
+    case RouteId::kParseSessionMe: return "sessions";
+    case RouteId::kParseServerInfo: return "serverInfo";
+  }
+  return "other";
+}
+
 RouteEntry MatchPrefixedRoute(Method method, std::span<const std::string> s, std::string_view prefix) {
   RouteEntry r;
   r.prefixed = true;
@@ -29,6 +59,8 @@ RouteEntry MatchPrefixedRoute(Method method, std::span<const std::string> s, std
     r.id = RouteId::kParseConfig, r.keys_only = method == Method::kPut;  // Parse: Config is the master key's to write
   else if (parse && family == "purge" && s.size() == 2 && method == Method::kDelete) r.id = RouteId::kParsePurge, r.keys_only = true;
   else if (parse && family == "sessions" && s.size() == 2 && s[1] == "me" && method == Method::kGet) r.id = RouteId::kParseSessionMe;
+  // Issue 36: what Parse Dashboard asks first (api/parse_server_info.hpp).
+  else if (parse && family == "serverInfo" && s.size() == 1 && method == Method::kGet) r.id = RouteId::kParseServerInfo, r.keys_only = true;
   // Spec §4.6: there is no `/core/aggregate/`; Parse's SDKs call `/parse/aggregate/`.
   else if ((family == "classes-aggregate" || (parse && family == "aggregate")) && s.size() == 2 && method == Method::kGet)
     r.id = RouteId::kAggregate;

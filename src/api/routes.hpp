@@ -65,6 +65,7 @@ enum class RouteId {
   kParseConfig,
   kParsePurge,
   kParseSessionMe,
+  kParseServerInfo,
 };
 
 // What of a request's body the server reads, and up to which limit (http::ServerOptions).
@@ -73,6 +74,9 @@ enum class BodyKind {
   kUpload,  // a file, streamed to disk (POST), at most --max-file-size
   kMcp,     // an MCP message, at most 24 MiB (a file in base64)
 };
+
+// The route's family, a fixed word: the metrics' `family` label (a few series, whatever the paths).
+std::string_view FamilyName(RouteId id);
 
 struct RouteEntry {
   RouteId id = RouteId::kNone;

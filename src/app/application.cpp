@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "metrics/metrics.hpp"
 #include "schema/system_classes.hpp"
 #include "util/log.hpp"
 
@@ -104,6 +105,11 @@ void Application::RequestStopWrites() {
   std::lock_guard lock(mutex_);
   writes_stopped_ = true;
   if (writes_) writes_->RequestStop();
+}
+
+std::size_t Application::queued_writes() const {
+  std::lock_guard lock(mutex_);
+  return writes_ ? writes_->depth() : 0;
 }
 
 std::uint64_t Application::Generation(std::string_view class_name) const {
@@ -226,7 +232,9 @@ std::shared_ptr<Application> Applications::Open(const std::string& app_id) {
   }
   lock.lock();
   open_.find(app_id)->second.app = app;
-  for (auto& idle : TakeIdle(options_.max_open)) to_close_.push_back(std::move(idle));
+  auto idle = TakeIdle(options_.max_open);
+  metrics::CountStoreEvictions(metrics::Eviction::kCacheFull, idle.size());
+  for (auto& one : idle) to_close_.push_back(std::move(one));
   changed_.notify_all();
   return app;
 }
@@ -236,6 +244,7 @@ std::size_t Applications::Relieve() {
   {
     std::lock_guard lock(mutex_);
     idle = TakeIdle(open_.size() > kFreeWhenShort ? open_.size() - kFreeWhenShort : 0);
+    metrics::CountStoreEvictions(metrics::Eviction::kDescriptors, idle.size());
     if (on_short_) on_short_();
   }
   stores_->Relieve();
@@ -302,7 +311,9 @@ void Applications::CloserLoop() {
     // write, rows of the request log) is closed once its users are done.
     changed_.wait_for(lock, kRecheck, [this] { return stopped_ || !to_close_.empty(); });
     if (stopped_ && to_close_.empty()) return;
-    for (auto& idle : TakeIdle(options_.max_open)) to_close_.push_back(std::move(idle));
+    auto idle = TakeIdle(options_.max_open);
+    metrics::CountStoreEvictions(metrics::Eviction::kCacheFull, idle.size());
+    for (auto& one : idle) to_close_.push_back(std::move(one));
     if (to_close_.empty()) continue;
     std::vector<std::shared_ptr<Application>> batch(std::make_move_iterator(to_close_.begin()),
                                                     std::make_move_iterator(to_close_.end()));
@@ -336,6 +347,12 @@ std::vector<std::shared_ptr<Application>> Applications::OpenApplications() {
 std::size_t Applications::open_count() {
   std::lock_guard lock(mutex_);
   return open_.size() + closing_;
+}
+
+std::size_t Applications::queued_writes() {
+  std::size_t queued = 0;
+  for (const auto& app : OpenApplications()) queued += app->queued_writes();
+  return queued;
 }
 
 void Applications::StopWrites() {

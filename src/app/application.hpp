@@ -137,6 +137,8 @@ class Application {
   void StopWrites();
   // StopWrites() without the wait (WriteQueue::RequestStop); StopWrites() then waits.
   void RequestStopWrites();
+  // Writes in its queue, waiting or running (0 without a queue; none is made).
+  std::size_t queued_writes() const;
 
  private:
   std::string id_;
@@ -235,6 +237,8 @@ class Applications {
   std::vector<std::shared_ptr<Application>> OpenApplications();
   // Stores open now, the ones being closed included.
   std::size_t open_count();
+  // Writes in the write queues of the open applications, waiting or running (/metrics).
+  std::size_t queued_writes();
 
   // Out of descriptors: closes a few of the least recently used stores nobody uses, at once, and
   // asks whoever keeps stores open for later work to let go (OnShortOfDescriptors). Returns how

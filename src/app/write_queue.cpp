@@ -53,12 +53,18 @@ void WriteQueue::RequestStop() {
   ready_.notify_one();
 }
 
+std::size_t WriteQueue::depth() {
+  std::lock_guard lock(mutex_);
+  return jobs_.size() + in_group_;
+}
+
 void WriteQueue::Loop() {
   std::vector<Job> group;
   std::vector<storage::WriteGroups::Job> runs;
   for (;;) {
     {
       std::unique_lock lock(mutex_);
+      in_group_ = 0;  // the last group finished
       ready_.wait_for(lock, idle_, [&] { return stopping_ || !jobs_.empty(); });
       if (jobs_.empty()) {  // stopping, or idle: the next Submit() starts a thread again
         running_ = false;
@@ -68,6 +74,7 @@ void WriteQueue::Loop() {
         group.push_back(std::move(jobs_.front()));
         jobs_.pop_front();
       }
+      in_group_ = group.size();
     }
     for (auto& job : group) runs.push_back(std::move(job.run));
     const std::vector<storage::CommitOutcome> outcomes = groups_.CommitBatch(runs);

@@ -56,6 +56,9 @@ class WriteQueue {
   // end side by side rather than one after another (issue 33).
   void RequestStop();
 
+  // Jobs submitted and not finished yet: waiting, or in the group running now (/metrics).
+  std::size_t depth();
+
  private:
   void Loop();
 
@@ -65,6 +68,7 @@ class WriteQueue {
   std::deque<Job> jobs_;
   bool stopping_ = false;
   bool running_ = false;  // a thread runs Loop(); guarded by mutex_, like thread_
+  std::size_t in_group_ = 0;  // jobs taken into the running group, until it finished; mutex_
   const std::chrono::milliseconds idle_;
   std::thread thread_;
 };

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "functions/lua_run.hpp"
+#include "metrics/metrics.hpp"
 #include "util/errors.hpp"
 
 namespace crmd::functions {
@@ -56,7 +57,10 @@ Result<json::value> RunLua(std::string_view name, std::string_view code, const j
   LuaRun run{.memory_limit = limits.memory_bytes, .budget = limits.instructions, .deadline = LuaClock::now() + limits.time};
   run.host = &host;
   std::unique_ptr<lua_State, StateCloser> state(lua_newstate(Allocate, &run));
-  if (!state) return Failed(name, "could not start");
+  if (!state) {
+    metrics::CountFunctionCall(metrics::FunctionResult::kFailed);
+    return Failed(name, "could not start");
+  }
   lua_State* L = state.get();
   *static_cast<LuaRun**>(lua_getextraspace(L)) = &run;
   lua_sethook(L, LimitsHook, LUA_MASKCOUNT | LUA_MASKCALL, kHookEvery);
@@ -87,21 +91,31 @@ Result<json::value> RunLua(std::string_view name, std::string_view code, const j
   });
   lua_pushlightuserdata(L, &call);
   const int status = lua_pcall(L, 1, 0, 0);
-  if (status == LUA_OK) return std::move(call.answer);
+  if (status == LUA_OK) {
+    metrics::CountFunctionCall(metrics::FunctionResult::kOk);
+    return std::move(call.answer);
+  }
 
-  if (run.fault) std::rethrow_exception(run.fault);
+  if (run.fault) {
+    metrics::CountFunctionCall(metrics::FunctionResult::kFailed);
+    std::rethrow_exception(run.fault);
+  }
   if (run.out_of_time) {
+    metrics::CountFunctionCall(metrics::FunctionResult::kTimeout);
     host.log("time limit exceeded");
     return Failed(name, "ran past its time limit");
   }
   if (run.out_of_budget) {
+    metrics::CountFunctionCall(metrics::FunctionResult::kInstructions);
     host.log("instruction budget exceeded");
     return Failed(name, "ran past its instruction budget");
   }
   if (status == LUA_ERRMEM || run.out_of_memory) {
+    metrics::CountFunctionCall(metrics::FunctionResult::kOutOfMemory);
     host.log("memory limit exceeded");
     return Failed(name, "ran out of memory");
   }
+  metrics::CountFunctionCall(metrics::FunctionResult::kFailed);
   // error({status=..., error=...}), or a failed crm call: that status and message. Read raw: the
   // error value is the caller's code's, and a metamethod run here, outside any protected call,
   // would abort the process (issue 31 #1).

@@ -80,27 +80,6 @@ constexpr std::size_t kLoggedQuery = 512;
 // [A-Za-z0-9._:-]: a proxy's UUID or trace id fits, a header that could break a log line does not.
 constexpr std::size_t kMaxRequestId = 128;
 
-// The metrics' route family of a path (metrics/metrics.hpp): a word of a fixed list, whatever
-// the path, so that no client can make new series. `/<prefix>/<family>/...` for the API (the
-// prefix is not known here: any first word), the first word for crmd's own routes.
-std::string_view RouteFamily(std::string_view path) {
-  static constexpr std::string_view kOwn[] = {"functions", "mcp", "health", "ready", "static", ".well-known", "oauth", "metrics"};
-  static constexpr std::string_view kApi[] = {"classes", "batch",  "users",   "login",  "logout",   "files",
-                                              "schemas", "roles",  "sessions", "apps",  "aggregate", "config",
-                                              "purge",   "requestPasswordReset", "verificationEmailRequest", "functions"};
-  if (path.starts_with('/')) path.remove_prefix(1);
-  const std::string_view first = path.substr(0, path.find('/'));
-  for (auto own : kOwn)
-    if (first == own) return own;
-  const auto slash = path.find('/');
-  if (slash == std::string_view::npos) return "other";
-  std::string_view second = path.substr(slash + 1);
-  second = second.substr(0, second.find('/'));
-  for (auto api : kApi)
-    if (second == api) return api;
-  return "other";
-}
-
 // A request id of crmd's own: 8 random letters and digits drawn once per process, then a counter
 // in 8 hex digits. Unique within a process and across restarts in practice; not a secret, so no
 // draw from the CSPRNG (a system call) per request.
@@ -447,6 +426,7 @@ struct Server::Impl {
     std::string query;       // redacted (util/redact.hpp), at most kLoggedQuery bytes
     std::string request_id;  // the client's X-Request-Id when usable, else one made here
     bool https = false;      // a trusted proxy says the client used HTTPS
+    std::string_view family = "other";  // the route family, when metrics are kept (family_of)
   };
 
   // Returns the request's time in milliseconds.
@@ -457,7 +437,7 @@ struct Server::Impl {
                             .count();
     const double ms = static_cast<double>(micros) / 1000.0;
     log::Request({facts.method, facts.path, facts.query, status, bytes, ms, facts.remote_ip, response.app_id, facts.request_id});
-    metrics::CountRequest(RouteFamily(facts.path), status, ms / 1000.0, response.app_id);
+    metrics::CountRequest(facts.family, status, ms / 1000.0, response.app_id);
     if (options.slow_request.count() > 0 && ms >= static_cast<double>(options.slow_request.count()))
       log::Warn("slow request", {{"method", facts.method}, {"path", facts.path}, {"status", status}, {"ms", ms},
                                  {"app", response.app_id}, {"requestId", facts.request_id}});
@@ -693,6 +673,7 @@ struct Server::Impl {
       if (ec) {
         facts.method = "-";
         facts.path = "-";
+        facts.family = "other";
         facts.query.clear();
         facts.request_id = NewRequestId();
         if (ec == bhttp::error::header_limit)
@@ -717,6 +698,7 @@ struct Server::Impl {
       const std::string_view target = header.target();
       const auto question = target.find('?');
       facts.path = std::string(target.substr(0, question));
+      facts.family = options.family_of && metrics::Enabled() ? options.family_of(ToMethod(header.method()), target) : "other";
       facts.query = question == std::string_view::npos ? std::string() : RedactQuery(target.substr(question + 1));
       if (facts.query.size() > kLoggedQuery) facts.query.resize(kLoggedQuery);
       facts.request_id = RequestIdOf(header["X-Request-Id"]);

@@ -39,6 +39,9 @@ struct ServerOptions {
   // json_body_limit. Unset: every body is JSON. Called on a network thread with each head; must
   // be quick and must not throw.
   std::function<api::BodyKind(api::Method method, std::string_view target)> body_of;
+  // The route family of a request, a fixed word (api/routes.hpp): the label of its metrics. Called
+  // only when metrics are kept; unset: "other".
+  std::function<std::string_view(api::Method method, std::string_view target)> family_of;
   // MCP messages: Upload-Public-File carries a file in base64, and spec §8 accepts 15 MB files
   // (20 MB of base64).
   std::size_t mcp_body_limit = 24u << 20;

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "mail/header_text.hpp"
+#include "metrics/metrics.hpp"
 #include "util/curl_ready.hpp"
 #include "util/ids.hpp"
 #include "util/log.hpp"
@@ -57,6 +58,7 @@ bool DeliverSmtp(const std::string& url, const std::string& from, const Mail& ma
   CurlReady();
   CURL* curl = curl_easy_init();
   if (!curl) {
+    metrics::CountMail(metrics::MailVia::kSmtp, metrics::MailResult::kFailed);
     error = "curl could not start";
     return false;
   }
@@ -80,6 +82,7 @@ bool DeliverSmtp(const std::string& url, const std::string& from, const Mail& ma
   curl_slist_free_all(rcpt);
   curl_easy_cleanup(curl);
   if (rc != CURLE_OK) error = message_error[0] ? message_error : curl_easy_strerror(rc);
+  metrics::CountMail(metrics::MailVia::kSmtp, rc == CURLE_OK ? metrics::MailResult::kSent : metrics::MailResult::kFailed);
   return rc == CURLE_OK;
 }
 
@@ -116,6 +119,16 @@ std::string FormatMessage(const Mail& mail, const std::string& from) {
 }
 
 void OutboxMailer::Send(const Mail& mail) {
+  try {
+    Write(mail);
+  } catch (...) {
+    metrics::CountMail(metrics::MailVia::kOutbox, metrics::MailResult::kFailed);
+    throw;
+  }
+  metrics::CountMail(metrics::MailVia::kOutbox, metrics::MailResult::kSent);
+}
+
+void OutboxMailer::Write(const Mail& mail) {
   std::filesystem::create_directories(dir_);
   const std::string name = timeutil::NowIso() + "-" + ids::RandomAlnum(8) + ".eml";
   const auto tmp = std::filesystem::path(dir_) / ("." + name + ".tmp");
@@ -185,6 +198,7 @@ void SmtpMailer::Send(const Mail& mail) {
   {
     std::lock_guard lock(impl_->mutex);
     if (impl_->queue.size() >= kMaxQueued) {
+      metrics::CountMail(metrics::MailVia::kSmtp, metrics::MailResult::kDropped);
       log::Error("mail dropped: queue full", {{"queued", impl_->queue.size()}});
       return;
     }

@@ -39,6 +39,7 @@ class OutboxMailer final : public Mailer {
   bool Deliver(const Mail& mail, std::string& error) override;
 
  private:
+  void Write(const Mail& mail);  // Send() without the count
   std::string dir_;
 };
 

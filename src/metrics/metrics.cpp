@@ -39,7 +39,15 @@ struct Metrics {
   prometheus::Counter& read_timeouts =
       BuildCounter().Name("crmd_read_timeouts_total").Help("Reads that ran past --read-timeout (400 code 124)").Register(registry).Add({});
   prometheus::Family<prometheus::Counter>& network_actions =
-      BuildCounter().Name("crmd_trigger_network_actions_total").Help("Trigger webhook and mail actions, by result: delivered, retried, failed").Register(registry);
+      BuildCounter().Name("crmd_trigger_network_actions_total").Help("Trigger webhook and mail actions, by kind (webhook, mail) and result: delivered, retried, failed").Register(registry);
+  prometheus::Family<prometheus::Counter>& evictions =
+      BuildCounter().Name("crmd_store_evictions_total").Help("Application stores closed to make room, by reason: cache_full (--max-open-apps), descriptors").Register(registry);
+  prometheus::Family<prometheus::Counter>& function_calls =
+      BuildCounter().Name("crmd_function_calls_total").Help("Calls of operator (Lua) functions, by result: ok, failed, timeout, instructions, out_of_memory, busy, rate").Register(registry);
+  prometheus::Family<prometheus::Counter>& mails =
+      BuildCounter().Name("crmd_mails_total").Help("Mails, by way out (smtp, outbox) and result: sent, failed, dropped").Register(registry);
+  prometheus::Family<prometheus::Counter>& statement_errors =
+      BuildCounter().Name("crmd_pg_statement_errors_total").Help("PostgreSQL statements that failed, by kind: duplicate, canceled, unavailable, other").Register(registry);
   prometheus::Family<prometheus::Histogram>& commit_seconds =
       BuildHistogram().Name("crmd_commit_duration_seconds").Help("Durable commits, fsync or round trip included, by path").Register(registry);
   prometheus::Gauge& open_stores = Gauge("crmd_open_stores", "Application stores open");
@@ -50,6 +58,12 @@ struct Metrics {
   prometheus::Gauge& registry_up = Gauge("crmd_registry_up", "1 when the last poll of the registry succeeded");
   prometheus::Gauge& triggers_held =
       Gauge("crmd_trigger_activations_held", "Trigger activations this server holds: queued, waiting for a retry or running");
+  prometheus::Gauge& trigger_oldest =
+      Gauge("crmd_trigger_oldest_held_seconds", "How long this server has held its oldest trigger activation (0: none held)");
+  prometheus::Gauge& writes_queued =
+      Gauge("crmd_write_queue_depth", "Writes in the open applications' write queues, waiting or running");
+  prometheus::Gauge& pool_in_use = Gauge("crmd_pg_pool_in_use", "PostgreSQL connections lent out by the pool (0 on SQLite)");
+  prometheus::Gauge& pool_waiting = Gauge("crmd_pg_pool_waiting", "Callers waiting for a PostgreSQL connection (0 on SQLite)");
 
   prometheus::Gauge& Gauge(const std::string& name, const std::string& help) {
     return BuildGauge().Name(name).Help(help).Register(registry).Add({});
@@ -97,6 +111,7 @@ bool On() { return g_enabled.load(std::memory_order_relaxed); }
 }  // namespace
 
 void Enable() { g_enabled.store(true, std::memory_order_relaxed); }
+bool Enabled() { return On(); }
 
 void CountRequest(std::string_view family, int status, double seconds, std::string_view app) {
   if (!On()) return;
@@ -144,7 +159,7 @@ void ObserveCommit(std::string_view path, double seconds) {
   Get().commit_seconds.Add({{"path", std::string(path)}}, kCommitBuckets).Observe(seconds);
 }
 
-void CountNetworkAction(NetworkAction result) {
+void CountNetworkAction(NetworkKind kind, NetworkAction result) {
   if (!On()) return;
   const char* name = "delivered";
   switch (result) {
@@ -152,7 +167,65 @@ void CountNetworkAction(NetworkAction result) {
     case NetworkAction::kRetried: name = "retried"; break;
     case NetworkAction::kFailed: name = "failed"; break;
   }
-  Get().network_actions.Add({{"result", name}}).Increment();
+  const char* way = "webhook";
+  switch (kind) {
+    case NetworkKind::kWebhook: way = "webhook"; break;
+    case NetworkKind::kMail: way = "mail"; break;
+  }
+  Get().network_actions.Add({{"kind", way}, {"result", name}}).Increment();
+}
+
+void CountStoreEvictions(Eviction why, std::size_t stores) {
+  if (!On() || stores == 0) return;
+  const char* reason = "cache_full";
+  switch (why) {
+    case Eviction::kCacheFull: reason = "cache_full"; break;
+    case Eviction::kDescriptors: reason = "descriptors"; break;
+  }
+  Get().evictions.Add({{"reason", reason}}).Increment(static_cast<double>(stores));
+}
+
+void CountFunctionCall(FunctionResult result) {
+  if (!On()) return;
+  const char* name = "ok";
+  switch (result) {
+    case FunctionResult::kOk: name = "ok"; break;
+    case FunctionResult::kFailed: name = "failed"; break;
+    case FunctionResult::kTimeout: name = "timeout"; break;
+    case FunctionResult::kInstructions: name = "instructions"; break;
+    case FunctionResult::kOutOfMemory: name = "out_of_memory"; break;
+    case FunctionResult::kBusy: name = "busy"; break;
+    case FunctionResult::kRate: name = "rate"; break;
+  }
+  Get().function_calls.Add({{"result", name}}).Increment();
+}
+
+void CountMail(MailVia via, MailResult result) {
+  if (!On()) return;
+  const char* way = "smtp";
+  switch (via) {
+    case MailVia::kSmtp: way = "smtp"; break;
+    case MailVia::kOutbox: way = "outbox"; break;
+  }
+  const char* name = "sent";
+  switch (result) {
+    case MailResult::kSent: name = "sent"; break;
+    case MailResult::kFailed: name = "failed"; break;
+    case MailResult::kDropped: name = "dropped"; break;
+  }
+  Get().mails.Add({{"via", way}, {"result", name}}).Increment();
+}
+
+void CountStatementError(StatementError kind) {
+  if (!On()) return;
+  const char* name = "other";
+  switch (kind) {
+    case StatementError::kDuplicate: name = "duplicate"; break;
+    case StatementError::kCanceled: name = "canceled"; break;
+    case StatementError::kUnavailable: name = "unavailable"; break;
+    case StatementError::kOther: name = "other"; break;
+  }
+  Get().statement_errors.Add({{"kind", name}}).Increment();
 }
 
 void Set(Gauge gauge, double value) {
@@ -166,6 +239,10 @@ void Set(Gauge gauge, double value) {
     case Gauge::kResidentBytes: m.resident.Set(value); return;
     case Gauge::kRegistryUp: m.registry_up.Set(value); return;
     case Gauge::kTriggersHeld: m.triggers_held.Set(value); return;
+    case Gauge::kTriggerOldestHeld: m.trigger_oldest.Set(value); return;
+    case Gauge::kWritesQueued: m.writes_queued.Set(value); return;
+    case Gauge::kPoolInUse: m.pool_in_use.Set(value); return;
+    case Gauge::kPoolWaiting: m.pool_waiting.Set(value); return;
   }
 }
 

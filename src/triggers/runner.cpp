@@ -90,7 +90,7 @@ void Runner::Activated(const std::string& app_id, std::int64_t entry, int lane, 
       ++overflowed_;
       return;
     }
-    known_.emplace(app_id, entry);
+    known_.emplace(std::pair(app_id, entry), Clock::now());
     if (known_.size() > options_.payloads_held) payload.clear();  // read from the outbox when it runs
     ready_[lane == kLaneQueue ? kLaneQueue : kLaneNow].Push(Job{app_id, entry, lane, 0, std::move(payload)});
     // Under the lock: once Stop() has taken it, no caller is still touching the condition, which
@@ -302,15 +302,16 @@ Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& 
   if (step->action && TalksToNetwork(*step->type)) {
     bool retry = false;
     step->sent = Send(*step, *app, retry);
+    const auto kind = *step->type == ActionType::kSendEmail ? metrics::NetworkKind::kMail : metrics::NetworkKind::kWebhook;
     if (step->sent.error && retry && job.attempts < options_.retries) {
-      metrics::CountNetworkAction(metrics::NetworkAction::kRetried);
+      metrics::CountNetworkAction(kind, metrics::NetworkAction::kRetried);
       ++job.attempts;
       log::Warn("trigger action failed; retrying",
                 {{"app", job.app_id}, {"trigger", activation.trigger_id}, {"action", std::string(step->action->at("_id").as_string())},
                  {"attempt", job.attempts}, {"error", *step->sent.error}});
       return Outcome::kRetry;
     }
-    metrics::CountNetworkAction(step->sent.error ? metrics::NetworkAction::kFailed : metrics::NetworkAction::kDelivered);
+    metrics::CountNetworkAction(kind, step->sent.error ? metrics::NetworkAction::kFailed : metrics::NetworkAction::kDelivered);
   }
 
   if (step->action && *step->type == ActionType::kServerSideCode) {
@@ -465,6 +466,14 @@ Status Runner::RunUnit(app::WriteUnit& unit, Step& step) {
 std::size_t Runner::Held() {
   std::lock_guard lock(mutex_);
   return known_.size();
+}
+
+std::chrono::steady_clock::duration Runner::OldestHeld() {
+  std::lock_guard lock(mutex_);
+  if (known_.empty()) return Clock::duration::zero();
+  Clock::time_point oldest = Clock::time_point::max();
+  for (const auto& [activation, since] : known_) oldest = std::min(oldest, since);
+  return Clock::now() - oldest;
 }
 
 }  // namespace crmd::triggers

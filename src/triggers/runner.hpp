@@ -116,6 +116,9 @@ class Runner final : public app::ActivationSink {
   // The activations this server holds now: queued, waiting for a retry or running (the trigger
   // backlog of /metrics). Thread-safe.
   std::size_t Held();
+  // How long this server has held the oldest of them (zero when it holds none): a walk over them
+  // under the runner's lock, once per scrape (100,000 at most; not measured). Thread-safe.
+  std::chrono::steady_clock::duration OldestHeld();
 
   // For tests and diagnosis: activations held now, and how many were left in an outbox for want
   // of room so far.
@@ -166,7 +169,9 @@ class Runner final : public app::ActivationSink {
   std::condition_variable changed_;
   FairQueue<Job> ready_[2];                         // by lane
   std::multimap<Clock::time_point, Job> waiting_;   // retries, by when they are due
-  std::set<std::pair<std::string, std::int64_t>> known_;  // queued, waiting or running
+  // Queued, waiting or running, with when this server took each (the outbox records no time of
+  // its own): OldestHeld scans them at a scrape, rather than every activation paying for an order.
+  std::map<std::pair<std::string, std::int64_t>, Clock::time_point> known_;
   // Applications with activations left in their outboxes when kMaxHeld were held: read again
   // once the queue has room.
   std::set<std::string> overflow_;

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "metrics/metrics.hpp"
 #include "util/log.hpp"
 
 namespace crmd::storage::postgres {
@@ -259,14 +260,23 @@ Rows Connection::Check(PGresult* result, std::string_view sql) {
   const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   std::string message = Trimmed(result ? PQresultErrorMessage(result) : PQerrorMessage(conn_.get()));
   if (message.empty()) message = Trimmed(PQerrorMessage(conn_.get()));
-  if (state && state == kUniqueViolation) throw DuplicateKeyError("postgresql: " + message);
-  if (state && state == kQueryCanceled) throw ReadTimedOut("postgresql: " + message);
+  if (state && state == kUniqueViolation) {
+    metrics::CountStatementError(metrics::StatementError::kDuplicate);
+    throw DuplicateKeyError("postgresql: " + message);
+  }
+  if (state && state == kQueryCanceled) {
+    metrics::CountStatementError(metrics::StatementError::kCanceled);
+    throw ReadTimedOut("postgresql: " + message);
+  }
   // The server went away mid-statement (a restart, a crash): this connection is dropped by the
   // pool, and the next request connects anew. An error without a SQLSTATE is libpq's own, not the
   // server's: the connection broke, though libpq may not have marked it bad yet (it reports "server
   // closed the connection unexpectedly" so inside a multi-statement PQexec).
-  if (!Healthy() || !state || std::string_view(state).starts_with("57P") || std::string_view(state).starts_with("08"))
+  if (!Healthy() || !state || std::string_view(state).starts_with("57P") || std::string_view(state).starts_with("08")) {
+    metrics::CountStatementError(metrics::StatementError::kUnavailable);
     throw StoreUnavailable("postgresql: " + message);
+  }
+  metrics::CountStatementError(metrics::StatementError::kOther);
   throw StorageError("postgresql: " + message + " (in: " + std::string(sql.substr(0, 200)) + ")");
 }
 

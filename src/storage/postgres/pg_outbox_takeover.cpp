@@ -13,8 +13,6 @@ CREATE TABLE IF NOT EXISTS crmd.runners (process text PRIMARY KEY, alive_until t
 CREATE TABLE IF NOT EXISTS crmd.outbox_holders (process text NOT NULL, app_id text NOT NULL, PRIMARY KEY (process, app_id));
 )sql";
 
-const char* const kHasOutboxTakeoverTables = "SELECT to_regclass('crmd.outbox_holders') IS NOT NULL";
-
 namespace {
 
 // A process that stopped beating this long ago and holds nothing is forgotten: the command line's

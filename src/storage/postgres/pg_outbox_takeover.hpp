@@ -33,8 +33,6 @@ namespace crmd::storage::postgres {
 
 // The tables above (run by EnsureCrmdSchema with the registry's).
 extern const char* const kOutboxTakeoverTables;
-// Whether a database's `crmd` schema has them yet (a database an earlier release made).
-extern const char* const kHasOutboxTakeoverTables;
 
 class PgOutboxTakeover final : public OutboxTakeover {
  public:

@@ -151,7 +151,10 @@ class PostgresRegistry final : public RegistryStore {
   }
 
   std::int64_t DataVersion() override {
-    auto rows = c_.Query("SELECT version FROM crmd.registry_version");
+    // The format rides on the poll: a server of an older release still running when a newer one
+    // raised it stops taking registry changes (crmd_registry_up 0) and logs why.
+    auto rows = c_.Query("SELECT version, format FROM crmd.registry_version");
+    postgres::CheckRegistryFormat(rows.Integer(0, 1));
     return rows.Integer(0, 0);
   }
 

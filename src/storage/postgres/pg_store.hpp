@@ -4,6 +4,7 @@
 // tests name it; everything else sees a storage::Database.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -17,9 +18,20 @@ namespace crmd::storage::postgres {
 // The schema of an application (unquoted; shortened as QuoteName shortens when too long).
 std::string SchemaOf(const std::string& app_id);
 
-// Creates the `crmd` schema, its tables and helper functions unless they exist (idempotent, safe
-// from several processes at once).
+// The layouts this release writes (issue 35): the registry's (schema `crmd`) in
+// crmd.registry_version.format, each application's (its schema) in crmd.stores.format. 0 is a
+// database made before 0.3.0 (ae6c27d among them). Kept in the database, where every server on it
+// reads the same number, in rows the servers read anyway (docs/OPERATIONS.md, Upgrades); raised in
+// the transaction that brings the layout up to date, under the advisory lock that makes it.
+inline constexpr std::int64_t kRegistryFormat = 1;
+inline constexpr std::int64_t kStoreFormat = 1;
+
+// Creates the `crmd` schema, its tables and helper functions, or brings an older one up to date
+// (idempotent, safe from several processes at once). Throws StorageError, in words, on a registry
+// of a newer format.
 void EnsureCrmdSchema(Connection& c);
+// Throws StorageError, in words, when `format` (the registry's) is newer than this crmd's.
+void CheckRegistryFormat(std::int64_t format);
 
 // The store of application `app_id`, whose schema is `schema` (made by Stores::Open); `takeover`
 // is the server's share of the outboxes (pg_outbox_takeover.hpp).

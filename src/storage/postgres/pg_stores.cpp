@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "storage/newer_format.hpp"
 #include "storage/postgres/generations.hpp"
 #include "storage/postgres/pg_dialect.hpp"
 #include "storage/postgres/pg_outbox_takeover.hpp"
@@ -15,6 +16,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <thread>
 
 namespace crmd::storage {
@@ -55,20 +57,35 @@ CREATE TABLE IF NOT EXISTS crmd.functions (app_id text NOT NULL, name text NOT N
 CREATE TABLE IF NOT EXISTS crmd.registry_version (one boolean PRIMARY KEY DEFAULT TRUE CHECK (one), version bigint NOT NULL);
 INSERT INTO crmd.registry_version (version) VALUES (0) ON CONFLICT DO NOTHING;
 ALTER TABLE crmd.apps ADD COLUMN IF NOT EXISTS gates text NOT NULL DEFAULT '';
+ALTER TABLE crmd.registry_version ADD COLUMN IF NOT EXISTS format bigint NOT NULL DEFAULT 0;
+ALTER TABLE crmd.stores ADD COLUMN IF NOT EXISTS format bigint NOT NULL DEFAULT 0;
 )sql";
+
+// The registry's format, or nullopt in a database without the column (no `crmd` schema yet, or
+// one made before 0.3.0).
+std::optional<std::int64_t> RegistryFormat(Connection& c) {
+  if (c.Query("SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('crmd.registry_version') "
+              "AND attname = 'format' AND NOT attisdropped")
+          .size() == 0)
+    return std::nullopt;
+  return c.Query("SELECT format FROM crmd.registry_version").Integer(0, 0);
+}
 
 }  // namespace
 
 std::string SchemaOf(const std::string& app_id) { return ShortName("app_" + app_id); }
 
+void CheckRegistryFormat(std::int64_t format) {
+  if (format > kRegistryFormat) RefuseNewerFormat("registry", "schema crmd", format, kRegistryFormat);
+}
+
 void EnsureCrmdSchema(Connection& c) {
-  const std::optional<std::string_view> yes("t");
-  if (c.Query("SELECT 1 FROM pg_namespace WHERE nspname = 'crmd'").size() > 0 &&
-      c.Query("SELECT to_regclass('crmd.registry_version') IS NOT NULL AND EXISTS (SELECT 1 FROM pg_attribute "
-              "WHERE attrelid = to_regclass('crmd.apps') AND attname = 'gates')")
-              .Value(0, 0) == yes &&
-      c.Query(kHasOutboxTakeoverTables).Value(0, 0) == yes)
-    return;
+  // The format tells whether anything is to do: a registry of this format has every table and
+  // function below (the CLI opens it for every command, each server at its start).
+  if (const auto format = RegistryFormat(c)) {
+    CheckRegistryFormat(*format);
+    if (*format == kRegistryFormat) return;
+  }
   c.Exec("BEGIN");
   try {
     c.Exec(kCrmdSchemaLock);
@@ -76,6 +93,10 @@ void EnsureCrmdSchema(Connection& c) {
     c.Exec(kHelpers);
     c.Exec(kTables);
     c.Exec(kOutboxTakeoverTables);
+    // Asked again under the lock: a newer server may have raised it since (this transaction's
+    // changes are then rolled back with the refusal).
+    CheckRegistryFormat(RegistryFormat(c).value_or(0));
+    c.Exec("UPDATE crmd.registry_version SET format = " + std::to_string(kRegistryFormat));
     c.Exec("COMMIT");
   } catch (...) {
     if (c.Healthy()) c.Exec("ROLLBACK");
@@ -96,14 +117,17 @@ class PostgresSchemas final : public Stores {
     postgres::EnsureCrmdSchema(*c);
   }
 
+  // A new store is made, an older one brought up to date (crmd's own tables; the records' layout
+  // has not changed since ae6c27d) and marked, a newer one refused, in the query that finds it.
   std::unique_ptr<Database> Open(const std::string& app_id) override {
     const std::string schema = postgres::SchemaOf(app_id), quoted = postgres::QuoteName(schema);
     {
       auto c = pool_->Acquire(false);
-      if (c->Query("SELECT 1 FROM crmd.stores WHERE app_id = $1", {app_id}).size() == 0) {
+      if (StoreFormat(*c, app_id, schema) != postgres::kStoreFormat) {
         c->Exec("BEGIN");
         try {
           c->Query("SELECT pg_advisory_xact_lock(hashtext($1))", {schema});
+          StoreFormat(*c, app_id, schema);  // a newer server may have raised it meanwhile
           c->Exec("CREATE SCHEMA IF NOT EXISTS " + quoted);
           c->Exec(fmt::format("CREATE TABLE IF NOT EXISTS {}._crmd_schema (\"className\" text PRIMARY KEY, "
                               "definition text NOT NULL)",
@@ -112,7 +136,9 @@ class PostgresSchemas final : public Stores {
                               "payload text NOT NULL, claimed_by text, claimed_until timestamptz)",
                               quoted));
           c->Exec(postgres::CreateGenerations(postgres::PgDialect(quoted)));
-          c->Query("INSERT INTO crmd.stores (app_id, schema_name) VALUES ($1, $2) ON CONFLICT DO NOTHING", {app_id, schema});
+          c->Query("INSERT INTO crmd.stores (app_id, schema_name, format) VALUES ($1, $2, $3) "
+                   "ON CONFLICT (app_id) DO UPDATE SET format = excluded.format",
+                   {app_id, schema, std::to_string(postgres::kStoreFormat)});
           c->Exec("COMMIT");
         } catch (...) {
           if (c->Healthy() && c->InTransaction()) c->Exec("ROLLBACK");
@@ -233,6 +259,14 @@ class PostgresSchemas final : public Stores {
   }
 
  private:
+  // The format of `app_id`'s store (0 when it has none yet); a newer one is refused.
+  static std::int64_t StoreFormat(postgres::Connection& c, const std::string& app_id, const std::string& schema) {
+    const auto rows = c.Query("SELECT format FROM crmd.stores WHERE app_id = $1", {app_id});
+    const std::int64_t format = rows.size() > 0 ? rows.Integer(0, 0) : 0;
+    if (format > postgres::kStoreFormat) RefuseNewerFormat("store", "schema " + schema, format, postgres::kStoreFormat);
+    return format;
+  }
+
   // One connection of its own LISTENs on `channel`; when it breaks (a restart of the server),
   // notifications may have been missed while it was down: `missed` runs once it listens again
   // (the schema listener then reloads every application).

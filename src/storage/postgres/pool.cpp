@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "metrics/metrics.hpp"
 #include "util/ids.hpp"
 
 namespace crmd::storage::postgres {
@@ -27,14 +28,22 @@ Pool::Lease Pool::Acquire(bool read) {
   std::unique_ptr<Connection> c;
   {
     std::unique_lock lock(mutex_);
-    if (!freed_.wait_for(lock, kWait, [&] { return !idle_.empty() || open_ < max_; }))
-      throw StorageError("postgresql: all " + std::to_string(max_) + " connections are busy");
+    const auto free = [&] { return !idle_.empty() || open_ < max_; };
+    if (!free()) {
+      ++waiting_;
+      Measure();
+      const bool got = freed_.wait_for(lock, kWait, free);
+      --waiting_;
+      Measure();
+      if (!got) throw StorageError("postgresql: all " + std::to_string(max_) + " connections are busy");
+    }
     if (!idle_.empty()) {
       c = std::move(idle_.back());
       idle_.pop_back();
     } else {
       ++open_;
     }
+    Measure();
   }
   if (!c) {
     try {
@@ -42,6 +51,7 @@ Pool::Lease Pool::Acquire(bool read) {
     } catch (...) {
       std::lock_guard lock(mutex_);
       --open_;
+      Measure();
       freed_.notify_one();
       throw;
     }
@@ -64,12 +74,18 @@ Pool::Lease Pool::Acquire(bool read) {
   return lease;
 }
 
+void Pool::Measure() const {
+  metrics::Set(metrics::Gauge::kPoolInUse, static_cast<double>(open_ - idle_.size()));
+  metrics::Set(metrics::Gauge::kPoolWaiting, static_cast<double>(waiting_));
+}
+
 void Pool::DropIdle() {
   std::vector<std::unique_ptr<Connection>> closing;
   {
     std::lock_guard lock(mutex_);
     closing.swap(idle_);
     open_ -= closing.size();
+    Measure();
     freed_.notify_all();
   }
 }
@@ -81,6 +97,7 @@ void Pool::Release(Connection* c) {
   reading_.erase(c);
   if (reusable) idle_.push_back(std::move(owned));
   else --open_;
+  Measure();
   freed_.notify_one();
   // `owned` (a broken connection) closes here, under the lock but without waiting on the server.
 }

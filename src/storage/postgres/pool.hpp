@@ -45,6 +45,10 @@ class Pool {
 
  private:
   void Release(Connection* c);
+  // Sets /metrics' gauges of the connections lent and the callers waiting (mutex_ held): as they
+  // change, under the lock the change takes anyway. A server has one pool; a second (tests) would
+  // share the gauges.
+  void Measure() const;
 
   std::string conninfo_;
   std::string process_;
@@ -52,6 +56,7 @@ class Pool {
   std::mutex mutex_;
   std::condition_variable freed_;
   std::size_t open_ = 0;
+  std::size_t waiting_ = 0;  // callers in Acquire waiting for a connection
   std::vector<std::unique_ptr<Connection>> idle_;
   std::set<Connection*> reading_;  // lent for a read: cancelled when the server ends all reads
   int end_all_hook_ = 0;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "storage/database.hpp"
+#include "storage/newer_format.hpp"
 #include "storage/sqlite/coalescing_vfs.hpp"
 #include "storage/sqlite/phone_key.hpp"
 #include "storage/sqlite/regexp.hpp"
@@ -333,10 +334,7 @@ void CheckFormat(Connection& c, const std::string& path, std::int64_t current, c
     auto st = c.Prepare("PRAGMA user_version");
     if (st.Step()) format = std::get<std::int64_t>(st.Column(0));
   }
-  if (format > current)
-    throw StorageError(std::string("the ") + what + " " + path + " is in format " + std::to_string(format) +
-                       ", written by a newer crmd; this one reads formats up to " + std::to_string(current) +
-                       ": run the newer crmd (or restore a backup taken before the upgrade)");
+  if (format > current) RefuseNewerFormat(what, path, format, current);
   if (format < current) c.Exec("PRAGMA user_version = " + std::to_string(current));
 }
 
