@@ -155,6 +155,7 @@ int Serve(const cli::ServeFlags& flags) {
   // router) before the router goes.
   api::LiveHub live_hub(router, registry, apps.SharedStores());
   apps.SetChangeSink(&live_hub);
+  router.SetLive(&live_hub);
   // Several servers on one PostgreSQL database: every committed write reaches the subscribers of
   // each (this one's included) through the store's announcements.
   if (apps.SharedStores())

@@ -16,6 +16,9 @@
 
 namespace crmd::api {
 
+class SocketPeer;
+class SocketHandler;
+
 enum class Method { kGet, kPost, kPut, kDelete, kOptions, kHead, kOther };
 
 struct Request {
@@ -69,6 +72,11 @@ struct Response {
   // a thread of slow reads (Request::off_loop), so the network thread's other connections wait no
   // longer.
   bool run_off_loop = false;
+  // Not a body: a stream of server-sent events (issue 36, `text/event-stream`). The server sends
+  // the head with `status` and `headers`, then each message the handler's peer Send()s as one
+  // `data:` event, until either side ends it (api/socket.hpp). Called once, on the connection's
+  // thread, with the peer.
+  std::function<std::shared_ptr<SocketHandler>(std::shared_ptr<SocketPeer>)> event_stream;
 };
 
 // The body of a request whose body must be a JSON object: `json_body` when the request carries it,

@@ -8,6 +8,7 @@
 #include "api/cors.hpp"
 #include "api/files.hpp"
 #include "api/functions.hpp"
+#include "api/live_events.hpp"
 #include "api/mcp.hpp"
 #include "api/mcp_files.hpp"
 #include "api/oauth.hpp"
@@ -320,6 +321,8 @@ std::optional<Response> Router::Early(const Request& head) {
       case RouteId::kPreflight:
       case RouteId::kHealth:
       case RouteId::kReady:
+      case RouteId::kLiveTicket:
+      case RouteId::kLiveEvents:
       case RouteId::kOAuthMetadata:
       case RouteId::kStatic:
       case RouteId::kConsole:
@@ -502,6 +505,20 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
       return JsonResponse(503, boost::json::object{{"status", "unavailable"}, {"reason", why}});
     }
     case RouteId::kFunction: return RouteFunction(request, route, segments[2], opened, queued, caller);
+    case RouteId::kLiveTicket: {
+      if (!live_) return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
+      if (auto checked = CheckCredentials(request); !checked.ok()) return ErrorResponse(checked.error());
+      LiveTickets::Ticket ticket{std::string(*request.Header(app_id_header_)), {}};
+      for (const auto* name : {&app_id_header_, &master_key_header_, &api_key_header_, &session_token_header_, &installation_id_header_})
+        if (auto value = request.Header(*name)) ticket.headers.emplace_back(*name, std::string(*value));
+      Response out = JsonResponse(200, boost::json::object{{"ticket", live_tickets_.Issue(std::move(ticket))},
+                                                          {"expiresIn", LiveTickets::kLifetime.count()}});
+      out.headers.emplace_back("Cache-Control", "no-store");
+      return out;
+    }
+    case RouteId::kLiveEvents:
+      if (!live_) return ErrorResponse(errors::RouteNotFound(request.method_name, target->path));
+      return LiveEvents(*live_, live_tickets_, *target);
     case RouteId::kOAuth:
     case RouteId::kOAuthMetadata: {
       // MCP's OAuth server and its metadata (api/oauth.hpp): the application is the path's.

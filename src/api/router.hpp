@@ -14,6 +14,7 @@
 #include "api/console.hpp"
 #include "api/functions.hpp"
 #include "api/html_page.hpp"
+#include "api/live_tickets.hpp"
 #include "api/message.hpp"
 #include "api/routes.hpp"
 #include "api/signin_gate.hpp"
@@ -28,6 +29,8 @@
 #include "util/address_rate.hpp"
 
 namespace crmd::api {
+
+class LiveHub;
 
 struct RouterOptions {
   // The word in `/core/...` and `X-Core-*` (DESIGN.md rule 5): `core`, or `parse` to answer Parse
@@ -92,6 +95,9 @@ class Router {
   // application id, a key, a session token) name a known application and a caller; the error a
   // request carrying them would get otherwise. Never throws but StorageError.
   Status CheckCredentials(const Request& head);
+  // Issue 36: the LiveQuery hub the server-sent-events routes use (`/<prefix>/live`); until set,
+  // those routes answer 404. Set before the server runs.
+  void SetLive(LiveHub* hub) { live_ = hub; }
 
   // What kind of body `method` on `target` reads (the route table; http::ServerOptions::body_of).
   BodyKind BodyOf(Method method, std::string_view target) const;
@@ -174,6 +180,8 @@ class Router {
   AddressRate signin_rate_;  // the sign-in gate's posts, per address
   AddressRate upload_rate_;  // anonymous uploads per address (RouterOptions::upload_rate)
   Console console_;
+  LiveHub* live_ = nullptr;
+  LiveTickets live_tickets_;
 };
 
 }  // namespace crmd::api

@@ -41,6 +41,8 @@ std::string_view FamilyName(RouteId id) {
     case RouteId::kParsePurge: return "purge";
     case RouteId::kParseSessionMe: return "sessions";
     case RouteId::kParseServerInfo: return "serverInfo";
+    case RouteId::kLiveTicket:
+    case RouteId::kLiveEvents: return "live";
   }
   return "other";
 }
@@ -103,6 +105,10 @@ RouteEntry MatchRoute(Method method, const std::vector<std::string>& s, std::str
   }
   if (first == "console" && IsRead(method)) return Make(RouteId::kConsole);
   if (s.empty() || first != prefix) return RouteEntry{};
+  // Issue 36: server-sent events, for clients that cannot send headers (EventSource): a ticket
+  // taken with the usual headers, then the stream, which names no application but the ticket's.
+  if (s.size() == 3 && s[1] == "live" && s[2] == "ticket" && method == Method::kPost) return Make(RouteId::kLiveTicket);
+  if (s.size() == 2 && s[1] == "live" && method == Method::kGet) return Make(RouteId::kLiveEvents);
   // A file's address is opened in a browser: its application is the path's.
   if ((s.size() == 4 || s.size() == 7) && s[1] == "files" && IsRead(method)) {
     RouteEntry r = Make(RouteId::kFileDownload);

@@ -29,6 +29,8 @@
 //   kParseConfig     GET, PUT     /P/config                 (under `parse` only; PUT keys only)
 //   kParsePurge      DELETE       /P/purge/<class>          (under `parse` only; keys only)
 //   kParseSessionMe  GET          /P/sessions/me                           (under `parse` only)
+//   kLiveTicket      POST         /P/live/ticket            (issue 36: credentials in headers, docs/LIVEQUERY.md)
+//   kLiveEvents      GET          /P/live?ticket=…          (server-sent events; the application from the ticket)
 //   kNone            anything else: 404 `Cannot <METHOD> <path>`
 #pragma once
 
@@ -66,6 +68,8 @@ enum class RouteId {
   kParsePurge,
   kParseSessionMe,
   kParseServerInfo,
+  kLiveTicket,
+  kLiveEvents,
 };
 
 // What of a request's body the server reads, and up to which limit (http::ServerOptions).

@@ -414,6 +414,16 @@ struct Server::Impl {
         token);
   }
 
+  // An upgraded connection or an event stream, counted for as long as it lasts.
+  struct SocketCount {
+    explicit SocketCount(std::atomic<int>& c) : count(c) { ++count; }
+    ~SocketCount() { --count; }
+    SocketCount(const SocketCount&) = delete;
+    SocketCount& operator=(const SocketCount&) = delete;
+    std::atomic<int>& count;
+  };
+  bool SocketsFull() const { return open_sockets.load() >= options.max_connections / ServerOptions::kSocketShareDivisor; }
+
   static bool RunsOnWriters(api::Method method) {
     return method != api::Method::kGet && method != api::Method::kHead && method != api::Method::kOptions;
   }
@@ -773,18 +783,14 @@ struct Server::Impl {
 
       auto request = parser.release();
       if (options.upgrade && !stopping.load() && beast::websocket::is_upgrade(request)) {
-        if (open_sockets.load() >= options.max_connections / ServerOptions::kSocketShareDivisor) {
+        if (SocketsFull()) {
           co_await WriteAndClose(stream, api::ErrorResponse(ApiError{503, errors::kInternal, "Too many WebSocket connections"}),
                                  std::string(request[bhttp::field::origin]), facts, start);
           co_return;
         }
         // A socket held open for minutes is no request in flight: a SIGTERM does not wait for it
         // (it ends with the server), though it stays counted in the open connections.
-        ++open_sockets;
-        struct SocketCount {
-          std::atomic<int>& count;
-          ~SocketCount() { --count; }
-        } counted{open_sockets};
+        SocketCount counted{open_sockets};
         --in_flight;
         const WebSocketLimits limits{options.socket_message_limit, options.socket_send_limit, options.idle_timeout};
         const bool upgraded =
@@ -829,6 +835,19 @@ struct Server::Impl {
           api_response = handler(api_request);
           co_await asio::post(asio::bind_executor(stream.get_executor(), asio::use_awaitable));
         }
+      }
+      if (api_response.event_stream && SocketsFull())
+        api_response = api::ErrorResponse(ApiError{503, errors::kInternal, "Too many streaming connections"});
+      if (api_response.event_stream && !head) {
+        // Issue 36: a stream of server-sent events holds the connection like a WebSocket, and is
+        // counted and bounded as one; it is no request in flight.
+        SocketCount counted{open_sockets};
+        LogRequest(facts, api_response, api_response.status, 0, start);
+        --in_flight;
+        const WebSocketLimits limits{options.socket_message_limit, options.socket_send_limit, options.idle_timeout};
+        co_await ServeEventStream(stream, api_response, "X-Request-Id: " + facts.request_id + "\r\n", limits);
+        ++in_flight;
+        co_return;
       }
       if (!co_await WriteAnswer(stream, buffer, api_response, version, head, keep_alive, facts, start)) co_return;
     }

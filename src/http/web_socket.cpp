@@ -4,6 +4,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include <array>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -25,9 +26,12 @@ constexpr auto kNoThrowWs = asio::as_tuple(asio::use_awaitable);
 // the writer there, through a timer that lives in the session and is let go when it ends.
 class Peer final : public api::SocketPeer, public std::enable_shared_from_this<Peer> {
  public:
-  Peer(asio::any_io_executor executor, std::size_t send_limit) : executor_(executor), send_limit_(send_limit) {}
+  // `events`: each message goes out as one server-sent event (`data: <text>` and a blank line).
+  Peer(asio::any_io_executor executor, std::size_t send_limit, bool events = false)
+      : executor_(executor), send_limit_(send_limit), events_(events) {}
 
   bool Send(std::string text) override {
+    if (events_) text = "data: " + text + "\n\n";  // the messages are one-line JSON
     std::lock_guard lock(mutex_);
     if (ended_) return false;
     if (!queue_.empty() && queued_bytes_ + text.size() > send_limit_) {
@@ -98,6 +102,7 @@ class Peer final : public api::SocketPeer, public std::enable_shared_from_this<P
 
   asio::any_io_executor executor_;
   const std::size_t send_limit_;
+  const bool events_;
   std::mutex mutex_;
   asio::steady_timer* wake_ = nullptr;
   std::deque<std::string> queue_;
@@ -192,6 +197,74 @@ asio::awaitable<bool> ServeWebSocket(beast::tcp_stream& stream, const beast::htt
   stream.socket().cancel(ignored);
   while (!writer_ended) co_await writer_done.async_wait(kNoThrowWs);
   co_return true;
+}
+
+namespace {
+
+// Sends what the peer queues as server-sent events; ends when the peer ends (then the socket's
+// sending side is shut, which ends the stream for the client).
+asio::awaitable<void> EventWriteLoop(beast::tcp_stream& stream, std::shared_ptr<Peer> peer, asio::steady_timer& wake) {
+  for (;;) {
+    Peer::Next next = co_await peer->Take(wake);
+    if (next.end) {
+      beast::error_code ignored;
+      stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+      co_return;
+    }
+    auto [ec, n] = co_await asio::async_write(stream, asio::buffer(next.text), kNoThrowWs);
+    if (ec) co_return;
+  }
+}
+
+}  // namespace
+
+asio::awaitable<void> ServeEventStream(beast::tcp_stream& stream, const api::Response& response, std::string_view extra_headers,
+                                       const WebSocketLimits& limits) {
+  auto executor = co_await asio::this_coro::executor;
+  auto peer = std::make_shared<Peer>(executor, limits.send_limit, /*events=*/true);
+  asio::steady_timer wake(executor);
+  peer->Attach(&wake);
+  std::shared_ptr<api::SocketHandler> handler = response.event_stream(peer);
+  if (!handler) co_return;
+  struct Ended {
+    Peer& peer;
+    api::SocketHandler& handler;
+    ~Ended() {
+      peer.End();
+      try {
+        handler.OnClose();
+      } catch (const std::exception& e) {
+        log::Error("closing an event stream failed", {{"error", e.what()}});
+      }
+    }
+  } ended{*peer, *handler};
+  stream.expires_never();  // a stream lasts as long as the client keeps it
+  std::string head = "HTTP/1.1 200 OK\r\nServer: crmd\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
+                     "X-Content-Type-Options: nosniff\r\nConnection: close\r\n";
+  for (const auto& [name, value] : response.headers) head += name + ": " + value + "\r\n";
+  head += extra_headers;
+  head += "\r\n";
+  auto [head_ec, head_n] = co_await asio::async_write(stream, asio::buffer(head), kNoThrowWs);
+  if (head_ec) co_return;
+  asio::steady_timer writer_done(executor);
+  writer_done.expires_at(asio::steady_timer::time_point::max());
+  bool writer_ended = false;
+  asio::co_spawn(executor, EventWriteLoop(stream, peer, wake), [&writer_done, &writer_ended](std::exception_ptr) {
+    writer_ended = true;
+    writer_done.cancel();
+  });
+  // The client sends nothing more; a read ends when it goes away.
+  std::array<char, 512> sink{};
+  for (;;) {
+    auto [ec, n] = co_await stream.socket().async_read_some(asio::buffer(sink), kNoThrowWs);
+    if (ec) break;
+  }
+  peer->End();
+  wake.cancel();
+  beast::error_code ignored;
+  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  stream.socket().cancel(ignored);
+  while (!writer_ended) co_await writer_done.async_wait(kNoThrowWs);
 }
 
 }  // namespace crmd::http

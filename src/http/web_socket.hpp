@@ -1,5 +1,6 @@
-// A connection upgraded to WebSocket: the one place Beast's websocket stream is used. Included by
-// server.cpp alone (Beast stays out of the rest of the build).
+// A connection upgraded to WebSocket: the one place Beast's websocket stream is used; and a stream
+// of server-sent events (issue 36), which shares its send queue and bound. Included by server.cpp
+// alone (Beast stays out of the rest of the build).
 //
 // Bounds (docs/LIVEQUERY.md): an incoming message is at most `message_limit` bytes (larger ones end
 // the connection with close code 1009); the messages queued for the client hold at most
@@ -35,5 +36,11 @@ boost::asio::awaitable<bool> ServeWebSocket(boost::beast::tcp_stream& stream,
                                             const boost::beast::http::request<boost::beast::http::string_body>& request,
                                             const api::Request& head, const api::SocketUpgrade& upgrade,
                                             const WebSocketLimits& limits);
+
+// Serves `response`'s stream of server-sent events (api::Response::event_stream): its head, then
+// each message the handler's peer sends, under the same send bound, until either side ends it.
+// `extra_headers` are whole header lines (CORS) to add to the head.
+boost::asio::awaitable<void> ServeEventStream(boost::beast::tcp_stream& stream, const api::Response& response,
+                                              std::string_view extra_headers, const WebSocketLimits& limits);
 
 }  // namespace crmd::http

@@ -8,6 +8,7 @@ import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import WebSocket from 'ws';
 
@@ -298,4 +299,64 @@ test('issue 36 (session fixation and reuse): a subscription whose session was re
   assert.ok(!c.messages.some((m) => m.object?.objectId === after || m.object?.objectId === next), 'nothing after the revocation');
   c.close();
   marker.close();
+});
+
+// Server-sent events: `GET /core/live?ticket=…` as a client that sends no headers reads it.
+function openStream(ticket, params) {
+  const q = new URLSearchParams({ ticket, ...params });
+  return new Promise((resolve, reject) => {
+    const events = [];
+    const waiters = [];
+    const req = http.get(`http://127.0.0.1:${server.port}/core/live?${q}`, (res) => {
+      let buffer = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => {
+        buffer += chunk;
+        let at;
+        while ((at = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, at);
+          buffer = buffer.slice(at + 2);
+          if (!block.startsWith('data: ')) continue;
+          const m = JSON.parse(block.slice(6));
+          events.push(m);
+          for (const w of [...waiters]) if (w(m)) waiters.splice(waiters.indexOf(w), 1);
+        }
+      });
+      const next = (pred, what) => {
+        const seen = events.find(pred);
+        if (seen) return Promise.resolve(seen);
+        return bounded(new Promise((ok) => waiters.push((m) => (pred(m) ? (ok(m), true) : false))), what);
+      };
+      resolve({ res, events, next, close: () => req.destroy() });
+    });
+    req.on('error', reject);
+  });
+}
+
+const takeTicket = async (headers) => request(server, 'POST', '/core/live/ticket', { headers });
+
+test('issue 36: server-sent events with a single-use ticket taken with the usual headers; the ticket is redacted in the log', async () => {
+  const user = await newUser();
+  const t = await takeTicket({ ...appHeaders(app), 'X-Core-Session-Token': user.token });
+  assert.equal(t.status, 200, t.text);
+  assert.match(t.body.ticket, /^[A-Za-z0-9]{40}$/);
+  const stream = await openStream(t.body.ticket, { className: 'Deal', where: JSON.stringify({ stage: 'sse' }) });
+  assert.equal(stream.res.statusCode, 200);
+  assert.match(stream.res.headers['content-type'], /^text\/event-stream/);
+  await stream.next((m) => m.op === 'subscribed', 'subscribed');
+  const hidden = await create('Deal', { stage: 'sse', ACL: {} });
+  const seen = await create('Deal', { stage: 'sse', ACL: { '*': { read: true } } });
+  const event = await stream.next((m) => m.op === 'create', 'the create');
+  assert.equal(event.object.objectId, seen);
+  assert.ok(!stream.events.some((m) => m.object?.objectId === hidden), 'the user never hears of a record it cannot read');
+  stream.close();
+  // Single use: the same ticket again is refused, and so is one never issued.
+  const again = await request(server, 'GET', `/core/live?ticket=${t.body.ticket}&className=Deal`);
+  assert.equal(again.status, 403);
+  assert.equal((await request(server, 'GET', '/core/live?ticket=nope&className=Deal')).status, 403);
+  // A ticket needs good credentials; the class must be opted in.
+  assert.equal((await takeTicket({ ...appHeaders(app), 'X-Core-Session-Token': 'r:0000' })).status, 400);
+  const t2 = await takeTicket(M);
+  assert.equal((await request(server, 'GET', `/core/live?ticket=${t2.body.ticket}&className=NotLive`)).status, 403);
+  assert.ok(!server.stderrText.includes(t.body.ticket), 'the ticket never reaches the log');
 });
