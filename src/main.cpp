@@ -242,8 +242,11 @@ int Serve(const cli::ServeFlags& flags) {
       triggers::Runner& trigger_runner;
       logs::RequestLog& request_log;
       app::Applications& apps;
+      api::LiveHub& live_hub;
       ~StopWritesFirst() {
         try {
+          apps.StopWatchingRecords();  // issue 36: no event is read from the stores past here
+          live_hub.Stop();
           function_pool.Stop();  // a call still running finishes; the waiting ones are dropped
           trigger_runner.Stop();  // what it has not run stays in the outboxes, for the next start
           request_log.Stop();  // the rows of the last requests, into the queues while they run
@@ -252,7 +255,7 @@ int Serve(const cli::ServeFlags& flags) {
           log::Error("stopping the write queues failed", {{"error", e.what()}});
         }
       }
-    } stop_writes_first{function_pool, *trigger_runner, request_log, apps};
+    } stop_writes_first{function_pool, *trigger_runner, request_log, apps, live_hub};
     server.Run();
     metrics_thread.server_stopped = true;
   }
