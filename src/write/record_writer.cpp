@@ -286,6 +286,8 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
 
     json::object out{{"updatedAt", row.updated_at}, {"objectId", row.object_id}};
     for (auto& kv : changes.echoed) out[kv.key()] = std::move(kv.value());
+    if (folded)
+      for (auto& kv : DottedIncrementResults(sent, *folded)) out[kv.key()] = std::move(kv.value());
     return out;
   });
 }

@@ -210,6 +210,22 @@ for (const profile of PROFILES) {
       assert.deepEqual(found.map((r) => r.get('Body')).sort(), ['Customer asked for a quote', 'call the customer today']);
     });
 
+    test('issue 36 fullText with Parse\'s options ($language, $caseSensitive, $diacriticSensitive) on a text index: words match, never a 500', async () => {
+      const cls = `Subjects${profile}`;
+      await Parse.Object.saveAll(['coffee', 'Coffee Shopping', 'Café Con Leche', 'Cafe con Leche', 'Baking a cake']
+        .map((subject) => new Parse.Object(cls, { subject })));
+      await useApp(ctx.server, apps[profile]);
+      const schema = new Parse.Schema(cls);
+      schema.addIndex('subject_text', { subject: 'text' });
+      await schema.update();
+      await useApp(ctx.server, apps[profile], { apiKey: true });
+      const words = async (term, options) => (await Q(cls).fullText('subject', term, options).find()).map((r) => r.get('subject')).sort();
+      assert.deepEqual(await words('leche', { language: 'spanish' }), ['Cafe con Leche', 'Café Con Leche']);
+      assert.deepEqual(await words('coffee', { caseSensitive: false }), ['Coffee Shopping', 'coffee']);
+      assert.deepEqual(await words('coffee', { caseSensitive: true, diacriticSensitive: false }), ['Coffee Shopping', 'coffee']);
+      assert.deepEqual(await words('cake', { language: 'en', caseSensitive: true, diacriticSensitive: true }), ['Baking a cake']);
+    });
+
     test('geo queries are outside the spec (no GeoPoint type, §2.2): 107 bad constraint', async () => {
       await rejectsWith(Q().near('City', new Parse.GeoPoint(1, 1)).find(), Parse.Error.INVALID_JSON, /bad constraint: \$nearSphere/);
     });
