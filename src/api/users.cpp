@@ -7,7 +7,9 @@
 #include "auth/sessions.hpp"
 #include "query/read.hpp"
 #include "util/errors.hpp"
+#include "util/ids.hpp"
 #include "util/json.hpp"
+#include "write/anonymous_auth.hpp"
 #include "write/login_attempt.hpp"
 #include "write/record_writer.hpp"
 #include "write/reset_tokens.hpp"
@@ -20,6 +22,8 @@ namespace json = boost::json;
 namespace {
 
 constexpr const char* kUser = "_User";
+// The length of the username an anonymous user gets: Parse's.
+constexpr std::size_t kAnonymousUsernameLength = 25;
 
 // `/users/me`: the session's own user, read through the read pipeline like any record, as the
 // system identity (issue 32): a user always reads their own record, whatever `_User`'s class
@@ -53,10 +57,29 @@ Response SignUp(const Request& request, auth::Context& ctx) {
   json::value storage;
   auto body = BodyObject(request, storage);
   if (!body.ok()) return ErrorResponse(body.error());
+  const json::object* sent = body.value();
+  json::object anonymous_signup;
+  if (ctx.identity.gates.anonymous_users && sent->contains("authData") && !sent->contains("password")) {
+    auto asked = write::ReadAnonymousAuth(*sent);
+    if (!asked.ok()) return ErrorResponse(asked.error());
+    if (asked.value() && asked.value()->id_hash) {
+      // Parse: an id already linked signs its user in (200); a new one signs a user up.
+      auto signed_in = write::AnonymousLogIn(ctx, *asked.value()->id_hash);
+      if (!signed_in.ok()) return ErrorResponse(signed_in.error());
+      if (signed_in.value()) return JsonResponse(200, *signed_in.value());
+      if (!sent->contains("username")) {
+        anonymous_signup = *sent;
+        anonymous_signup["username"] = ids::RandomAlnum(kAnonymousUsernameLength);
+        sent = &anonymous_signup;
+      }
+    }
+  }
   std::string token;
-  auto created = write::CreateRecord(ctx, kUser, *body.value(), &token);
+  auto created = write::CreateRecord(ctx, kUser, *sent, &token);
   if (!created.ok()) return ErrorResponse(created.error());
   created.value()["sessionToken"] = token;
+  // The SDK learns the name made up for an anonymous user from the answer, as from Parse's.
+  if (sent == &anonymous_signup) created.value()["username"] = anonymous_signup.at("username");
   return JsonResponse(201, created.value());
 }
 

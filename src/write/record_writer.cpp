@@ -246,7 +246,11 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
       CRMD_TRY(ApplyUserRules(txn, cls, body, WriteKind::kUpdate, current->object_id, user, changes,
                               end_sessions));
       // A new password or a deactivation ends every session of the user (SECURITY.md).
-      if (end_sessions) DeleteUserSessions(*ctx.app, txn, current->object_id);
+      if (end_sessions) {
+        // A user who changed their own password keeps the session they did it with (Parse).
+        const bool own = ctx.identity.principal == auth::Principal::kUser && ctx.identity.user_id == current->object_id;
+        DeleteUserSessions(*ctx.app, txn, current->object_id, own ? std::string_view(ctx.identity.session_id) : "");
+      }
     }
     if (class_name == "_Role")
       CRMD_TRY(ApplyRoleRules(txn, cls, body, WriteKind::kUpdate, current->object_id));

@@ -1,0 +1,159 @@
+// Issue 36: the Parse profile's gates that the stock SDK's own suite needed (docs/PROFILES.md),
+// each flow run on an application with the spec's gates and on one with the Parse profile:
+// anonymous users and linking, sign-up adding fields to `_User`, a user updating their own record.
+// Fields that grant rights stay the keys' in both.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Parse, startCompat, stopAll, useApp, MASTER, rejectsWith, uniq, signUpWithKey, request } from './lib/compat.mjs';
+
+let ctx, spec, parse;
+before(async () => {
+  ctx = await startCompat();
+  spec = await ctx.newApp('crmd');
+  parse = await ctx.newApp('parse');
+});
+after(stopAll);
+
+const UNSUPPORTED = 252;
+
+test('issue 36 anonymous users: AnonymousUtils.logIn signs a user up with a session; the same id signs the same user in again', async () => {
+  await useApp(ctx.server, spec);
+  await rejectsWith(Parse.AnonymousUtils.logIn(), Parse.Error.OPERATION_FORBIDDEN, 'Permission denied for action create on class _User.');
+
+  await useApp(ctx.server, parse);
+  const first = await Parse.AnonymousUtils.logIn();
+  assert.match(first.id, /^[A-Za-z0-9]{10}$/);
+  assert.match(first.getSessionToken(), /^r:[0-9a-f]{32}$/);
+  assert.match(first.getUsername(), /^[A-Za-z0-9]{25}$/);
+  assert.ok(Parse.AnonymousUtils.isLinked(first));
+  assert.equal((await Parse.User.me(first.getSessionToken())).id, first.id);
+  const id = first.get('authData').anonymous.id;
+
+  await useApp(ctx.server, parse);
+  const again = await Parse.User.logInWith('anonymous', { authData: { id } });
+  assert.equal(again.id, first.id);
+  assert.notEqual(again.getSessionToken(), first.getSessionToken());
+  // The id is a credential: no read returns it, not even the master key's.
+  const raw = await request(ctx.server, 'GET', `/parse/users/${first.id}`, {
+    headers: { 'X-Parse-Application-Id': parse.appId, 'X-Parse-Master-Key': parse.masterKey },
+  });
+  assert.equal(raw.status, 200);
+  assert.ok(!JSON.stringify(raw.body).includes(id), JSON.stringify(raw.body));
+  assert.equal(raw.body.authData, undefined);
+});
+
+test('issue 36 anonymous users: any other provider answers 252, on sign-in and on link; the keys\' rights fields stay theirs', async () => {
+  await useApp(ctx.server, parse);
+  await rejectsWith(Parse.User.logInWith('facebook', { authData: { id: '1', access_token: 't' } }), UNSUPPORTED,
+    'This authentication method is unsupported.');
+  const user = await signUpWithKey(`${uniq('linker')}@example.com`);
+  await rejectsWith(user.linkWith('google', { authData: { id: '1', access_token: 't' } }, { sessionToken: user.getSessionToken() }),
+    UNSUPPORTED, 'This authentication method is unsupported.');
+  // A malformed anonymous entry is no sign-in either.
+  const h = { 'X-Parse-Application-Id': parse.appId, 'Content-Type': 'application/json' };
+  const bad = await request(ctx.server, 'POST', '/parse/users', { headers: h, body: { authData: { anonymous: { id: 7 } } } });
+  assert.deepEqual(bad.body, { code: UNSUPPORTED, error: 'This authentication method is unsupported.' });
+  // Other rights fields, at sign-up: still the keys' alone.
+  const verified = await request(ctx.server, 'POST', '/parse/users', {
+    headers: h, body: { authData: { anonymous: { id: randomUUID() } }, emailVerified: true },
+  });
+  assert.deepEqual(verified.body, { code: 119, error: 'Permission denied for action create on class _User.' });
+});
+
+test('issue 36 account linking: a user links and unlinks an anonymous id on their own record; an id is one user\'s; another user\'s record answers 206', async () => {
+  await useApp(ctx.server, parse);
+  const owner = await signUpWithKey(`${uniq('owner')}@example.com`);
+  const id = randomUUID();
+  await owner.linkWith('anonymous', { authData: { id } }, { sessionToken: owner.getSessionToken() });
+  await useApp(ctx.server, parse);
+  assert.equal((await Parse.User.logInWith('anonymous', { authData: { id } })).id, owner.id, 'the linked id signs the owner in');
+
+  // Another user cannot take the same id (Parse's 208), nor touch the owner's record.
+  await useApp(ctx.server, parse);
+  const other = await signUpWithKey(`${uniq('other')}@example.com`);
+  await rejectsWith(other.linkWith('anonymous', { authData: { id } }, { sessionToken: other.getSessionToken() }),
+    Parse.Error.ACCOUNT_ALREADY_LINKED, 'this auth is already used');
+  const h = { 'X-Parse-Application-Id': parse.appId, 'X-Parse-Session-Token': other.getSessionToken(), 'Content-Type': 'application/json' };
+  const theirs = await request(ctx.server, 'PUT', `/parse/users/${owner.id}`, { headers: h, body: { authData: { anonymous: null } } });
+  assert.deepEqual(theirs.body, { code: 206, error: `Cannot modify user ${owner.id}.` });
+
+  // Unlinked, the id is nobody's: signing in with it makes a new user.
+  await useApp(ctx.server, parse);
+  await owner._unlinkFrom('anonymous', { sessionToken: owner.getSessionToken() });
+  await useApp(ctx.server, parse);
+  const fresh = await Parse.User.logInWith('anonymous', { authData: { id } });
+  assert.notEqual(fresh.id, owner.id);
+
+  // With the spec's gates authData is a rights field: a user's own link answers 119.
+  await useApp(ctx.server, spec);
+  const specUser = await signUpWithKey(`${uniq('spec')}@example.com`);
+  await rejectsWith(specUser.linkWith('anonymous', { authData: { id: randomUUID() } }, { sessionToken: specUser.getSessionToken() }),
+    Parse.Error.OPERATION_FORBIDDEN, 'Permission denied for action update on class _User.');
+});
+
+test('issue 36 sign-up adding fields: a new Pointer and String at sign-up make the fields on the Parse profile; the spec\'s sign-up needs a key, which may', async () => {
+  await useApp(ctx.server, parse);
+  const child = new Parse.Object('Child', { Name: 'kid' });
+  await child.save();
+  const user = new Parse.User({ username: `${uniq('parent')}@example.com`, password: 'pw', child, nickname: 'P' });
+  await user.signUp();
+  const back = await new Parse.Query(Parse.User).get(user.id, MASTER);
+  assert.equal(back.get('child').id, child.id);
+  assert.equal(back.get('nickname'), 'P');
+  const schema = await new Parse.Schema('_User').get();
+  assert.deepEqual(schema.fields.child, { type: 'Pointer', targetClass: 'Child' });
+
+  await useApp(ctx.server, spec);
+  await rejectsWith(new Parse.User({ username: `${uniq('s')}@example.com`, password: 'Passw0rd1', nickname: 'S' }).signUp(),
+    Parse.Error.OPERATION_FORBIDDEN, 'Permission denied for action create on class _User.');
+  const keyed = await signUpWithKey(`${uniq('keyed')}@example.com`, 'Passw0rd1', { nickname: 'K' });
+  assert.equal((await new Parse.Query(Parse.User).get(keyed.id, MASTER)).get('nickname'), 'K');
+});
+
+test('issue 36 self-update: 119 with the spec\'s gates (§4.7); the Parse profile lets a user change their own record, names and password, never a rights field', async () => {
+  await useApp(ctx.server, spec);
+  const specUser = await signUpWithKey(`${uniq('self')}@example.com`);
+  specUser.set('language', 'he');
+  await rejectsWith(specUser.save(null, { sessionToken: specUser.getSessionToken() }), Parse.Error.OPERATION_FORBIDDEN,
+    'Permission denied for action update on class _User.');
+
+  await useApp(ctx.server, parse);
+  const name = `${uniq('self')}@example.com`;
+  const user = new Parse.User({ username: name, password: 'pw' });
+  await user.signUp();
+  user.set('language', 'he');
+  user.set('hobby', 'chess');  // a new field too
+  await user.save();
+  user.setUsername(`renamed-${name}`);
+  user.setEmail(`renamed-${name}`);
+  await user.save();
+  // A password change keeps the session it was made with and ends the others.
+  await useApp(ctx.server, parse);
+  const elsewhere = await Parse.User.logIn(name.replace(/^/, 'renamed-'), 'pw');
+  const otherToken = elsewhere.getSessionToken();
+  await useApp(ctx.server, parse);
+  await Parse.User.become(user.getSessionToken());
+  const me = Parse.User.current();
+  me.setPassword('new-pw');
+  await me.save();
+  assert.equal((await Parse.User.me(user.getSessionToken())).id, user.id);
+  await rejectsWith(Parse.User.me(otherToken), Parse.Error.INVALID_SESSION_TOKEN);
+  const stored = await new Parse.Query(Parse.User).get(user.id, MASTER);
+  assert.deepEqual([stored.get('username'), stored.get('language'), stored.get('hobby')], [`renamed-${name}`, 'he', 'chess']);
+  await useApp(ctx.server, parse);
+  assert.equal((await Parse.User.logIn(`renamed-${name}`, 'new-pw')).id, user.id);
+
+  // Rights fields stay the keys' (issue 31 #3), and another user's record answers 206.
+  await Parse.User.become(user.getSessionToken());
+  for (const [field, value] of [['emailVerified', true], ['active', false], ['permissions', ['admin']]]) {
+    const again = Parse.User.current();
+    again.set(field, value);
+    await rejectsWith(again.save(), Parse.Error.OPERATION_FORBIDDEN, 'Permission denied for action update on class _User.');
+    again.revert();
+  }
+  const other = await signUpWithKey(`${uniq('victim')}@example.com`);
+  const h = { 'X-Parse-Application-Id': parse.appId, 'X-Parse-Session-Token': user.getSessionToken(), 'Content-Type': 'application/json' };
+  const theirs = await request(ctx.server, 'PUT', `/parse/users/${other.id}`, { headers: h, body: { language: 'x' } });
+  assert.deepEqual(theirs.body, { code: 206, error: `Cannot modify user ${other.id}.` });
+});
