@@ -701,6 +701,8 @@ Response Router::RouteFamily(const Request& request, Target target, auth::Contex
                              std::optional<std::string_view> token) {
   target.segments.erase(target.segments.begin());  // the prefix; the path stays whole, for messages
   const RouteEntry route = MatchPrefixedRoute(request.method, target.segments, options_.prefix);
+  if (route.parse_names && !ctx.identity.gates.parse_names)
+    return ErrorResponse(errors::RouteNotFound(request.method_name, target.path));
   // Spec §4.5, §4.8, Parse's Config and purge: the route table says which are the keys'.
   if (route.keys_only && !ctx.identity.IsMaster()) return ErrorResponse(errors::MasterKeyRequired());
   const auto send = [this, &ctx](std::string_view method, const std::string& path, const boost::json::value* body) {

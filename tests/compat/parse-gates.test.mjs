@@ -157,3 +157,98 @@ test('issue 36 self-update: 119 with the spec\'s gates (§4.7); the Parse profil
   const theirs = await request(ctx.server, 'PUT', `/parse/users/${other.id}`, { headers: h, body: { language: 'x' } });
   assert.deepEqual(theirs.body, { code: 206, error: `Cannot modify user ${other.id}.` });
 });
+
+function keyHeaders(app) {
+  return { 'X-Parse-Application-Id': app.appId, 'X-Parse-Master-Key': app.masterKey, 'Content-Type': 'application/json' };
+}
+
+test('issue 36 DELETE /schemas/_Role: the spec\'s gates keep system classes; the Parse profile drops an empty one, which comes back as first defined; _User never', async () => {
+  await useApp(ctx.server, spec);
+  await rejectsWith(new Parse.Schema('_Role').delete(), Parse.Error.INVALID_SCHEMA_OPERATION, 'Class _Role is a system class and cannot be dropped.');
+
+  await useApp(ctx.server, parse);
+  const custom = new Parse.Schema('_Role');
+  custom.addString('label');
+  await custom.update();
+  await new Parse.Schema('_Role').delete();
+  const back = await new Parse.Schema('_Role').get();
+  assert.equal(back.fields.label, undefined, 'the custom field went with the class');
+  assert.deepEqual(back.fields.users, { type: 'Relation', targetClass: '_User' });
+  // It works as before: a role, and its name rule.
+  const role = new Parse.Role(uniq('Admins'), new Parse.ACL());
+  await role.save(null, MASTER);
+  await rejectsWith(new Parse.Schema('_Role').delete(), Parse.Error.INVALID_SCHEMA_OPERATION,
+    'Class _Role is not empty, contains 1 objects, cannot drop schema.');
+  await rejectsWith(new Parse.Schema('_User').delete(), Parse.Error.INVALID_SCHEMA_OPERATION, 'Class _User is a system class and cannot be dropped.');
+});
+
+test('issue 36 Parse\'s other names (parseNames): POST /config, verifyPassword, loginAs, a JSON answer to DELETE /files, _created_at in where, classLevelPermissions null', async () => {
+  // The spec's gates: none of these names exist.
+  const S = keyHeaders(spec);
+  for (const [method, path] of [['POST', '/parse/config'], ['GET', '/parse/verifyPassword'], ['POST', '/parse/loginAs']]) {
+    const r = await request(ctx.server, method, path, { headers: S, body: method === 'GET' ? undefined : {} });
+    assert.deepEqual([r.status, r.body], [404, { error: `Cannot ${method} ${path}` }]);
+  }
+  const specUpload = await request(ctx.server, 'POST', '/parse/files/a.txt', { headers: { 'X-Parse-Application-Id': spec.appId, 'Content-Type': 'text/plain' }, body: 'hello' });
+  const specDelete = await request(ctx.server, 'DELETE', `/parse/files/${specUpload.body.name}`, { headers: S });
+  assert.deepEqual([specDelete.status, specDelete.text], [200, ''], 'spec §4.8: 200 with an empty body');
+  const specWhere = await request(ctx.server, 'GET', `/parse/classes/_User?where=${encodeURIComponent(JSON.stringify({ _created_at: { $exists: true } }))}`, { headers: S });
+  assert.equal(specWhere.body.code, Parse.Error.INVALID_KEY_NAME);
+
+  const P = keyHeaders(parse);
+  await useApp(ctx.server, parse);
+  // POST /config is PUT /config: the keys' alone.
+  const posted = await request(ctx.server, 'POST', '/parse/config', { headers: P, body: { params: { greeting: 'hi' } } });
+  assert.deepEqual(posted.body, { result: true });
+  assert.equal((await Parse.Config.get({ useMasterKey: true })).get('greeting'), 'hi');
+  const anonymous = await request(ctx.server, 'POST', '/parse/config', { headers: { 'X-Parse-Application-Id': parse.appId, 'Content-Type': 'application/json' }, body: { params: { greeting: 'no' } } });
+  assert.deepEqual([anonymous.status, anonymous.body], [403, { error: 'unauthorized: master key is required' }]);
+
+  // verifyPassword: the user without a session; a wrong password counts as a failed login.
+  const name = `${uniq('verify')}@example.com`;
+  const user = await signUpWithKey(name, 'right-pw');
+  const verified = await Parse.User.verifyPassword(name, 'right-pw');
+  assert.equal(verified.objectId, user.id);
+  assert.equal(verified.sessionToken, undefined);
+  const posting = await request(ctx.server, 'POST', '/parse/verifyPassword', { headers: { 'X-Parse-Application-Id': parse.appId, 'Content-Type': 'application/json' }, body: { username: name, password: 'right-pw' } });
+  assert.equal(posting.body.objectId, user.id);
+  assert.equal(posting.body.sessionToken, undefined);
+  await rejectsWith(Parse.User.verifyPassword(name, 'wrong'), Parse.Error.OBJECT_NOT_FOUND, 'Invalid username/password.');
+  const counted = await new Parse.Query(Parse.User).get(user.id, MASTER);
+  assert.equal(counted.get('last_success_login') instanceof Date, true);
+
+  // loginAs: a session for the user, the keys' alone.
+  const as = await request(ctx.server, 'POST', '/parse/loginAs', { headers: P, body: { userId: user.id } });
+  assert.equal(as.status, 200, as.text);
+  assert.equal(as.body.objectId, user.id);
+  assert.equal((await Parse.User.me(as.body.sessionToken)).id, user.id);
+  const asUser = await request(ctx.server, 'POST', '/parse/loginAs', { headers: { 'X-Parse-Application-Id': parse.appId, 'X-Parse-Session-Token': as.body.sessionToken, 'Content-Type': 'application/json' }, body: { userId: user.id } });
+  assert.deepEqual([asUser.status, asUser.body], [403, { error: 'unauthorized: master key is required' }]);
+  const nobody = await request(ctx.server, 'POST', '/parse/loginAs', { headers: P, body: { userId: 'nobody1234' } });
+  assert.deepEqual([nobody.status, nobody.body], [404, { code: 101, error: 'user not found' }]);
+
+  // Parse.File destroy reads the answer as JSON.
+  const file = new Parse.File('note.txt', { base64: Buffer.from('hello').toString('base64') });
+  await file.save();
+  await file.destroy({ useMasterKey: true });
+
+  // _created_at / _updated_at are createdAt / updatedAt in a where.
+  const cls = uniq('Dated');
+  const row = new Parse.Object(cls, { n: 1 });
+  await row.save(null, MASTER);
+  const since = { __type: 'Date', iso: new Date(row.createdAt.getTime() - 1).toISOString() };
+  for (const field of ['_created_at', '_updated_at']) {
+    const r = await request(ctx.server, 'GET', `/parse/classes/${cls}?where=${encodeURIComponent(JSON.stringify({ [field]: { $gt: since } }))}`, { headers: P });
+    assert.deepEqual(r.body.results.map((x) => x.objectId), [row.id], field);
+  }
+
+  // classLevelPermissions null: back to the permissions of a class made without any.
+  const schema = new Parse.Schema(cls);
+  schema.setCLP({ find: {}, get: {}, count: {}, create: {}, update: {}, delete: {}, addField: {} });
+  await schema.update();
+  const reset = await request(ctx.server, 'PUT', `/parse/schemas/${cls}`, { headers: P, body: { classLevelPermissions: null } });
+  assert.equal(reset.status, 200, reset.text);
+  assert.deepEqual(reset.body.classLevelPermissions.find, { '*': true });
+  const specNull = await request(ctx.server, 'PUT', '/parse/schemas/_Role', { headers: S, body: { classLevelPermissions: null } });
+  assert.equal(specNull.body.code, 107, 'the spec\'s gates: permissions must be an object');
+});
