@@ -252,3 +252,24 @@ test('issue 36 Parse\'s other names (parseNames): POST /config, verifyPassword, 
   const specNull = await request(ctx.server, 'PUT', '/parse/schemas/_Role', { headers: S, body: { classLevelPermissions: null } });
   assert.equal(specNull.body.code, 107, 'the spec\'s gates: permissions must be an object');
 });
+
+test('issue 36 redirectClassNameForKey (parseNames): a relation query whose class the SDK does not know reads the relation\'s class; 102 with the spec\'s gates', async () => {
+  for (const app of [spec, parse]) {
+    await useApp(ctx.server, app);
+    const kids = [new Parse.Object('Kid', { n: 1 }), new Parse.Object('Kid', { n: 2 }), new Parse.Object('Kid', { n: 3 })];
+    await Parse.Object.saveAll(kids, MASTER);
+    const parent = new Parse.Object('Parent');
+    parent.relation('kids').add(kids.slice(0, 2));
+    await parent.save(null, MASTER);
+    // The SDK's relation query when it does not know the relation's class (ParseRelation.query()).
+    const where = { $relatedTo: { object: { __type: 'Pointer', className: 'Parent', objectId: parent.id }, key: 'kids' } };
+    const r = await request(ctx.server, 'GET', `/parse/classes/Parent?redirectClassNameForKey=kids&where=${encodeURIComponent(JSON.stringify(where))}`, { headers: keyHeaders(app) });
+    if (app === spec) {
+      assert.deepEqual(r.body, { code: Parse.Error.INVALID_QUERY, error: 'Invalid parameter for query: redirectClassNameForKey' });
+      continue;
+    }
+    assert.equal(r.body.className, 'Kid');
+    const found = r.body.results.map((k) => Parse.Object.fromJSON({ ...k, className: r.body.className }));
+    assert.deepEqual(found.map((k) => [k.className, k.get('n')]).sort(), [['Kid', 1], ['Kid', 2]]);
+  }
+});
