@@ -167,6 +167,9 @@ class Parser {
       case FieldType::kPrivateFile:
       case FieldType::kAcl:
         return storage::Cell(ToJson(value));
+      case FieldType::kBytes:
+        if (TypeTag(value) != "Bytes" || Member(value, "base64").empty()) return std::nullopt;
+        return storage::Cell(std::string(Member(value, "base64")));
       case FieldType::kRelation:
         return std::nullopt;
     }

@@ -174,6 +174,9 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
     if (!def) {
       CRMD_ASSIGN(auto inferred, schema::InferFieldType(*effective, cls.name, key));
       if (!inferred) continue;
+      // Parse's Bytes is a type of the parseNames gate alone (issue 36); elsewhere an unknown type.
+      if (inferred->type == schema::FieldType::kBytes && !identity.gates.parse_names)
+        return errors::SchemaMismatch(cls.name, key, "a value of a known type", "Bytes");
       if (inferred->type == schema::FieldType::kPointer &&
           !schema::IsValidUserClassName(inferred->target_class) &&
           !schema::IsSystemClassName(inferred->target_class))

@@ -93,7 +93,7 @@ constexpr int kInvalidSchemaOperation = 255;
 
 // Adds and deletes fields per Parse's `fields` body: `{"F": {"type": "...", "targetClass": "...",
 // "required": true, "defaultValue": ...}}` adds, `{"F": {"__op": "Delete"}}` deletes.
-Status ApplyFields(const json::value& body, schema::ClassSchema& cls) {
+Status ApplyFields(const json::value& body, schema::ClassSchema& cls, const auth::Gates& gates) {
   if (!body.is_object()) return SchemaError(errors::kInvalidJson, "fields must be an object");
   for (const auto& kv : body.get_object()) {
     const std::string name(kv.key());
@@ -121,7 +121,8 @@ Status ApplyFields(const json::value& body, schema::ClassSchema& cls) {
       if (schema::EqualsIgnoringCase(other, name)) return errors::FieldNameCaseCollision(name, other);
     const auto* type = spec.is_object() ? spec.get_object().if_contains("type") : nullptr;
     auto parsed = type && type->is_string() ? schema::ParseTypeName(type->get_string()) : std::nullopt;
-    if (!parsed || *parsed == schema::FieldType::kAcl)
+    // Parse's Bytes is a type of the parseNames gate alone.
+    if (!parsed || *parsed == schema::FieldType::kAcl || (*parsed == schema::FieldType::kBytes && !gates.parse_names))
       return SchemaError(errors::kIncorrectType,
                          fmt::format("invalid field type: {}", type && type->is_string() ? std::string(type->get_string()) : ToJson(spec)));
     schema::FieldDef def{*parsed, {}};
@@ -162,7 +163,7 @@ Status ApplyBody(const json::object& body, std::string_view class_name, schema::
                                     kv.value().is_string() ? std::string(kv.value().get_string()) : ToJson(kv.value()),
                                     class_name)};
     } else if (kv.key() == "fields") {
-      CRMD_TRY(ApplyFields(kv.value(), cls));
+      CRMD_TRY(ApplyFields(kv.value(), cls, gates));
     } else if (kv.key() == "classLevelPermissions") {
       // Parse's null: the permissions the class would have had without any (parseNames gate).
       if (kv.value().is_null() && gates.parse_names) {

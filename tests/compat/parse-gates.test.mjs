@@ -273,3 +273,22 @@ test('issue 36 redirectClassNameForKey (parseNames): a relation query whose clas
     assert.deepEqual(found.map((k) => [k.className, k.get('n')]).sort(), [['Kid', 1], ['Kid', 2]]);
   }
 });
+
+test('issue 36 Bytes (parseNames): a {__type:"Bytes"} value makes a Bytes field and reads back as written; 111 with the spec\'s gates', async () => {
+  const bytes = { __type: 'Bytes', base64: Buffer.from('crmd bytes').toString('base64') };
+  await useApp(ctx.server, spec);
+  await rejectsWith(new Parse.Object(uniq('Blob'), { data: bytes }).save(null, MASTER), Parse.Error.INCORRECT_TYPE);
+  const specSchema = await request(ctx.server, 'POST', `/parse/schemas/${uniq('Blob')}`, { headers: keyHeaders(spec), body: { fields: { data: { type: 'Bytes' } } } });
+  assert.equal(specSchema.body.code, Parse.Error.INCORRECT_TYPE);
+
+  await useApp(ctx.server, parse);
+  const cls = uniq('Blob');
+  const row = new Parse.Object(cls, { data: bytes });
+  await row.save(null, MASTER);
+  const back = await new Parse.Query(cls).get(row.id, MASTER);
+  assert.deepEqual(back.get('data'), bytes);
+  assert.deepEqual((await new Parse.Schema(cls).get()).fields.data, { type: 'Bytes' });
+  assert.equal((await new Parse.Query(cls).equalTo('data', bytes).find(MASTER)).length, 1);
+  await rejectsWith(new Parse.Object(cls, { data: 'text' }).save(null, MASTER), Parse.Error.INCORRECT_TYPE,
+    `schema mismatch for ${cls}.data; expected Bytes but got String`);
+});
