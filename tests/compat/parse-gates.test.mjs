@@ -292,3 +292,36 @@ test('issue 36 Bytes (parseNames): a {__type:"Bytes"} value makes a Bytes field 
   await rejectsWith(new Parse.Object(cls, { data: 'text' }).save(null, MASTER), Parse.Error.INCORRECT_TYPE,
     `schema mismatch for ${cls}.data; expected Bytes but got String`);
 });
+
+test('issue 36 $lookup (parseNames): a last stage joins records of another class read as the caller (its CLP and ACLs); 102 with the spec\'s gates', async () => {
+  const pipelineOf = (from) => [{ $match: { Name: { $exists: true } } }, { $lookup: { from, localField: 'Owner', foreignField: '_id', as: 'owners' } }];
+  await useApp(ctx.server, spec);
+  await rejectsWith(new Parse.Query(uniq('Deal')).aggregate(pipelineOf('Person')), Parse.Error.INVALID_QUERY, 'Unsupported pipeline stage: $lookup');
+
+  await useApp(ctx.server, parse);
+  const people = uniq('Person'), deals = uniq('Deal');
+  const ann = new Parse.Object(people, { Name: 'Ann' });
+  const hidden = new Parse.Object(people, { Name: 'Hidden' });
+  hidden.setACL(new Parse.ACL());  // no one but the keys
+  await Parse.Object.saveAll([ann, hidden], MASTER);
+  await Parse.Object.saveAll([
+    new Parse.Object(deals, { Name: 'd1', Owner: ann }),
+    new Parse.Object(deals, { Name: 'd2', Owner: hidden }),
+    new Parse.Object(deals, { Name: 'd3' }),
+  ], MASTER);
+  const byKey = await new Parse.Query(deals).aggregate(pipelineOf(people));
+  const owners = Object.fromEntries(byKey.map((d) => [d.Name, d.owners.map((o) => o.Name)]));
+  assert.deepEqual(owners, { d1: ['Ann'], d2: ['Hidden'], d3: [] });
+
+  // A user sees through a lookup only what a query of the joined class shows them.
+  const user = await signUpWithKey(`${uniq('agg')}@example.com`);
+  const h = { 'X-Parse-Application-Id': parse.appId, 'X-Parse-Session-Token': user.getSessionToken() };
+  const asUser = await request(ctx.server, 'GET', `/parse/aggregate/${deals}?pipeline=${encodeURIComponent(JSON.stringify(pipelineOf(people)))}`, { headers: h });
+  assert.equal(asUser.status, 200, asUser.text);
+  assert.deepEqual(Object.fromEntries(asUser.body.results.map((d) => [d.Name, d.owners.map((o) => o.Name)])), { d1: ['Ann'], d2: [], d3: [] });
+  const closed = new Parse.Schema(people);
+  closed.setCLP({ find: {}, get: {}, count: {}, create: {}, update: {}, delete: {}, addField: {} });
+  await closed.update();
+  const refused = await request(ctx.server, 'GET', `/parse/aggregate/${deals}?pipeline=${encodeURIComponent(JSON.stringify(pipelineOf(people)))}`, { headers: h });
+  assert.deepEqual(refused.body, { code: 119, error: `Permission denied for action find on class ${people}.` });
+});
