@@ -5,6 +5,7 @@
 
 #include "app/application.hpp"
 #include "query/read.hpp"
+#include "query/text_score.hpp"
 #include "schema/names.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
@@ -126,6 +127,31 @@ Result<query::ListRequest> ParseListParams(const Target& target, const auth::Con
   return list;
 }
 
+// Parse's `$score` in `order` and `keys` (parseNames gate): taken out of `target`'s parameters;
+// the flags say where it was (query/text_score).
+struct ScoreAsked {
+  bool order = false, keys = false;
+};
+ScoreAsked TakeScore(Target& target) {
+  ScoreAsked asked;
+  for (auto& [name, value] : target.params) {
+    if (name != "order" && name != "keys") continue;
+    std::string kept;
+    for (auto part : Split(value, ',')) {
+      if (part == "$score" || part == "-$score") {
+        (name == "order" ? asked.order : asked.keys) = true;
+        continue;
+      }
+      kept += (kept.empty() ? "" : ",") + std::string(part);
+    }
+    // `keys=$score` alone projects the score and the builtin fields.
+    if (kept.empty() && name == "keys" && asked.keys) kept = "objectId";
+    value = std::move(kept);
+  }
+  std::erase_if(target.params, [](const auto& p) { return p.first == "order" && p.second.empty(); });
+  return asked;
+}
+
 Response Respond(int status, Result<json::object> result) {
   if (!result.ok()) return ErrorResponse(result.error());
   return JsonResponse(status, result.value());
@@ -146,10 +172,14 @@ Response HandleRecords(const Request& request, const Target& target, auth::Conte
                               std::any_of(target.params.begin(), target.params.end(),
                                           [](const auto& p) { return p.first == kRedirectParam; });
         const std::string read_class = redirect ? RedirectedClass(ctx, class_name, target.Param(kRedirectParam)) : class_name;
-        auto list = ParseListParams(target, ctx, read_class);
+        Target params = target;
+        const ScoreAsked score = ctx.identity.gates.parse_names ? TakeScore(params) : ScoreAsked{};
+        auto list = ParseListParams(params, ctx, read_class);
         if (!list.ok()) return ErrorResponse(list.error());
         Response response;
-        auto status = query::ListRecords(ctx, read_class, list.value(), response.body);
+        auto status = score.order || score.keys
+                          ? query::ListByScore(ctx, read_class, list.value(), score.order, score.keys, response.body)
+                          : query::ListRecords(ctx, read_class, list.value(), response.body);
         if (!status.ok()) return ErrorResponse(status.error());
         // Parse names the class the results are of.
         if (redirect && response.body.starts_with('{'))
