@@ -40,13 +40,13 @@ struct Gates {
   // whatever the class's update permission says; the record's ACL, the 206 for another user and
   // the fields only keys write (rights fields, username, email, password) still hold.
   bool self_update = false;
-  // Issue 36: on, the master key may drop an empty system class (`DELETE /schemas/_Role`), as
-  // Parse does; the next use brings it back with its definition. Off: system classes stay.
+  // Issue 36: on, the master key may drop an empty `_Role` or `_Session` (`DELETE /schemas/_Role`),
+  // as Parse drops an empty class; it is put back at once as first defined. Off: system classes stay.
   bool drop_system_classes = false;
   // Issue 36: Parse's other names for what crmd already does, under the keys and rules that
   // decide it (docs/PROFILES.md lists them): `POST /config`, `/verifyPassword`, `/loginAs`, the
   // `Bytes` type, `_created_at`/`_updated_at`, `$score`, `classLevelPermissions: null`, a JSON
-  // answer to `DELETE /files`, `redirectClassNameForKey`.
+  // answer to `DELETE /files`, `redirectClassNameForKey`, a trailing `$lookup`.
   bool parse_names = false;
   // The classes `web2table` may write (issue 31 #6), narrower than every class a form may write
   // (never `Config`, system or log classes); empty: all of those. Not a profile's: an operator's
