@@ -46,6 +46,7 @@ bool NamesRightsField(const json::object& body, const auth::Identity& identity) 
 Result<UserWrite> PrepareUserWrite(const json::object& body, WriteKind kind, const auth::Identity& identity,
                                    std::string_view remote_ip) {
   UserWrite out;
+  out.unverify_email = kind == WriteKind::kUpdate && !identity.IsMaster() && body.contains("email");
   if (identity.gates.anonymous_users) {
     CRMD_ASSIGN(auto anonymous, ReadAnonymousAuth(body));
     out.anonymous = std::move(anonymous);
@@ -137,6 +138,9 @@ Status ApplyUserRules(storage::WriteTransaction& txn, const schema::ClassSchema&
     for (const char* column : {schema::kResetTokenHash, schema::kResetTokenExpires})
       changes.Set(column, std::monostate{});
   }
+  // `emailVerified` is a right (issue 31 #3): a new address a user set themselves has not been
+  // verified, as in Parse.
+  if (user.unverify_email && cls.FindField("emailVerified")) changes.Set("emailVerified", std::int64_t{0});
   if (user.anonymous) {
     if (const auto& hash = user.anonymous->id_hash) {
       // One user per id, as one per username (Parse's ACCOUNT_ALREADY_LINKED).

@@ -18,6 +18,8 @@ namespace crmd::write {
 struct UserWrite {
   std::optional<std::string> password_hash;  // set when the body changes the password
   std::optional<AnonymousAuth> anonymous;    // set when the body links or unlinks an anonymous id
+  // A user changed their own address (the selfUpdate gate): it is no longer a verified one.
+  bool unverify_email = false;
 };
 
 // Outside the lock: the body's password (policy, then argon2id, through auth::PasswordGate, which

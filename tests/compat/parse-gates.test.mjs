@@ -120,8 +120,11 @@ test('issue 36 self-update: 119 with the spec\'s gates (§4.7); the Parse profil
 
   await useApp(ctx.server, parse);
   const name = `${uniq('self')}@example.com`;
-  const user = new Parse.User({ username: name, password: 'pw' });
+  const user = new Parse.User({ username: name, password: 'pw', email: name });
   await user.signUp();
+  const verify = Parse.User.createWithoutData(user.id);
+  verify.set('emailVerified', true);
+  await verify.save(null, MASTER);
   user.set('language', 'he');
   user.set('hobby', 'chess');  // a new field too
   await user.save();
@@ -141,6 +144,7 @@ test('issue 36 self-update: 119 with the spec\'s gates (§4.7); the Parse profil
   await rejectsWith(Parse.User.me(otherToken), Parse.Error.INVALID_SESSION_TOKEN);
   const stored = await new Parse.Query(Parse.User).get(user.id, MASTER);
   assert.deepEqual([stored.get('username'), stored.get('language'), stored.get('hobby')], [`renamed-${name}`, 'he', 'chess']);
+  assert.equal(stored.get('emailVerified'), false, 'an address a user set themselves is not a verified one');
   await useApp(ctx.server, parse);
   assert.equal((await Parse.User.logIn(`renamed-${name}`, 'new-pw')).id, user.id);
 
