@@ -31,6 +31,7 @@ constexpr Setting kSettings[] = {
     {"user-fields", "userFields", "closed", "open", &Gates::user_fields, false},
     {"self-update", "selfUpdate", "off", "on", &Gates::self_update, false},
     {"drop-system-classes", "dropSystemClasses", "off", "on", &Gates::drop_system_classes, false},
+    {"installations", "installations", "off", "on", &Gates::installations, false},
     {"parse-names", "parseNames", "off", "on", &Gates::parse_names, false},
 };
 

@@ -43,6 +43,11 @@ struct Gates {
   // Issue 36: on, the master key may drop an empty `_Role` or `_Session` (`DELETE /schemas/_Role`),
   // as Parse drops an empty class; it is put back at once as first defined. Off: system classes stay.
   bool drop_system_classes = false;
+  // Issue 36, Parse's installations: on, a request carrying an installation id (the
+  // installation-id header, the SDK's `_InstallationId`) creates its own `_Installation` row and
+  // reads and updates it, through the row's ACL, which names `installation:<id>`; listing,
+  // counting and deleting stay the keys'. Off: `_Installation` is the keys' alone.
+  bool installations = false;
   // Issue 36: Parse's other names for what crmd already does, under the keys and rules that
   // decide it (docs/PROFILES.md lists them): `POST /config`, `/verifyPassword`, `/loginAs`, the
   // `Bytes` type, `_created_at`/`_updated_at`, `$score`, `classLevelPermissions: null`, a JSON

@@ -204,6 +204,8 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
     sub->add_option("--user-fields", command.admin.gates["user-fields"], "open: an open sign-up or an own update may add fields to _User");
     sub->add_option("--self-update", command.admin.gates["self-update"], "on: a user may update their own _User record (spec 4.7 forbids it)");
     sub->add_option("--drop-system-classes", command.admin.gates["drop-system-classes"], "on: the master key may drop an empty system class");
+    sub->add_option("--installations", command.admin.gates["installations"],
+                    "on: an installation (installation-id header) creates, reads and updates its own _Installation row");
     sub->add_option("--parse-names", command.admin.gates["parse-names"],
                     "on: Parse's other names for crmd's routes and values (POST /config, verifyPassword, loginAs, Bytes, ...)");
     sub->add_option("--web2table-classes", command.admin.gates["web2table-classes"],

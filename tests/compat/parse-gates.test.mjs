@@ -329,3 +329,38 @@ test('issue 36 $lookup (parseNames): a last stage joins records of another class
   const refused = await request(ctx.server, 'GET', `/parse/aggregate/${deals}?pipeline=${encodeURIComponent(JSON.stringify(pipelineOf(people)))}`, { headers: h });
   assert.deepEqual(refused.body, { code: 119, error: `Permission denied for action find on class ${people}.` });
 });
+
+test('issue 36 installations: an installation saves, updates and fetches its own _Installation row; others see nothing of it; the spec\'s gates refuse', async () => {
+  await useApp(ctx.server, spec);
+  const specInstallation = await Parse.Installation.currentInstallation();
+  specInstallation.set('deviceType', 'web');
+  await rejectsWith(specInstallation.save(), Parse.Error.OPERATION_FORBIDDEN);
+
+  await useApp(ctx.server, parse);
+  const mine = await Parse.Installation.currentInstallation();
+  const id = mine.get('installationId');
+  assert.match(id, /^[0-9a-f-]{36}$/);
+  mine.set('deviceType', 'web');
+  await mine.save();
+  assert.match(mine.id, /^[A-Za-z0-9]{10}$/);
+  mine.set('channels', ['news']);
+  await mine.save();
+  await mine.fetch();
+  assert.deepEqual(mine.get('channels'), ['news']);
+  const stored = await new Parse.Query(Parse.Installation).find(MASTER);
+  assert.deepEqual(stored.map((i) => [i.id, i.get('installationId'), i.get('channels')]), [[mine.id, id, ['news']]]);
+
+  const as = (installationId) => ({ 'X-Parse-Application-Id': parse.appId, 'X-Parse-Installation-Id': installationId, 'Content-Type': 'application/json' });
+  const other = randomUUID();
+  // Another installation neither reads, changes nor lists it, nor makes a row in another's name.
+  assert.equal((await request(ctx.server, 'GET', `/parse/classes/_Installation/${mine.id}`, { headers: as(other) })).body.code, 101);
+  assert.equal((await request(ctx.server, 'PUT', `/parse/classes/_Installation/${mine.id}`, { headers: as(other), body: { channels: [] } })).body.code, 101);
+  assert.deepEqual((await request(ctx.server, 'GET', '/parse/classes/_Installation', { headers: as(id) })).body,
+    { code: 119, error: 'Permission denied for action find on class _Installation.' });
+  assert.equal((await request(ctx.server, 'POST', '/parse/classes/_Installation', { headers: as(other), body: { installationId: id, deviceType: 'web' } })).body.code, 119);
+  // Its own row: never its id, never its ACL, never deleted but by the keys.
+  const renamed = await request(ctx.server, 'PUT', `/parse/classes/_Installation/${mine.id}`, { headers: as(id), body: { installationId: other } });
+  assert.deepEqual(renamed.body, { code: 136, error: 'installationId may not be changed in this operation' });
+  assert.equal((await request(ctx.server, 'PUT', `/parse/classes/_Installation/${mine.id}`, { headers: as(id), body: { ACL: { '*': { read: true } } } })).body.code, 119);
+  assert.equal((await request(ctx.server, 'DELETE', `/parse/classes/_Installation/${mine.id}`, { headers: as(id) })).body.code, 119);
+});
