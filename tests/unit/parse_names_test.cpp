@@ -3,6 +3,7 @@
 // (query/lookup) and Parse's Bytes values (schema/codec).
 #include <gtest/gtest.h>
 
+#include "auth/identity.hpp"
 #include "query/lookup.hpp"
 #include "schema/codec.hpp"
 #include "util/ids.hpp"
@@ -70,6 +71,16 @@ TEST(ParseNamesTest, BytesKeepTheirBase64AndReadBackAsWritten) {
   EXPECT_EQ(schema::DecodeCell(cell.value(), bytes), value);
   EXPECT_FALSE(schema::EncodeValue(json::value("aGk="), bytes, "T", "f").ok());
   EXPECT_EQ(schema::TypeName(schema::FieldType::kBytes), "Bytes");
+}
+
+TEST(ParseNamesTest, AnInstallationIdNamesAPrincipalOnlyWhenItCannotReadAsAnother) {
+  EXPECT_TRUE(auth::IsInstallationId("3f1c2a4e-0b7d-4c59-9e2a-1d2f3a4b5c6d"));
+  for (const std::string& id : {std::string(), std::string("role:Admin"), std::string("*"), std::string("a b"),
+                               std::string(auth::kMaxInstallationIdLength + 1, 'a')})
+    EXPECT_FALSE(auth::IsInstallationId(id)) << id;
+  auth::Identity anonymous;
+  anonymous.installation_id = "abc-1";
+  EXPECT_EQ(anonymous.Principals(), (std::vector<std::string>{"*", "installation:abc-1"}));
 }
 
 }  // namespace
