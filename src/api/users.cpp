@@ -3,6 +3,7 @@
 #include "api/records.hpp"
 #include "app/application.hpp"
 #include "auth/login.hpp"
+#include "auth/password_gate.hpp"
 #include "auth/password_reset.hpp"
 #include "auth/sessions.hpp"
 #include "query/read.hpp"
@@ -67,6 +68,12 @@ Response SignUp(const Request& request, auth::Context& ctx) {
     auto asked = write::ReadAnonymousAuth(*sent);
     if (!asked.ok()) return ErrorResponse(asked.error());
     if (asked.value() && asked.value()->id_hash) {
+      // No password to hash, but a user made or signed in all the same: a caller without a key
+      // spends its address's budget as a password login does (--password-rate), so that one
+      // address cannot make users without bound.
+      if (!ctx.identity.IsMaster()) {
+        if (auto spent = auth::PasswordGate::Instance().Spend(ctx.remote_ip); !spent.ok()) return ErrorResponse(spent.error());
+      }
       // Parse: an id already linked signs its user in (200); a new one signs a user up.
       auto signed_in = write::AnonymousLogIn(ctx, *asked.value()->id_hash);
       if (!signed_in.ok()) return ErrorResponse(signed_in.error());
