@@ -84,6 +84,8 @@ Response Upload(const Request& request, const std::string& name, auth::Context& 
 Response Delete(const std::string& name, auth::Context& ctx) {
   // A name that does not exist answers the same (§4.8).
   if (files::Remove(ctx.app->dir(), name)) files::FileUsage::Of(ctx.app->dir()).Forget();
+  // The spec's answer is an empty body; the Parse SDK reads every answer as JSON (parseNames gate).
+  if (ctx.identity.gates.parse_names) return JsonResponse(200, boost::json::object{});
   Response response;
   response.content_type = "text/plain; charset=utf-8";
   return response;

@@ -5,6 +5,7 @@
 
 #include "app/application.hpp"
 #include "query/read.hpp"
+#include "query/text_score.hpp"
 #include "schema/names.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
@@ -60,6 +61,19 @@ Result<json::value> ParseWhereParam(const std::string& text) {
 }
 
 constexpr std::string_view kListParams[] = {"where", "limit", "skip", "order", "include", "keys", "count"};
+// Parse's name for "query the class this Relation field holds" (parseNames gate): the SDK sends it
+// with a `$relatedTo` when it does not know the relation's class.
+constexpr std::string_view kRedirectParam = "redirectClassNameForKey";
+
+// The class a list reads: the target of the Relation `key` of `class_name`, else `class_name`
+// itself, as Parse answers it.
+std::string RedirectedClass(const auth::Context& ctx, const std::string& class_name, std::string_view key) {
+  const auto snapshot = ctx.app->schema();
+  const auto* cls = snapshot->Find(class_name);
+  const auto* def = cls ? cls->FindField(key) : nullptr;
+  if (def && def->type == schema::FieldType::kRelation) return def->target_class;
+  return class_name;
+}
 
 // Parse's `excludeKeys` (under `--prefix parse`): a projection of every field but those named.
 void Exclude(query::ListRequest& list, std::string_view excluded, const schema::ClassSchema* cls) {
@@ -81,7 +95,7 @@ Result<query::ListRequest> ParseListParams(const Target& target, const auth::Con
   // answers the name (400 102) rather than the JSON (500).
   for (const auto& [name, value] : target.params)
     if (std::find(std::begin(kListParams), std::end(kListParams), name) == std::end(kListParams) &&
-        !(parse_routes && name == "excludeKeys"))
+        !(parse_routes && name == "excludeKeys") && !(name == kRedirectParam && ctx.identity.gates.parse_names))
       return errors::InvalidQueryParameter(name);
   query::ListRequest list;
   std::string excluded;
@@ -103,12 +117,39 @@ Result<query::ListRequest> ParseListParams(const Target& target, const auth::Con
       list.count = value == "1";
     } else if (name == "excludeKeys") {
       excluded = value;
+    } else if (name == kRedirectParam) {
+      continue;  // HandleRecords chose the class
     } else {
       return errors::InvalidQueryParameter(name);
     }
   }
   if (!excluded.empty()) Exclude(list, excluded, ctx.app->schema()->Find(class_name));
   return list;
+}
+
+// Parse's `$score` in `order` and `keys` (parseNames gate): taken out of `target`'s parameters;
+// the flags say where it was (query/text_score).
+struct ScoreAsked {
+  bool order = false, keys = false;
+};
+ScoreAsked TakeScore(Target& target) {
+  ScoreAsked asked;
+  for (auto& [name, value] : target.params) {
+    if (name != "order" && name != "keys") continue;
+    std::string kept;
+    for (auto part : Split(value, ',')) {
+      if (part == "$score" || part == "-$score") {
+        (name == "order" ? asked.order : asked.keys) = true;
+        continue;
+      }
+      kept += (kept.empty() ? "" : ",") + std::string(part);
+    }
+    // `keys=$score` alone projects the score and the builtin fields.
+    if (kept.empty() && name == "keys" && asked.keys) kept = "objectId";
+    value = std::move(kept);
+  }
+  std::erase_if(target.params, [](const auto& p) { return p.first == "order" && p.second.empty(); });
+  return asked;
 }
 
 Response Respond(int status, Result<json::object> result) {
@@ -127,11 +168,22 @@ Response HandleRecords(const Request& request, const Target& target, auth::Conte
   if (segments.size() == 2) {
     switch (request.method) {
       case Method::kGet: {
-        auto list = ParseListParams(target, ctx, class_name);
+        const bool redirect = ctx.identity.gates.parse_names &&
+                              std::any_of(target.params.begin(), target.params.end(),
+                                          [](const auto& p) { return p.first == kRedirectParam; });
+        const std::string read_class = redirect ? RedirectedClass(ctx, class_name, target.Param(kRedirectParam)) : class_name;
+        Target params = target;
+        const ScoreAsked score = ctx.identity.gates.parse_names ? TakeScore(params) : ScoreAsked{};
+        auto list = ParseListParams(params, ctx, read_class);
         if (!list.ok()) return ErrorResponse(list.error());
         Response response;
-        auto status = query::ListRecords(ctx, class_name, list.value(), response.body);
+        auto status = score.order || score.keys
+                          ? query::ListByScore(ctx, read_class, list.value(), score.order, score.keys, response.body)
+                          : query::ListRecords(ctx, read_class, list.value(), response.body);
         if (!status.ok()) return ErrorResponse(status.error());
+        // Parse names the class the results are of.
+        if (redirect && response.body.starts_with('{'))
+          response.body.insert(1, "\"className\":" + json::serialize(json::string(read_class)) + ",");
         return response;
       }
       case Method::kPost: {

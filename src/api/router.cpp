@@ -43,6 +43,14 @@ namespace json = boost::json;
 
 namespace {
 
+// Parse's installations (auth::Gates::installations): the request's installation id names the
+// caller in ACLs, for every decision about it, from the head on.
+void NameInstallation(auth::Identity& identity, std::string_view installation_id) {
+  if (identity.gates.installations && !identity.IsMaster() && identity.principal != auth::Principal::kRejected &&
+      auth::IsInstallationId(installation_id))
+    identity.installation_id = std::string(installation_id);
+}
+
 std::string Capitalised(std::string word) {
   if (!word.empty()) word[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(word[0])));
   return word;
@@ -361,7 +369,8 @@ std::optional<Response> Router::EarlyPrefixed(const Request& head, const RouteEn
   }
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
   if (!credentials) return ErrorResponse(errors::Unauthorized());
-  const auto identity = auth::ResolveKeys(*credentials, head.Header(master_key_header_), head.Header(api_key_header_));
+  auto identity = auth::ResolveKeys(*credentials, head.Header(master_key_header_), head.Header(api_key_header_));
+  NameInstallation(identity, head.Header(installation_id_header_).value_or(""));
   // A session token is read from the store by the handler; its answers depend on the user.
   if (identity.principal == auth::Principal::kAnonymous && head.Header(session_token_header_)) return std::nullopt;
   auto app = apps_.Open(credentials->app_id);
@@ -585,6 +594,7 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
     ctx.identity = std::move(identity).value();
     ctx.identity.gates = credentials->gates;
   }
+  NameInstallation(ctx.identity, ctx.installation_id);
   caller.identity = ctx.identity;
 
   return RouteFamily(request, std::move(*target), ctx, token);
@@ -744,6 +754,8 @@ Response Router::RouteFamily(const Request& request, Target target, auth::Contex
                              std::optional<std::string_view> token) {
   target.segments.erase(target.segments.begin());  // the prefix; the path stays whole, for messages
   const RouteEntry route = MatchPrefixedRoute(request.method, target.segments, options_.prefix);
+  if (route.parse_names && !ctx.identity.gates.parse_names)
+    return ErrorResponse(errors::RouteNotFound(request.method_name, target.path));
   // Spec §4.5, §4.8, Parse's Config and purge: the route table says which are the keys'.
   if (route.keys_only && !ctx.identity.IsMaster()) return ErrorResponse(errors::MasterKeyRequired());
   const auto send = [this, &ctx](std::string_view method, const std::string& path, const boost::json::value* body) {

@@ -57,8 +57,13 @@ RouteEntry MatchPrefixedRoute(Method method, std::span<const std::string> s, std
   else if (family == "files" && s.size() == 2)
     r.id = RouteId::kFiles, r.body = BodyKind::kUpload, r.keys_only = method == Method::kDelete;  // spec §4.8
   else if (family == "users" || family == "login" || family == "logout" || family == "requestPasswordReset") r.id = RouteId::kUsers;
-  else if (parse && family == "config" && s.size() == 1 && (method == Method::kGet || method == Method::kPut))
-    r.id = RouteId::kParseConfig, r.keys_only = method == Method::kPut;  // Parse: Config is the master key's to write
+  else if (parse && (family == "verifyPassword" || family == "loginAs") && s.size() == 1 &&
+           (method == Method::kPost || (method == Method::kGet && family == "verifyPassword")))
+    r.id = RouteId::kUsers, r.parse_names = true, r.keys_only = family == "loginAs";
+  else if (parse && family == "config" && s.size() == 1 &&
+           (method == Method::kGet || method == Method::kPut || method == Method::kPost))
+    // Parse: Config is the master key's to write.
+    r.id = RouteId::kParseConfig, r.keys_only = method != Method::kGet, r.parse_names = method == Method::kPost;
   else if (parse && family == "purge" && s.size() == 2 && method == Method::kDelete) r.id = RouteId::kParsePurge, r.keys_only = true;
   else if (parse && family == "sessions" && s.size() == 2 && s[1] == "me" && method == Method::kGet) r.id = RouteId::kParseSessionMe;
   // Issue 36: what Parse Dashboard asks first (api/parse_server_info.hpp).

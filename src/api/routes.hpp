@@ -21,12 +21,14 @@
 //   kRecords         any          /P/classes/<class>[/<id>]
 //   kSchemas         any          /P/schemas[/<class>]                      keys only
 //   kFiles           any          /P/files/<name>                          (upload; delete keys only)
-//   kUsers           any          /P/users..., /P/login, /P/logout, /P/requestPasswordReset
+//   kUsers           any          /P/users..., /P/login, /P/logout, /P/requestPasswordReset,
+//                                 /P/verifyPassword, /P/loginAs (keys only) (`parse`, parseNames)
 //   kAggregate       GET          /P/classes-aggregate/<class>  (and /P/aggregate/<class> under `parse`)
 //   kGenericFunction GET, POST    /P/functions/<name>                      (spec §4.9: none)
 //   kFunctionList    GET          /P/functions                             keys only (issue 34)
 //   kBatch           POST         /P/batch
-//   kParseConfig     GET, PUT     /P/config                 (under `parse` only; PUT keys only)
+//   kParseConfig     GET, PUT     /P/config                 (under `parse` only; PUT keys only;
+//                    POST                                    POST as PUT where parseNames is on)
 //   kParsePurge      DELETE       /P/purge/<class>          (under `parse` only; keys only)
 //   kParseSessionMe  GET          /P/sessions/me                           (under `parse` only)
 //   kLiveTicket      POST         /P/live/ticket            (issue 36: credentials in headers, docs/LIVEQUERY.md)
@@ -90,6 +92,9 @@ struct RouteEntry {
   bool prefixed = false;
   // Only the Master identity may use it (spec §4.5, §5.3): refused from the head otherwise.
   bool keys_only = false;
+  // One of Parse's other names (issue 36): answered only where the application's `parseNames`
+  // gate is on (auth::Gates::parse_names), elsewhere as no route.
+  bool parse_names = false;
   // The application the path names (functions, OAuth, MCP, static, file downloads, pages); empty
   // when the route has none there.
   std::string_view app_in_path;

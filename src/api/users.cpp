@@ -3,14 +3,19 @@
 #include "api/records.hpp"
 #include "app/application.hpp"
 #include "auth/login.hpp"
+#include "auth/password_gate.hpp"
 #include "auth/password_reset.hpp"
 #include "auth/sessions.hpp"
 #include "query/read.hpp"
+#include "schema/system_classes.hpp"
 #include "util/errors.hpp"
+#include "util/ids.hpp"
 #include "util/json.hpp"
+#include "write/anonymous_auth.hpp"
 #include "write/login_attempt.hpp"
 #include "write/record_writer.hpp"
 #include "write/reset_tokens.hpp"
+#include "write/sign_in.hpp"
 #include "write/session_writes.hpp"
 
 namespace crmd::api {
@@ -20,6 +25,10 @@ namespace json = boost::json;
 namespace {
 
 constexpr const char* kUser = "_User";
+// The length of the username an anonymous user gets: Parse's.
+constexpr std::size_t kAnonymousUsernameLength = 25;
+// Parse's INVALID_VALUE.
+constexpr int kInvalidValue = 162;
 
 // `/users/me`: the session's own user, read through the read pipeline like any record, as the
 // system identity (issue 32): a user always reads their own record, whatever `_User`'s class
@@ -53,10 +62,35 @@ Response SignUp(const Request& request, auth::Context& ctx) {
   json::value storage;
   auto body = BodyObject(request, storage);
   if (!body.ok()) return ErrorResponse(body.error());
+  const json::object* sent = body.value();
+  json::object anonymous_signup;
+  if (ctx.identity.gates.anonymous_users && sent->contains("authData") && !sent->contains("password")) {
+    auto asked = write::ReadAnonymousAuth(*sent);
+    if (!asked.ok()) return ErrorResponse(asked.error());
+    if (asked.value() && asked.value()->id_hash) {
+      // No password to hash, but a user made or signed in all the same: a caller without a key
+      // spends its address's budget as a password login does (--password-rate), so that one
+      // address cannot make users without bound.
+      if (!ctx.identity.IsMaster()) {
+        if (auto spent = auth::PasswordGate::Instance().Spend(ctx.remote_ip); !spent.ok()) return ErrorResponse(spent.error());
+      }
+      // Parse: an id already linked signs its user in (200); a new one signs a user up.
+      auto signed_in = write::AnonymousLogIn(ctx, *asked.value()->id_hash);
+      if (!signed_in.ok()) return ErrorResponse(signed_in.error());
+      if (signed_in.value()) return JsonResponse(200, *signed_in.value());
+      if (!sent->contains("username")) {
+        anonymous_signup = *sent;
+        anonymous_signup["username"] = ids::RandomAlnum(kAnonymousUsernameLength);
+        sent = &anonymous_signup;
+      }
+    }
+  }
   std::string token;
-  auto created = write::CreateRecord(ctx, kUser, *body.value(), &token);
+  auto created = write::CreateRecord(ctx, kUser, *sent, &token);
   if (!created.ok()) return ErrorResponse(created.error());
   created.value()["sessionToken"] = token;
+  // The SDK learns the name made up for an anonymous user from the answer, as from Parse's.
+  if (sent == &anonymous_signup) created.value()["username"] = anonymous_signup.at("username");
   return JsonResponse(201, created.value());
 }
 
@@ -81,6 +115,39 @@ Response HandleUsers(const Request& request, const Target& target, auth::Context
     auto check = auth::CheckPassword(ctx, StringMember(*body.value(), "username"), StringMember(*body.value(), "password"));
     if (!check.ok()) return ErrorResponse(check.error());
     return Answer(200, write::RecordLogin(ctx, check.value()));
+  }
+  // Parse's `verifyPassword` (parseNames gate): a login attempt that opens no session, so it
+  // counts toward the lock as any login does.
+  if (route == "verifyPassword" && s.size() == 1) {
+    json::value storage;
+    std::string username = target.Param("username"), password = target.Param("password");
+    if (request.method == Method::kPost) {
+      auto body = BodyObject(request, storage);
+      if (!body.ok()) return ErrorResponse(body.error());
+      username = StringMember(*body.value(), "username");
+      password = StringMember(*body.value(), "password");
+    }
+    if (username.empty()) return ErrorResponse(errors::UsernameMissing());
+    if (password.empty()) return ErrorResponse(errors::PasswordMissing());
+    auto check = auth::CheckPassword(ctx, username, password);
+    if (!check.ok()) return ErrorResponse(check.error());
+    auto user = write::RecordLogin(ctx, check.value(), /*open_session=*/false);
+    if (user.ok()) user.value().erase(schema::kFailedLogins);
+    return Answer(200, std::move(user));
+  }
+  // Parse's `loginAs` (parseNames gate; the route table keeps it the keys'): a session for a user.
+  if (route == "loginAs" && s.size() == 1) {
+    json::value storage;
+    auto body = BodyObject(request, storage);
+    if (!body.ok()) return ErrorResponse(body.error());
+    const std::string user_id(StringMember(*body.value(), "userId"));
+    if (user_id.empty()) return ErrorResponse(ApiError{400, kInvalidValue, "userId must not be empty, null, or undefined"});
+    auto signed_in = write::SignInUser(ctx, [&](storage::WriteTransaction& txn, const schema::ClassSchema& users) {
+      return txn.Get(users, user_id);
+    });
+    if (!signed_in.ok()) return ErrorResponse(signed_in.error());
+    if (!signed_in.value()) return ErrorResponse(ApiError{404, errors::kObjectNotFound, "user not found"});
+    return JsonResponse(200, *signed_in.value());
   }
   if (route == "logout" && s.size() == 1 && request.method == Method::kPost) {
     if (ctx.identity.principal != auth::Principal::kUser) return ErrorResponse(errors::InvalidSessionToken());

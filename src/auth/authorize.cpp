@@ -51,6 +51,20 @@ Status Authorize(const Identity& identity, Operation op, std::string_view class_
   if (op == Operation::kCreate && class_name == "_User" && !identity.gates.signup_needs_key &&
       identity.principal != Principal::kRejected)
     return {};
+  // Issue 36, gates of the Parse profile: a user updating their own `_User` (write::UpdateRecord
+  // has answered 206 for anyone else's, and the record's ACL still decides), and the writes a
+  // client may make to `_User` adding fields to it.
+  if (class_name == "_User" && op == Operation::kUpdate && identity.gates.self_update &&
+      identity.principal == Principal::kUser)
+    return {};
+  if (class_name == "_User" && op == Operation::kAddField && identity.gates.user_fields &&
+      identity.principal != Principal::kRejected)
+    return {};
+  // An installation makes, reads and changes its own `_Installation` row: the write pipeline
+  // checks the row is its own, and its ACL names the installation alone.
+  if (class_name == "_Installation" && identity.gates.installations && !identity.installation_id.empty() &&
+      (op == Operation::kCreate || op == Operation::kGet || op == Operation::kUpdate || op == Operation::kAddField))
+    return {};
   switch (identity.principal) {
     case Principal::kMaster:
     case Principal::kApiKey:

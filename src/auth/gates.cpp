@@ -28,6 +28,12 @@ constexpr Setting kSettings[] = {
     {"password-policy", "passwordPolicy", "on", "off", &Gates::password_policy, true},
     {"new-classes", "newClasses", "closed", "open", &Gates::closed_new_classes, true},
     {"dotted-keys", "dottedKeys", "off", "on", &Gates::dotted_keys, false},
+    {"anonymous-users", "anonymousUsers", "off", "on", &Gates::anonymous_users, false},
+    {"user-fields", "userFields", "closed", "open", &Gates::user_fields, false},
+    {"self-update", "selfUpdate", "off", "on", &Gates::self_update, false},
+    {"drop-system-classes", "dropSystemClasses", "off", "on", &Gates::drop_system_classes, false},
+    {"installations", "installations", "off", "on", &Gates::installations, false},
+    {"parse-names", "parseNames", "off", "on", &Gates::parse_names, false},
 };
 
 constexpr std::string_view kWebToTableOption = "web2table-classes";

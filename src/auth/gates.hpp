@@ -29,6 +29,30 @@ struct Gates {
   // Off: a key with a dot is an invalid field name (105). On: `{"object.key": v}` in an update
   // sets, increments or unsets inside an Object field, as in Parse.
   bool dotted_keys = false;
+  // Issue 36, Parse's anonymous users: on, a sign-up or a user's own update carrying
+  // `authData.anonymous` signs up, logs in, links or unlinks that id; any other provider answers
+  // 252. Off: `authData` is a rights field, the keys' alone.
+  bool anonymous_users = false;
+  // Issue 36: on, a write a client may make to `_User` (an open sign-up, an own update) may add
+  // fields to it, as Parse's default `addField` on `_User` allows. Off: only keys add them.
+  bool user_fields = false;
+  // Spec §4.7 "a user cannot update their own record". On: a session may update its own `_User`
+  // whatever the class's update permission says; the record's ACL, the 206 for another user and
+  // the fields only keys write (rights fields, username, email, password) still hold.
+  bool self_update = false;
+  // Issue 36: on, the master key may drop an empty `_Role` or `_Session` (`DELETE /schemas/_Role`),
+  // as Parse drops an empty class; it is put back at once as first defined. Off: system classes stay.
+  bool drop_system_classes = false;
+  // Issue 36, Parse's installations: on, a request carrying an installation id (the
+  // installation-id header, the SDK's `_InstallationId`) creates its own `_Installation` row and
+  // reads and updates it, through the row's ACL, which names `installation:<id>`; listing,
+  // counting and deleting stay the keys'. Off: `_Installation` is the keys' alone.
+  bool installations = false;
+  // Issue 36: Parse's other names for what crmd already does, under the keys and rules that
+  // decide it (docs/PROFILES.md lists them): `POST /config`, `/verifyPassword`, `/loginAs`, the
+  // `Bytes` type, `_created_at`/`_updated_at`, `$score`, `classLevelPermissions: null`, a JSON
+  // answer to `DELETE /files`, `redirectClassNameForKey`, a trailing `$lookup`.
+  bool parse_names = false;
   // The classes `web2table` may write (issue 31 #6), narrower than every class a form may write
   // (never `Config`, system or log classes); empty: all of those. Not a profile's: an operator's
   // choice per application (`--web2table-classes A,B`, `*` for all again).

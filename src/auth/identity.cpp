@@ -1,15 +1,25 @@
 #include "auth/identity.hpp"
 
+#include <cctype>
+
 #include "util/ids.hpp"
 
 namespace crmd::auth {
 
 std::vector<std::string> Identity::Principals() const {
   std::vector<std::string> out{"*"};
+  if (!installation_id.empty()) out.push_back("installation:" + installation_id);
   if (principal != Principal::kUser) return out;
   out.push_back(user_id);
   for (const auto& role : roles) out.push_back("role:" + role);
   return out;
+}
+
+bool IsInstallationId(std::string_view id) {
+  if (id.empty() || id.size() > kMaxInstallationIdLength) return false;
+  for (char c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') return false;
+  return true;
 }
 
 Identity ResolveKeys(const AppCredentials& app, std::optional<std::string_view> master_key,

@@ -26,6 +26,9 @@ struct Identity {
   std::string user_id;             // kUser
   std::vector<std::string> roles;  // kUser: role names, inherited ones included
   std::string session_id;          // kUser: the _Session row of the token
+  // The request's installation id, where the application's `installations` gate lets it name
+  // an ACL principal (`installation:<id>`): set by the router, never for the Master identity.
+  std::string installation_id;
   // The application's gates (auth/gates.hpp), which Authorize applies: set with the credential
   // (ResolveKeys, and by the router for a session or a bearer token).
   Gates gates;
@@ -43,9 +46,16 @@ struct Identity {
     id.principal = Principal::kSystem;
     return id;
   }
-  // Who an ACL or CLP entry may name for this caller: `*`, the user's id, `role:<name>` per role.
+  // Who an ACL or CLP entry may name for this caller: `*`, the user's id, `role:<name>` per role,
+  // `installation:<id>` for an installation id (above).
   std::vector<std::string> Principals() const;
 };
+
+// The longest installation id taken: the SDK sends a 36-character UUID.
+inline constexpr std::size_t kMaxInstallationIdLength = 128;
+// Whether `id` may name an installation in an ACL: 1-128 letters, digits and `-`, so
+// `installation:<id>` never reads as a user id, a role or `*`.
+bool IsInstallationId(std::string_view id);
 
 // A key counts only under its own header: a master key sent as an API key is rejected.
 Identity ResolveKeys(const AppCredentials& app, std::optional<std::string_view> master_key,

@@ -199,6 +199,15 @@ std::variant<Command, int> ParseCommandLine(int argc, char** argv) {
     sub->add_option("--new-classes", command.admin.gates["new-classes"],
                     "closed: only keys make classes, closed until opened; open: a client's first write makes one, open to all");
     sub->add_option("--dotted-keys", command.admin.gates["dotted-keys"], "on: {\"object.key\": v} in an update reaches inside an Object field");
+    sub->add_option("--anonymous-users", command.admin.gates["anonymous-users"],
+                    "on: Parse's anonymous users (authData.anonymous sign-up, login, link); other providers answer 252");
+    sub->add_option("--user-fields", command.admin.gates["user-fields"], "open: an open sign-up or an own update may add fields to _User");
+    sub->add_option("--self-update", command.admin.gates["self-update"], "on: a user may update their own _User record (spec 4.7 forbids it)");
+    sub->add_option("--drop-system-classes", command.admin.gates["drop-system-classes"], "on: the master key may drop an empty system class");
+    sub->add_option("--installations", command.admin.gates["installations"],
+                    "on: an installation (installation-id header) creates, reads and updates its own _Installation row");
+    sub->add_option("--parse-names", command.admin.gates["parse-names"],
+                    "on: Parse's other names for crmd's routes and values (POST /config, verifyPassword, loginAs, Bytes, ...)");
     sub->add_option("--web2table-classes", command.admin.gates["web2table-classes"],
                     "Classes web2table may write, comma-separated (never Config, system or log classes); * for all (default)");
     sub->add_option("--file-quota-mib", command.admin.gates["file-quota-mib"],

@@ -5,6 +5,7 @@
 #include "app/application.hpp"
 #include "auth/authorize.hpp"
 #include "query/aggregate_plan.hpp"
+#include "query/lookup.hpp"
 #include "query/read.hpp"
 #include "query/visibility.hpp"
 #include "query/where_parser.hpp"
@@ -50,9 +51,15 @@ struct Stages {
   std::optional<json::value> match, group, sort, project;
   std::optional<std::int64_t> skip, limit;
   std::optional<std::string> count, distinct;
+  std::vector<Lookup> lookups;  // Parse's `$lookup`, last (query/lookup)
 };
 
 Status AddStage(Stages& s, std::string_view name, const json::value& arg, int& last, int rank) {
+  if (name == "$lookup" && last == rank) {  // lookups follow one another at the end
+    CRMD_ASSIGN(auto lookup, ParseLookup(arg));
+    s.lookups.push_back(std::move(lookup));
+    return {};
+  }
   if (rank <= last) return Bad("Unsupported pipeline: stages must be in the order $match, $group, $sort, $skip, $limit, $project, $count");
   last = rank;
   auto number = [&](std::optional<std::int64_t>& slot) -> Status {
@@ -69,18 +76,21 @@ Status AddStage(Stages& s, std::string_view name, const json::value& arg, int& l
   else if (name == "$count") {
     if (!arg.is_string() || !schema::IsValidFieldName(arg.get_string())) return Bad("$count takes a field name");
     s.count = std::string(arg.get_string());
+  } else if (name == "$lookup") {
+    CRMD_ASSIGN(auto lookup, ParseLookup(arg));
+    s.lookups.push_back(std::move(lookup));
   } else return Bad("Unsupported pipeline stage: " + std::string(name));
   return {};
 }
 
 int Rank(std::string_view stage) {
-  static constexpr std::string_view kOrder[] = {"$match", "$group", "$sort", "$skip", "$limit", "$project", "$count"};
-  for (int i = 0; i < 7; ++i)
+  static constexpr std::string_view kOrder[] = {"$match", "$group", "$sort", "$skip", "$limit", "$project", "$count", "$lookup"};
+  for (int i = 0; i < 8; ++i)
     if (kOrder[i] == stage) return i;
   return 99;
 }
 
-Result<Stages> ParseStages(const std::vector<std::pair<std::string, std::string>>& params) {
+Result<Stages> ParseStages(const std::vector<std::pair<std::string, std::string>>& params, bool lookups) {
   Stages s;
   int last = -1;
   for (const auto& [name, value] : params) {
@@ -91,6 +101,8 @@ Result<Stages> ParseStages(const std::vector<std::pair<std::string, std::string>
       for (const auto& stage : pipeline.get_array()) {
         if (!stage.is_object() || stage.get_object().size() != 1) return Bad("each pipeline stage has one key");
         const auto& kv = *stage.get_object().begin();
+        // Parse's `$lookup` is a stage of the parseNames gate alone (issue 36).
+        if (kv.key() == "$lookup" && !lookups) return Bad("Unsupported pipeline stage: $lookup");
         CRMD_TRY(AddStage(s, kv.key(), kv.value(), last, Rank(kv.key())));
       }
     } else if (name == "distinct") {
@@ -228,7 +240,7 @@ Status Aggregate(auth::Context& ctx, std::string_view class_name,
   auto snapshot = ctx.app->schema();
   const auto* cls = snapshot->Find(class_name);
   CRMD_TRY(auth::Authorize(ctx.identity, auth::Operation::kFind, class_name, cls));
-  CRMD_ASSIGN(auto stages, ParseStages(params));
+  CRMD_ASSIGN(auto stages, ParseStages(params, ctx.identity.gates.parse_names));
   // A group or a count tells how many rows match: the class's `count` permission too, as for
   // `count=1` on a query (a user who may find but not count learns no totals).
   if (stages.group || stages.count) CRMD_TRY(auth::Authorize(ctx.identity, auth::Operation::kCount, class_name, cls));
@@ -248,8 +260,19 @@ Status Aggregate(auth::Context& ctx, std::string_view class_name,
     if (stages.project && stages.project->is_object()) {
       list.keys.emplace();
       for (const auto& kv : stages.project->get_object()) list.keys->emplace_back(kv.key());
+      // A lookup reads the field it joins on.
+      for (const auto& lookup : stages.lookups) list.keys->push_back(lookup.local_field);
     }
-    return ListRecords(ctx, class_name, list, out);
+    if (stages.lookups.empty()) return ListRecords(ctx, class_name, list, out);
+    std::string text;
+    CRMD_TRY(ListRecords(ctx, class_name, list, text));
+    auto parsed = ParseJson(text);
+    if (!parsed.ok() || !parsed.value().is_object()) return errors::Internal();
+    auto* found = parsed.value().get_object().if_contains("results");
+    if (!found || !found->is_array()) return errors::Internal();
+    CRMD_TRY(ApplyLookups(ctx, stages.lookups, found->get_array()));
+    WriteJson(parsed.value(), out);
+    return {};
   }
 
   AggregatePlan plan;
@@ -295,6 +318,7 @@ Status Aggregate(auth::Context& ctx, std::string_view class_name,
     } else {
       CRMD_TRY(Finish(results, stages));
     }
+    CRMD_TRY(ApplyLookups(ctx, stages.lookups, results));
   }
   WriteJson(json::object{{"results", std::move(results)}}, out);
   return {};

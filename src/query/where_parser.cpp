@@ -93,7 +93,12 @@ class Parser {
  private:
   Result<Target> Resolve(std::string_view key, const schema::ClassSchema& cls) {
     auto parts = Split(key, '.');
-    const std::string_view head = parts.front();
+    std::string_view head = parts.front();
+    // Parse's stored names of the two dates, which its clients may query by (parseNames gate).
+    if (identity_.gates.parse_names && parts.size() == 1) {
+      if (head == "_created_at") head = "createdAt";
+      else if (head == "_updated_at") head = "updatedAt";
+    }
     Target t;
     if (head == "objectId") {
       t.def = schema::FieldDef{FieldType::kString, {}};
@@ -162,6 +167,9 @@ class Parser {
       case FieldType::kPrivateFile:
       case FieldType::kAcl:
         return storage::Cell(ToJson(value));
+      case FieldType::kBytes:
+        if (TypeTag(value) != "Bytes" || Member(value, "base64").empty()) return std::nullopt;
+        return storage::Cell(std::string(Member(value, "base64")));
       case FieldType::kRelation:
         return std::nullopt;
     }

@@ -74,6 +74,7 @@ Result<std::optional<FieldDef>> InferFieldType(const json::value& value, std::st
       if (tag.empty()) return std::optional<FieldDef>(FieldDef{FieldType::kObject, {}});
       if (tag == "Date") return std::optional<FieldDef>(FieldDef{FieldType::kDate, {}});
       if (tag == "File") return std::optional<FieldDef>(FieldDef{FieldType::kFile, {}});
+      if (tag == "Bytes") return std::optional<FieldDef>(FieldDef{FieldType::kBytes, {}});
       if (tag == "Pointer") {
         auto target = StringMember(o, "className");
         return std::optional<FieldDef>(FieldDef{FieldType::kPointer, std::string(target)});
@@ -136,6 +137,12 @@ Result<Cell> EncodeValue(const json::value& value, const FieldDef& def,
       if (auto url = StringMember(o, "url"); !url.empty()) file["url"] = url;
       return Cell(ToJson(file));
     }
+    case FieldType::kBytes: {
+      if (!value.is_object() || TypeTag(value.get_object()) != "Bytes") return Mismatch(table, field, def, value);
+      const auto* base64 = value.get_object().if_contains("base64");
+      if (!base64 || !base64->is_string()) return Mismatch(table, field, def, value);
+      return Cell(std::string(base64->get_string()));
+    }
     case FieldType::kRelation:
     case FieldType::kAcl:
       return Mismatch(table, field, def, value);
@@ -177,6 +184,9 @@ json::value DecodeCell(const Cell& cell, const FieldDef& def) {
       break;
     case FieldType::kRelation:
       return json::object{{"__type", "Relation"}, {"className", def.target_class}};
+    case FieldType::kBytes:
+      if (const auto* s = std::get_if<std::string>(&cell)) return json::object{{"__type", "Bytes"}, {"base64", *s}};
+      break;
   }
   // A cell of another SQL type than the field's: data written outside crmd. Show it as it is.
   return std::visit(

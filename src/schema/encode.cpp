@@ -107,7 +107,8 @@ void WriteCell(const Cell& cell, const FieldDef& def, std::string& out) {
         return;
       }
       break;
-    case FieldType::kRelation: break;
+    case FieldType::kRelation:
+    case FieldType::kBytes: break;  // rare: DecodeCell wraps it
   }
   WriteJson(DecodeCell(cell, def), out);  // a cell of another SQL type: as DecodeCell shows it
 }

@@ -6,7 +6,7 @@
 namespace crmd::schema {
 
 namespace {
-constexpr std::array<std::pair<FieldType, std::string_view>, 12> kNames{{
+constexpr std::array<std::pair<FieldType, std::string_view>, 13> kNames{{
     {FieldType::kString, "String"},
     {FieldType::kNumber, "Number"},
     {FieldType::kBoolean, "Boolean"},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<FieldType, std::string_view>, 12> kNames{{
     {FieldType::kPrivateFile, "PrivateFile"},
     {FieldType::kHtml, "HTML/XML"},
     {FieldType::kAcl, "ACL"},
+    {FieldType::kBytes, "Bytes"},
 }};
 }  // namespace
 

@@ -20,6 +20,7 @@ enum class FieldType {
   kPrivateFile,
   kHtml,  // "HTML/XML": a String that the UI renders as markup
   kAcl,
+  kBytes,  // Parse's `{"__type":"Bytes","base64":..}`, kept as its base64 text (issue 36, parseNames gate)
 };
 
 std::string_view TypeName(FieldType type);

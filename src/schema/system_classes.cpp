@@ -50,7 +50,8 @@ std::vector<ClassSchema> SystemClasses() {
                       {kLockoutUntil, {FieldType::kDate, {}}},
                       {kResetTokenHash, {FieldType::kString, {}}},
                       {kResetTokenExpires, {FieldType::kDate, {}}},
-                      {kSystemUserFlag, {FieldType::kBoolean, {}}}},
+                      {kSystemUserFlag, {FieldType::kBoolean, {}}},
+                      {kAnonymousIdHash, {FieldType::kString, {}}}},
                      Permissions(authenticated, nobody)));
   // Rows carry an ACL naming their user, so a session reads its own sessions only.
   out.push_back(Make("_Session",
@@ -69,6 +70,7 @@ std::vector<ClassSchema> SystemClasses() {
   out[0].indexes["username_1"] = json::object{{"username", 1}};
   out[0].indexes["email_1"] = json::object{{"email", 1}};
   out[0].indexes["reset_token_1"] = json::object{{kResetTokenHash, 1}};
+  out[0].indexes["auth_anonymous_1"] = json::object{{kAnonymousIdHash, 1}};
   out[1].indexes["token_1"] = json::object{{kSessionTokenHash, 1}};
   out[1].indexes["user_1"] = json::object{{"user", 1}};
   out[2].indexes["name_1"] = json::object{{"name", 1}};

@@ -24,6 +24,8 @@ inline constexpr const char* kLockoutUntil = "_account_lockout_expires_at";
 inline constexpr const char* kResetTokenHash = "_perishable_token";
 inline constexpr const char* kResetTokenExpires = "_perishable_token_expires_at";
 inline constexpr const char* kSessionTokenHash = "_session_token";
+// The SHA-256 of the user's Parse anonymous id (`authData.anonymous.id`), which signs them in.
+inline constexpr const char* kAnonymousIdHash = "_auth_anonymous";
 // True on the one `_User` that stands for master-key and API-key writes (the system user).
 inline constexpr const char* kSystemUserFlag = "_system_user";
 

@@ -30,6 +30,8 @@ bool IsSecretName(std::string_view name) {
     }
     lower.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
   }
+  // The queries' field lists (spec §4.2 `keys`, Parse's `excludeKeys`): names of fields, not a key.
+  if (lower == "keys" || lower == "excludekeys") return false;
   for (auto word : kSecretWords)
     if (lower.find(word) != std::string::npos) return true;
   return false;

@@ -109,4 +109,25 @@ Result<json::object> FoldDottedKeys(const json::object& body, const schema::Clas
   return folded;
 }
 
+json::object DottedIncrementResults(const json::object& sent, const json::object& folded) {
+  json::object out;
+  for (const auto& kv : sent) {
+    const std::string_view key = kv.key();
+    if (key.find('.') == std::string_view::npos || !IsOperator(kv.value())) continue;
+    const auto* op = kv.value().get_object().if_contains("__op");
+    if (!op || !op->is_string() || op->get_string() != "Increment") continue;
+    const std::string_view field = FieldOf(key);
+    const std::vector<std::string_view> path = Split(key.substr(field.size() + 1), '.');
+    const json::value* result = folded.if_contains(field);
+    json::value* answer = &out[field];
+    for (auto part : path) {
+      result = result && result->is_object() ? result->get_object().if_contains(part) : nullptr;
+      if (!answer->is_object()) *answer = json::object{};
+      answer = &answer->get_object()[part];
+    }
+    if (result) *answer = *result;
+  }
+  return out;
+}
+
 }  // namespace crmd::write

@@ -28,4 +28,9 @@ void AddDottedFields(const boost::json::object& body, std::vector<std::string_vi
 Result<boost::json::object> FoldDottedKeys(const boost::json::object& body, const schema::ClassSchema& cls,
                                            const CurrentValues& current);
 
+// What an update answers for the Increments among the dotted keys of `sent`: each one's result,
+// read from `folded`, at its path (`{"stats":{"visits":3}}`), as Parse answers them. The SDK
+// otherwise takes the amount alone for the new value.
+boost::json::object DottedIncrementResults(const boost::json::object& sent, const boost::json::object& folded);
+
 }  // namespace crmd::write

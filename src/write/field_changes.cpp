@@ -37,12 +37,12 @@ Status CheckNewFieldName(const schema::ClassSchema& cls, const std::string& fiel
 }
 
 // Whether `key` may be one of the keys handled before the fields (objectId, createdAt, updatedAt,
-// ACL, createdBy, updatedBy, a user's password): one look at the first character spares most
+// ACL, createdBy, updatedBy, a user's password and authData): one look at the first character spares most
 // fields the comparisons with each.
 bool MaybeServerKey(std::string_view key) {
   if (key.empty()) return false;
   switch (key.front()) {
-    case 'o': case 'c': case 'u': case 'A': case 'p': case '_': return true;
+    case 'o': case 'c': case 'u': case 'A': case 'a': case 'p': case '_': return true;
     default: return false;
   }
 }
@@ -107,6 +107,8 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
       }
       if (key == "createdBy" || key == "updatedBy") continue;  // server-owned (COMPATIBILITY.md)
       if (cls.name == "_User" && (key == "password" || key == schema::kHashedPassword)) continue;  // user_rules
+      // Parse's anonymous sign-in data is a credential, kept hashed (write/anonymous_auth).
+      if (cls.name == "_User" && key == "authData" && identity.gates.anonymous_users) continue;
     }
     // Declared or not: the system classes declare fields (_perishable_token, ...) no body may write.
     if (!schema::IsValidFieldName(key)) return errors::InvalidFieldName(key);
@@ -172,6 +174,9 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
     if (!def) {
       CRMD_ASSIGN(auto inferred, schema::InferFieldType(*effective, cls.name, key));
       if (!inferred) continue;
+      // Parse's Bytes is a type of the parseNames gate alone (issue 36); elsewhere an unknown type.
+      if (inferred->type == schema::FieldType::kBytes && !identity.gates.parse_names)
+        return errors::SchemaMismatch(cls.name, key, "a value of a known type", "Bytes");
       if (inferred->type == schema::FieldType::kPointer &&
           !schema::IsValidUserClassName(inferred->target_class) &&
           !schema::IsSystemClassName(inferred->target_class))

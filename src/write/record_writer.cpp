@@ -18,6 +18,7 @@
 #include "write/dotted_keys.hpp"
 #include "write/field_changes.hpp"
 #include "write/file_values.hpp"
+#include "write/installation_rules.hpp"
 #include "write/operators.hpp"
 #include "write/required_fields.hpp"
 #include "write/session_writes.hpp"
@@ -141,6 +142,8 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
                                   std::string* session_token) {
   if (auto refused = RefuseBeforeBody(ctx.identity, auth::Operation::kCreate, class_name, *SchemaOf(ctx))) return *refused;
   if (class_name == kUserClass) CRMD_TRY(CheckUserCreator(ctx.identity, body));
+  const bool installation = IsInstallationWrite(ctx.identity, class_name);
+  if (installation) CRMD_TRY(CheckInstallationWrite(ctx.identity, body, WriteKind::kCreate));
   CRMD_TRY(Precheck(ctx, auth::Operation::kCreate, class_name));
   CRMD_ASSIGN(auto user, PrepareIfUser(ctx, class_name, body, WriteKind::kCreate));
   return app::RunWrite(ctx, [&](app::WriteUnit& unit) -> Result<json::object> {
@@ -181,6 +184,7 @@ Result<json::object> CreateRecord(auth::Context& ctx, std::string_view class_nam
     AttachedFiles attached;
     auto id_decides = [&](storage::Row& r) {
       if (!changes.acl && class_name == kUserClass) r.acl = DefaultUserAcl(r.object_id);
+      if (installation) r.acl = InstallationAcl(ctx.identity.installation_id);
       attached = AttachFiles(*ctx.app, cls, r.object_id, changes.columns, r.cells);  // a private address names the id
     };
 
@@ -224,6 +228,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
   // Spec §4.7: another user's session gets 206 before any permission check.
   if (auto refused = RefuseBeforeBody(ctx.identity, auth::Operation::kUpdate, class_name, *SchemaOf(ctx))) return *refused;
   if (class_name == kUserClass) CRMD_TRY(CheckUserWriter(ctx.identity, sent, std::string(object_id)));
+  if (IsInstallationWrite(ctx.identity, class_name)) CRMD_TRY(CheckInstallationWrite(ctx.identity, sent, WriteKind::kUpdate));
   CRMD_TRY(Precheck(ctx, auth::Operation::kUpdate, class_name));
   CRMD_ASSIGN(auto user, PrepareIfUser(ctx, class_name, sent, WriteKind::kUpdate));
   // Keys reaching inside an Object field, where the application allows them (auth::Gates).
@@ -262,7 +267,11 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
       CRMD_TRY(ApplyUserRules(txn, cls, body, WriteKind::kUpdate, current->object_id, user, changes,
                               end_sessions));
       // A new password or a deactivation ends every session of the user (SECURITY.md).
-      if (end_sessions) DeleteUserSessions(*ctx.app, txn, current->object_id);
+      if (end_sessions) {
+        // A user who changed their own password keeps the session they did it with (Parse).
+        const bool own = ctx.identity.principal == auth::Principal::kUser && ctx.identity.user_id == current->object_id;
+        DeleteUserSessions(*ctx.app, txn, current->object_id, own ? std::string_view(ctx.identity.session_id) : "");
+      }
     }
     if (class_name == "_Role")
       CRMD_TRY(ApplyRoleRules(txn, cls, body, WriteKind::kUpdate, current->object_id));
@@ -303,6 +312,8 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
 
     json::object out{{"updatedAt", row.updated_at}, {"objectId", row.object_id}};
     for (auto& kv : changes.echoed) out[kv.key()] = std::move(kv.value());
+    if (folded)
+      for (auto& kv : DottedIncrementResults(sent, *folded)) out[kv.key()] = std::move(kv.value());
     return out;
   });
 }

@@ -7,6 +7,7 @@
 #include "logs/timeline.hpp"
 #include "schema/log_classes.hpp"
 #include "schema/names.hpp"
+#include "schema/system_classes.hpp"
 #include "storage/write_transaction.hpp"
 #include "triggers/definition.hpp"
 #include "util/ids.hpp"
@@ -92,7 +93,7 @@ constexpr int kInvalidSchemaOperation = 255;
 
 // Adds and deletes fields per Parse's `fields` body: `{"F": {"type": "...", "targetClass": "...",
 // "required": true, "defaultValue": ...}}` adds, `{"F": {"__op": "Delete"}}` deletes.
-Status ApplyFields(const json::value& body, schema::ClassSchema& cls) {
+Status ApplyFields(const json::value& body, schema::ClassSchema& cls, const auth::Gates& gates) {
   if (!body.is_object()) return SchemaError(errors::kInvalidJson, "fields must be an object");
   for (const auto& kv : body.get_object()) {
     const std::string name(kv.key());
@@ -120,7 +121,8 @@ Status ApplyFields(const json::value& body, schema::ClassSchema& cls) {
       if (schema::EqualsIgnoringCase(other, name)) return errors::FieldNameCaseCollision(name, other);
     const auto* type = spec.is_object() ? spec.get_object().if_contains("type") : nullptr;
     auto parsed = type && type->is_string() ? schema::ParseTypeName(type->get_string()) : std::nullopt;
-    if (!parsed || *parsed == schema::FieldType::kAcl)
+    // Parse's Bytes is a type of the parseNames gate alone.
+    if (!parsed || *parsed == schema::FieldType::kAcl || (*parsed == schema::FieldType::kBytes && !gates.parse_names))
       return SchemaError(errors::kIncorrectType,
                          fmt::format("invalid field type: {}", type && type->is_string() ? std::string(type->get_string()) : ToJson(spec)));
     schema::FieldDef def{*parsed, {}};
@@ -140,9 +142,19 @@ Status ApplyFields(const json::value& body, schema::ClassSchema& cls) {
   return {};
 }
 
+// The permissions a class gets when none are given: a system class's own, else those a new class
+// gets in the application (spec §2.5, the newClasses gate).
+json::object DefaultPermissions(std::string_view class_name, const auth::Gates& gates) {
+  for (auto& system : schema::SystemClasses())
+    if (system.name == class_name) return system.class_level_permissions;
+  if (class_name.starts_with('_')) return json::object{};  // keys only, as COMPATIBILITY.md says
+  return schema::ClassSchema::NewImplicit(std::string(class_name), !gates.closed_new_classes).class_level_permissions;
+}
+
 // Applies a Parse schema body (`className`, `fields`, `classLevelPermissions`, `indexes`) to
 // `cls`. Everything is checked before anything is stored, so a refused body changes nothing.
-Status ApplyBody(const json::object& body, std::string_view class_name, schema::ClassSchema& cls) {
+Status ApplyBody(const json::object& body, std::string_view class_name, schema::ClassSchema& cls,
+                 const auth::Gates& gates) {
   for (const auto& kv : body) {
     if (kv.key() == "className") {
       if (!kv.value().is_string() || kv.value().get_string() != class_name)
@@ -151,8 +163,13 @@ Status ApplyBody(const json::object& body, std::string_view class_name, schema::
                                     kv.value().is_string() ? std::string(kv.value().get_string()) : ToJson(kv.value()),
                                     class_name)};
     } else if (kv.key() == "fields") {
-      CRMD_TRY(ApplyFields(kv.value(), cls));
+      CRMD_TRY(ApplyFields(kv.value(), cls, gates));
     } else if (kv.key() == "classLevelPermissions") {
+      // Parse's null: the permissions the class would have had without any (parseNames gate).
+      if (kv.value().is_null() && gates.parse_names) {
+        cls.class_level_permissions = DefaultPermissions(class_name, gates);
+        continue;
+      }
       CRMD_TRY(MergePermissions(kv.value(), cls.class_level_permissions, cls));
     } else if (kv.key() == "timeline") {
       // Spec §2.5: `{"timeline": {...}}` turns the change history on, `{"timeline": null}` off.
@@ -244,7 +261,7 @@ Result<json::object> CreateSchema(auth::Context& ctx, std::string_view class_nam
     // unless the application's new classes are open (auth::Gates) and the body sets no permissions.
     schema::ClassSchema cls =
         schema::ClassSchema::NewImplicit(std::string(class_name), !ctx.identity.gates.closed_new_classes);
-    CRMD_TRY(ApplyBody(body, class_name, cls));
+    CRMD_TRY(ApplyBody(body, class_name, cls, ctx.identity.gates));
     CRMD_TRY(ApplyTriggers(body, cls, *snapshot, ctx));
     json::object out = cls.ToJson();
     CRMD_TRY(SaveWithHistory(unit, nullptr, std::move(cls)));
@@ -258,7 +275,7 @@ Result<json::object> UpdateSchema(auth::Context& ctx, std::string_view class_nam
     const auto* existing = snapshot->Find(class_name);
     if (!existing) return NoSuchClass(class_name);
     schema::ClassSchema cls = *existing;
-    CRMD_TRY(ApplyBody(body, class_name, cls));
+    CRMD_TRY(ApplyBody(body, class_name, cls, ctx.identity.gates));
     CRMD_TRY(ApplyTriggers(body, cls, *snapshot, ctx));
     json::object out = cls.ToJson();
     CRMD_TRY(SaveWithHistory(unit, existing, std::move(cls)));
@@ -271,14 +288,27 @@ Result<json::object> DeleteSchema(auth::Context& ctx, std::string_view class_nam
     const auto snapshot = unit.schema();  // a copy: ChangeSchema() replaces the unit's
     const auto* existing = snapshot->Find(class_name);
     if (!existing) return NoSuchClass(class_name);
-    if (class_name == "_User" || class_name == "_Session" || class_name == "_Role")
+    // `_User` always holds the system user; the others drop where the application allows it
+    // (auth::Gates::drop_system_classes), as Parse drops an empty one.
+    const bool system = class_name == "_User" || class_name == "_Session" || class_name == "_Role";
+    if (system && (class_name == "_User" || !ctx.identity.gates.drop_system_classes))
       return SchemaError(kInvalidSchemaOperation, fmt::format("Class {} is a system class and cannot be dropped.", class_name));
     if (const auto rows = unit.txn().Count(*existing); rows > 0)
       return SchemaError(kInvalidSchemaOperation,
                          fmt::format("Class {} is not empty, contains {} objects, cannot drop schema.", class_name, rows));
     unit.txn().DropClass(*existing);
     unit.Wrote(existing->name);
-    unit.ChangeSchema(snapshot->Without(class_name));
+    if (!system) {
+      unit.ChangeSchema(snapshot->Without(class_name));
+      return json::object{};
+    }
+    // A system class exists from an application's first open (sessions and ACL roles rely on
+    // it), so it comes back at once as first defined: fields, permissions and indexes of its own.
+    for (auto& fresh : schema::SystemClasses()) {
+      if (fresh.name != class_name) continue;
+      unit.txn().SaveClass(nullptr, fresh);
+      unit.ChangeSchema(snapshot->With(std::move(fresh)));
+    }
     return json::object{};
   }, app::WriteStart::kExclusive);
 }

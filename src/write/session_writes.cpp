@@ -46,7 +46,8 @@ bool DeleteSession(auth::Context& ctx, const std::string& session_id) {
   return deleted.ok() && deleted.value();
 }
 
-void DeleteUserSessions(app::Application& app, storage::WriteTransaction& txn, const std::string& user_id) {
+void DeleteUserSessions(app::Application& app, storage::WriteTransaction& txn, const std::string& user_id,
+                        std::string_view keep) {
   auto snapshot = app.schema();
   const auto& cls = SessionClass(*snapshot);
   schema::Query q;
@@ -57,7 +58,8 @@ void DeleteUserSessions(app::Application& app, storage::WriteTransaction& txn, c
     ids.push_back(row.object_id);
     return true;
   });
-  for (const auto& id : ids) txn.Delete(cls, id);
+  for (const auto& id : ids)
+    if (keep.empty() || id != keep) txn.Delete(cls, id);
 }
 
 }  // namespace crmd::write

@@ -24,7 +24,9 @@ std::string CreateSession(app::Application& app, storage::WriteTransaction& txn,
 bool DeleteSession(auth::Context& ctx, const std::string& session_id);
 
 // Deletes every session of `user_id` inside `txn` (password change or reset, deactivation, user
-// deletion); OAuth grants are sessions too and go with them. None is not an error.
-void DeleteUserSessions(app::Application& app, storage::WriteTransaction& txn, const std::string& user_id);
+// deletion); OAuth grants are sessions too and go with them. None is not an error. `keep`, when
+// given, is the session that stays: the one a user changed their own password with (Parse).
+void DeleteUserSessions(app::Application& app, storage::WriteTransaction& txn, const std::string& user_id,
+                        std::string_view keep = {});
 
 }  // namespace crmd::write

@@ -28,9 +28,12 @@ bool TakenByAnother(storage::WriteTransaction& txn, const schema::ClassSchema& c
 }
 
 // Whether `body` names a rights field, also as the head of a dotted key (`authData.google`).
-bool NamesRightsField(const json::object& body) {
+// Where the application takes anonymous users, `authData` itself is read by ReadAnonymousAuth,
+// which takes the anonymous provider alone: a user's own sign-in, no right over anyone.
+bool NamesRightsField(const json::object& body, const auth::Identity& identity) {
   for (const auto& kv : body) {
     const std::string_view key = kv.key();
+    if (key == "authData" && identity.gates.anonymous_users) continue;
     const std::string_view head = key.substr(0, key.find('.'));
     for (const std::string_view field : kRightsFields)
       if (head == field) return true;
@@ -43,6 +46,14 @@ bool NamesRightsField(const json::object& body) {
 Result<UserWrite> PrepareUserWrite(const json::object& body, WriteKind kind, const auth::Identity& identity,
                                    std::string_view remote_ip) {
   UserWrite out;
+  out.unverify_email = kind == WriteKind::kUpdate && !identity.IsMaster() && body.contains("email");
+  if (identity.gates.anonymous_users) {
+    CRMD_ASSIGN(auto anonymous, ReadAnonymousAuth(body));
+    out.anonymous = std::move(anonymous);
+  }
+  // An anonymous user has no password (Parse): their id signs them in.
+  const bool anonymous_signup = kind == WriteKind::kCreate && out.anonymous && out.anonymous->id_hash &&
+                                !body.contains("password");
   if (const auto* password = body.if_contains("password")) {
     if (!password->is_string() || password->get_string().empty()) {
       if (kind == WriteKind::kCreate) return errors::PasswordMissing();
@@ -58,14 +69,14 @@ Result<UserWrite> PrepareUserWrite(const json::object& body, WriteKind kind, con
     if (!identity.IsMaster() || !hash->is_string() || !auth::IsImportableHash(hash->get_string()))
       return errors::InvalidFieldName(schema::kHashedPassword);
     out.password_hash = std::string(hash->get_string());
-  } else if (kind == WriteKind::kCreate) {
+  } else if (kind == WriteKind::kCreate && !anonymous_signup) {
     return errors::PasswordMissing();
   }
   return out;
 }
 
 Status CheckUserCreator(const auth::Identity& identity, const json::object& body) {
-  if (identity.IsMaster() || !NamesRightsField(body)) return {};
+  if (identity.IsMaster() || !NamesRightsField(body, identity)) return {};
   return errors::PermissionDenied("create", "_User");
 }
 
@@ -73,9 +84,12 @@ Status CheckUserWriter(const auth::Identity& identity, const json::object& body,
   if (identity.IsMaster()) return {};
   if (identity.principal == auth::Principal::kUser && identity.user_id != target_id)
     return errors::CannotModifyUser(target_id);
+  // Parse lets a user change their own sign-in names and password; an application whose users
+  // may update their own record (auth::Gates::self_update) does too.
+  const bool own = identity.principal == auth::Principal::kUser && identity.gates.self_update;
   for (const char* key : {"password", "email", "username"})
-    if (body.contains(key)) return errors::PermissionDenied("update", "_User");
-  if (NamesRightsField(body)) return errors::PermissionDenied("update", "_User");
+    if (body.contains(key) && !own) return errors::PermissionDenied("update", "_User");
+  if (NamesRightsField(body, identity)) return errors::PermissionDenied("update", "_User");
   return {};
 }
 
@@ -123,6 +137,19 @@ Status ApplyUserRules(storage::WriteTransaction& txn, const schema::ClassSchema&
   if (kind == WriteKind::kUpdate && (user.password_hash || body.contains("email"))) {
     for (const char* column : {schema::kResetTokenHash, schema::kResetTokenExpires})
       changes.Set(column, std::monostate{});
+  }
+  // `emailVerified` is a right (issue 31 #3): a new address a user set themselves has not been
+  // verified, as in Parse.
+  if (user.unverify_email && cls.FindField("emailVerified")) changes.Set("emailVerified", std::int64_t{0});
+  if (user.anonymous) {
+    if (const auto& hash = user.anonymous->id_hash) {
+      // One user per id, as one per username (Parse's ACCOUNT_ALREADY_LINKED).
+      if (TakenByAnother(txn, cls, schema::kAnonymousIdHash, *hash, self))
+        return ApiError{400, 208, "this auth is already used"};
+      changes.Set(schema::kAnonymousIdHash, *hash);
+    } else {
+      changes.Set(schema::kAnonymousIdHash, std::monostate{});
+    }
   }
   if (const auto* active = body.if_contains("active"); active && active->is_bool() && !active->get_bool())
     end_sessions = true;  // a deactivated user's tokens stop working at once

@@ -10,12 +10,16 @@
 #include "auth/identity.hpp"
 #include "storage/write_transaction.hpp"
 #include "util/result.hpp"
+#include "write/anonymous_auth.hpp"
 #include "write/field_changes.hpp"
 
 namespace crmd::write {
 
 struct UserWrite {
   std::optional<std::string> password_hash;  // set when the body changes the password
+  std::optional<AnonymousAuth> anonymous;    // set when the body links or unlinks an anonymous id
+  // A user changed their own address (the selfUpdate gate): it is no longer a verified one.
+  bool unverify_email = false;
 };
 
 // Outside the lock: the body's password (policy, then argon2id, through auth::PasswordGate, which

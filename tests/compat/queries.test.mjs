@@ -210,6 +210,47 @@ for (const profile of PROFILES) {
       assert.deepEqual(found.map((r) => r.get('Body')).sort(), ['Customer asked for a quote', 'call the customer today']);
     });
 
+    test('issue 36 fullText with Parse\'s options ($language, $caseSensitive, $diacriticSensitive) on a text index: words match, never a 500', async () => {
+      const cls = `Subjects${profile}`;
+      await Parse.Object.saveAll(['coffee', 'Coffee Shopping', 'Café Con Leche', 'Cafe con Leche', 'Baking a cake']
+        .map((subject) => new Parse.Object(cls, { subject })));
+      await useApp(ctx.server, apps[profile]);
+      const schema = new Parse.Schema(cls);
+      schema.addIndex('subject_text', { subject: 'text' });
+      await schema.update();
+      await useApp(ctx.server, apps[profile], { apiKey: true });
+      const words = async (term, options) => (await Q(cls).fullText('subject', term, options).find()).map((r) => r.get('subject')).sort();
+      assert.deepEqual(await words('leche', { language: 'spanish' }), ['Cafe con Leche', 'Café Con Leche']);
+      assert.deepEqual(await words('coffee', { caseSensitive: false }), ['Coffee Shopping', 'coffee']);
+      assert.deepEqual(await words('coffee', { caseSensitive: true, diacriticSensitive: false }), ['Coffee Shopping', 'coffee']);
+      assert.deepEqual(await words('cake', { language: 'en', caseSensitive: true, diacriticSensitive: true }), ['Baking a cake']);
+    });
+
+    test('issue 36 $score of a text search: sorted best first with each result\'s score under the Parse profile (parseNames); 105 with the spec\'s gates', async () => {
+      const cls = `Scored${profile}`;
+      await Parse.Object.saveAll(['coffee', 'coffee and cream', 'Coffee Shopping coffee', 'tea', 'iced coffee with milk and sugar']
+        .map((subject) => new Parse.Object(cls, { subject, n: subject.length })));
+      await useApp(ctx.server, apps[profile]);
+      const schema = new Parse.Schema(cls);
+      schema.addIndex('subject_text', { subject: 'text' });
+      await schema.update();
+      await useApp(ctx.server, apps[profile], { apiKey: true });
+      const q = Q(cls).fullText('subject', 'coffee');
+      q.descending('$score');
+      q.select('$score');
+      if (profile === 'crmd') {
+        await rejectsWith(q.find(), Parse.Error.INVALID_KEY_NAME, 'Invalid field name: $score.');
+        return;
+      }
+      const found = await q.find();
+      assert.deepEqual(found.map((r) => r.get('score')), [1, 2 / 3, 1 / 3, 1 / 6]);
+      assert.equal(found[0].get('subject'), undefined, 'keys=$score projects the score alone');
+      const paged = Q(cls).fullText('subject', 'coffee').ascending('$score').skip(1).limit(2);
+      paged.select('subject');
+      assert.deepEqual((await paged.find()).map((r) => [r.get('subject'), r.get('score')]),
+        [['Coffee Shopping coffee', undefined], ['coffee and cream', undefined]]);
+    });
+
     test('geo queries are outside the spec (no GeoPoint type, §2.2): 107 bad constraint', async () => {
       await rejectsWith(Q().near('City', new Parse.GeoPoint(1, 1)).find(), Parse.Error.INVALID_JSON, /bad constraint: \$nearSphere/);
     });

@@ -86,7 +86,7 @@ test('issue 31 #3: rights fields of _User are the Master identity\'s alone, at s
   assert.equal((await request(server, 'GET', '/core/schemas/_User', { headers: masterHeaders(parse) })).body.fields.mcpPermissions, undefined);
   const grabs = [
     { mcpPermissions: ['mcp:view', 'mcp:create', 'mcp:update', 'mcp:edit-page-and-schema'] },
-    { active: true }, { emailVerified: true }, { authData: { anonymous: { id: 'x' } } }, { 'authData.google': { id: 'x' } },
+    { active: true }, { emailVerified: true }, { 'authData.google': { id: 'x' } }, { 'authData.anonymous': { id: 'x' } },
     { permissions: ['admin'] }, { isPortalUser: false },
   ];
   for (const [i, grab] of grabs.entries()) {
@@ -97,6 +97,11 @@ test('issue 31 #3: rights fields of _User are the Master identity\'s alone, at s
     assert.equal(viaClasses.status, 400, viaClasses.text);
     assert.equal(viaClasses.body.code, 119);
   }
+  // Issue 36: this profile's anonymousUsers gate takes a user's own `authData.anonymous` as their
+  // credential (tests/compat/parse-gates.test.mjs); any other provider is no sign-in at all.
+  const google = await request(server, 'POST', '/core/users', { headers: A,
+    body: { username: 'grab.google', password: 'Secret123', authData: { google: { id: 'x', access_token: 't' } } } });
+  assert.deepEqual(google.body, { code: 252, error: 'This authentication method is unsupported.' });
   const none = await request(server, 'GET', `/core/classes/_User?where=${where({ username: { $regex: '^grab' } })}&count=1&limit=0`, { headers: masterHeaders(parse) });
   assert.equal(none.body.count, 0, 'no user was made');
   // A user's own session cannot set them either.

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import {
   setup, stopAll, request, rawRequest, masterHeaders, apiKeyHeaders, appHeaders, HOST, sleep,
-  makeDataDir, createApp, startServer, createRecord, pollUntil,
+  makeDataDir, createApp, startServer, createRecord, pollUntil, cli,
 } from './lib/harness.mjs';
 
 let server;
@@ -301,6 +301,23 @@ test('issue 17 #8, #15: anonymous password work from one address is rate-limited
   const reset = await request(srv, 'POST', '/core/requestPasswordReset', { headers: appHeaders(a), body: { email: 'limited@example.test' } });
   assert.equal(reset.status, 429);
   for (let i = 0; i < 5; i++) await signUp(srv, a, `imported${i}@example.test`);  // the master key: no budget
+});
+
+test('issue 36: anonymous sign-ins (the Parse profile\'s authData.anonymous) spend the address\'s password budget: no address makes users without bound', async () => {
+  const { server: srv, app: a, dataDir: dir } = await setup({ extraArgs: ['--password-rate', '2'] });
+  cli(['app', 'set', '--data', dir, '--app', a.appId, '--profile', 'parse']);
+  const anonymous = (n) => request(srv, 'POST', '/core/users', { headers: appHeaders(a), body: { authData: { anonymous: { id: `00000000-0000-4000-8000-00000000000${n}` } } } });
+  // The server follows the profile within a second: until then the spec's gate refuses (119).
+  const first = await pollUntil(async () => { const r = await anonymous(0); return { done: r.status !== 403 && r.status !== 400, value: r }; },
+    { timeoutMs: 10_000, intervalMs: 100 });
+  assert.equal(first.last.value.status, 201, first.last.value.text);
+  const statuses = [];
+  for (let i = 1; i < 6; i++) statuses.push((await anonymous(i)).status);
+  assert.deepEqual(statuses, [201, 429, 429, 429, 429], 'two a minute: the first took one, the second the last');
+  const again = await anonymous(9);
+  assert.deepEqual(again.body, { code: 155, error: 'Too many attempts; try again later.' });
+  const keyed = await request(srv, 'POST', '/core/users', { headers: masterHeaders(a), body: { authData: { anonymous: { id: '00000000-0000-4000-8000-0000000000aa' } } } });
+  assert.equal(keyed.status, 201, 'the master key spends no budget');
 });
 
 test('issue 17 #14: a reset request for a known address answers as one for an unknown address does, and sends its mail after the answer', async () => {

@@ -166,7 +166,7 @@ test('issue 23 transport: an upload without an application id that cannot be a J
 test('issue 23 profile: the spec gates by default, each its own switch, the Parse profile opens them', async () => {
   const dir = makeDataDir();
   const gated = createApp(dir);
-  assert.deepEqual(gated.gates, { captcha: 'on', signup: 'key', passwordPolicy: 'on', newClasses: 'closed', dottedKeys: 'off' });
+  assert.deepEqual(gated.gates, { captcha: 'on', signup: 'key', passwordPolicy: 'on', newClasses: 'closed', dottedKeys: 'off', anonymousUsers: 'off', userFields: 'closed', selfUpdate: 'off', dropSystemClasses: 'off', installations: 'off', parseNames: 'off' });
   const srv = await startServer(dir);
   const A = appHeaders(gated);
   const M = masterHeaders(gated);
@@ -180,7 +180,7 @@ test('issue 23 profile: the spec gates by default, each its own switch, the Pars
 
   // One switch: anonymous writes go to the permissions; sign-up still needs a key.
   const set = cliJson(['app', 'set', '--data', dir, '--app', gated.appId, '--captcha', 'off']);
-  assert.deepEqual(set.gates, { captcha: 'off', signup: 'key', passwordPolicy: 'on', newClasses: 'closed', dottedKeys: 'off' });
+  assert.deepEqual(set.gates, { captcha: 'off', signup: 'key', passwordPolicy: 'on', newClasses: 'closed', dottedKeys: 'off', anonymousUsers: 'off', userFields: 'closed', selfUpdate: 'off', dropSystemClasses: 'off', installations: 'off', parseNames: 'off' });
   const opened = await pollUntil(async () => ({ done: (await request(srv, 'POST', '/core/classes/Open', { headers: A, body: { n: 1 } })).status === 201 }), { timeoutMs: 30_000, intervalMs: 50 });
   assert.ok(opened.ok, 'an anonymous create on an open class once the captcha gate is off');
   const closed = await request(srv, 'POST', '/core/classes/Closed', { headers: A, body: { n: 1 } });
@@ -191,7 +191,7 @@ test('issue 23 profile: the spec gates by default, each its own switch, the Pars
 
   // The Parse profile: Parse Server's defaults.
   const parse = cliJson(['app', 'set', '--data', dir, '--app', gated.appId, '--profile', 'parse']);
-  assert.deepEqual(parse.gates, { captcha: 'off', signup: 'open', passwordPolicy: 'off', newClasses: 'open', dottedKeys: 'on' });
+  assert.deepEqual(parse.gates, { captcha: 'off', signup: 'open', passwordPolicy: 'off', newClasses: 'open', dottedKeys: 'on', anonymousUsers: 'on', userFields: 'open', selfUpdate: 'on', dropSystemClasses: 'on', installations: 'on', parseNames: 'on' });
   const user = await pollUntil(async () => {
     const r = await request(srv, 'POST', '/core/users', { headers: A, body: { username: 'bob', password: 'x' } });
     return { done: r.status === 201, body: r.body };
@@ -228,7 +228,7 @@ test('issue 23 profile: the spec gates by default, each its own switch, the Pars
 test('issue 23 profile: app create --profile parse, and the CLI refuses unknown values', async () => {
   const dir = makeDataDir();
   const created = cliJson(['app', 'create', '--data', dir, '--no-product-base', '--profile', 'parse', '--password-policy', 'on']);
-  assert.deepEqual(created.gates, { captcha: 'off', signup: 'open', passwordPolicy: 'on', newClasses: 'open', dottedKeys: 'on' });
+  assert.deepEqual(created.gates, { captcha: 'off', signup: 'open', passwordPolicy: 'on', newClasses: 'open', dottedKeys: 'on', anonymousUsers: 'on', userFields: 'open', selfUpdate: 'on', dropSystemClasses: 'on', installations: 'on', parseNames: 'on' });
   assert.throws(() => cli(['app', 'set', '--data', dir, '--app', created.appId, '--signup', 'maybe']), /--signup takes key or open/);
   assert.throws(() => cli(['app', 'set', '--data', dir, '--app', created.appId, '--profile', 'mongo']), /--profile takes crmd or parse/);
   const srv = await startServer(dir);

@@ -171,6 +171,7 @@ std::string ColumnSqlType(FieldType type) {
     case FieldType::kString:
     case FieldType::kHtml:
     case FieldType::kPointer:
+    case FieldType::kBytes:
     case FieldType::kRelation: return "text";
     case FieldType::kArray:
     case FieldType::kObject:

@@ -24,6 +24,7 @@ std::string SqlType(schema::FieldType type) {
     case schema::FieldType::kFile:
     case schema::FieldType::kPrivateFile:
     case schema::FieldType::kAcl:
+    case schema::FieldType::kBytes:
     case schema::FieldType::kRelation: return "TEXT";
   }
   return "TEXT";

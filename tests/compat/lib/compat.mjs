@@ -10,8 +10,14 @@ import { makeDataDir, cliJson, startServer, stopAll, request } from '../../e2e/l
 export { Parse, stopAll, request, cliJson };
 
 // The gates of a fresh application, as `crmd app create` prints them (docs/PROFILES.md).
-export const SPEC_GATES = { captcha: 'on', signup: 'key', passwordPolicy: 'on', newClasses: 'closed', dottedKeys: 'off' };
-export const PARSE_GATES = { captcha: 'off', signup: 'open', passwordPolicy: 'off', newClasses: 'open', dottedKeys: 'on' };
+export const SPEC_GATES = {
+  captcha: 'on', signup: 'key', passwordPolicy: 'on', newClasses: 'closed', dottedKeys: 'off',
+  anonymousUsers: 'off', userFields: 'closed', selfUpdate: 'off', dropSystemClasses: 'off', installations: 'off', parseNames: 'off',
+};
+export const PARSE_GATES = {
+  captcha: 'off', signup: 'open', passwordPolicy: 'off', newClasses: 'open', dottedKeys: 'on',
+  anonymousUsers: 'on', userFields: 'open', selfUpdate: 'on', dropSystemClasses: 'on', installations: 'on', parseNames: 'on',
+};
 
 // The two ways a Parse app can be configured on crmd: the spec's gates (the default) and the Parse
 // profile. Files whose behaviour does not depend on the gates run every test under both.
