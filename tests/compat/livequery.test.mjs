@@ -1,6 +1,6 @@
 // Issue 36: the stock Parse SDK's LiveQuery client (`query.subscribe()`, `Parse.LiveQueryClient`)
 // against `crmd serve --prefix parse`, its WebSocket address derived from serverURL as the SDK
-// does: subscribe, events, ACL-filtered events, reconnect.
+// does: subscribe, events, ACL-filtered events, reconnect, the end of the subscriber's session.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Parse, useApp, MASTER, signUpWithKey, openClass, uniq, cliJson, stopAll } from './lib/compat.mjs';
@@ -114,5 +114,31 @@ test('issue 36: after the socket drops, the client reconnects, subscribes again 
   const row = new Parse.Object(cls, { Name: 'after the reconnect' });
   await row.save(null, MASTER);
   assert.equal((await created)[0].id, row.id);
+  await client.close();
+});
+
+test('issue 36: when the subscriber\'s session ends (logout), its subscription gets an error at the next event and no record after it', async () => {
+  const cls = await openedClass('LiveExpiry');
+  const cat = await signUpWithKey(`${uniq('cat')}@example.com`);
+  const token = cat.getSessionToken();
+  await useApp(server, app);
+  const client = new Parse.LiveQueryClient({ applicationId: app.appId, serverURL: `ws://127.0.0.1:${server.port}/parse`, sessionToken: token });
+  client.open();
+  const sub = client.subscribe(new Parse.Query(cls), token);
+  await nextEvent(sub, 'open');
+  const seen = [];
+  sub.on('create', (o) => seen.push(o.id));
+  const first = new Parse.Object(cls, { Name: 'before' });
+  const created = nextEvent(sub, 'create');
+  await first.save(null, MASTER);
+  await created;
+  const out = await fetch(`${server.base}/parse/logout`, { method: 'POST', headers: { 'X-Parse-Application-Id': app.appId, 'X-Parse-Session-Token': token } });
+  assert.equal(out.status, 200);
+  const failed = nextEvent(sub, 'error');
+  const second = new Parse.Object(cls, { Name: 'after' });
+  await second.save(null, MASTER);
+  const [message] = await failed;
+  assert.match(String(message), /session/i);
+  assert.deepEqual(seen, [first.id]);
   await client.close();
 });
