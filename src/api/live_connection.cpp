@@ -131,6 +131,7 @@ void LiveConnection::Subscribe(const json::object& message, bool update) {
   }
   if (auto added = hub_.Add(sub); !added.ok()) return Fail(added.error().code, added.error().message, request_id);
   subs_[request_id] = std::move(sub);
+  engaged_ = true;
 }
 
 void LiveConnection::Unsubscribe(const json::object& message) {

@@ -34,6 +34,7 @@ class LiveConnection final : public SocketHandler {
 
   void OnMessage(std::string_view text) override;
   void OnClose() override;
+  bool Engaged() const override { return engaged_; }
 
  private:
   void Connect(const boost::json::object& message);
@@ -49,6 +50,7 @@ class LiveConnection final : public SocketHandler {
   std::string app_id_;
   std::vector<std::pair<std::string, std::string>> headers_;  // the connect's credentials
   std::map<std::int64_t, std::shared_ptr<LiveSubscription>> subs_;
+  bool engaged_ = false;  // a subscription was taken once
 };
 
 // The upgrade of the LiveQuery door: taken on `/` and on `/<prefix>` (the Parse SDK derives its

@@ -32,6 +32,9 @@ class SocketHandler {
   virtual ~SocketHandler() = default;
   virtual void OnMessage(std::string_view text) = 0;
   virtual void OnClose() = 0;
+  // Whether the connection ever came to hold what it is for (a subscription): one that has not
+  // within the server's bound is closed, so no caller holds sockets it never uses.
+  virtual bool Engaged() const { return true; }
 };
 
 // Decides an upgrade from the request's head: a handler, or null when the path takes no upgrade

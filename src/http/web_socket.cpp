@@ -174,6 +174,12 @@ asio::awaitable<bool> ServeWebSocket(beast::tcp_stream& stream, const beast::htt
     writer_ended = true;
     writer_done.cancel();
   });
+  // The bound on a socket that is never used: checked once, on this connection's thread.
+  asio::steady_timer engage(executor);
+  engage.expires_after(limits.idle_timeout);
+  engage.async_wait([peer, handler](beast::error_code ec) {
+    if (!ec && !handler->Engaged()) peer->Close("no subscription");
+  });
   beast::flat_buffer buffer;
   for (;;) {
     auto [ec, n] = co_await ws.async_read(buffer, kNoThrowWs);
@@ -189,6 +195,7 @@ asio::awaitable<bool> ServeWebSocket(beast::tcp_stream& stream, const beast::htt
     buffer.consume(buffer.size());
   }
   // The read ended (the client closed, an error, or our close completed): the writer stops too.
+  engage.cancel();
   closing = true;
   peer->End();
   wake.cancel();
@@ -206,13 +213,20 @@ namespace {
 asio::awaitable<void> EventWriteLoop(beast::tcp_stream& stream, std::shared_ptr<Peer> peer, asio::steady_timer& wake) {
   for (;;) {
     Peer::Next next = co_await peer->Take(wake);
+    // Ended (the peer closed it, a refused subscription, a slow consumer) or the client gone: the
+    // socket closes, which also ends the read that waits for the client to go away.
     if (next.end) {
       beast::error_code ignored;
-      stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+      stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+      stream.socket().cancel(ignored);
       co_return;
     }
     auto [ec, n] = co_await asio::async_write(stream, asio::buffer(next.text), kNoThrowWs);
-    if (ec) co_return;
+    if (ec) {
+      beast::error_code ignored;
+      stream.socket().cancel(ignored);
+      co_return;
+    }
   }
 }
 

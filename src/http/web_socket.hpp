@@ -25,7 +25,9 @@ namespace crmd::http {
 struct WebSocketLimits {
   std::size_t message_limit = 0;
   std::size_t send_limit = 0;
-  // A connection that answers no ping for this long is closed (Beast pings at half of it).
+  // A connection that answers no ping for this long is closed (Beast pings at half of it); and a
+  // WebSocket whose handler is not Engaged() this long after the upgrade (a client that never
+  // connects or subscribes), as an idle HTTP connection would be.
   std::chrono::seconds idle_timeout{60};
 };
 

@@ -279,6 +279,28 @@ test('issue 36 (hostage): WebSockets take at most half of --max-connections; bey
   for (const c of held) c.close();
 });
 
+test('issue 36 (hostage): a WebSocket that never connects, or connects and never subscribes, is closed after the idle timeout; one that subscribed stays', async () => {
+  const dir = makeDataDir('crmd-livequery-idle');
+  const idle = createApp(dir);
+  cli(['app', 'set', '--data', dir, '--app', idle.appId, '--live-classes', '*']);
+  const srv = await startServer(dir, { extraArgs: ['--idle-timeout', '1'] });
+  const silent = new Live(srv, idle);
+  await silent.opened;
+  const connectedOnly = new Live(srv, idle);
+  assert.equal((await connectedOnly.connect()).op, 'connected');
+  const subscribed = new Live(srv, idle);
+  assert.equal((await subscribed.connect()).op, 'connected');
+  assert.equal((await subscribed.subscribe(1, { className: 'Deal', where: {} })).op, 'subscribed');
+  for (const c of [silent, connectedOnly]) {
+    const closed = await bounded(c.closed, 'the close of an unused socket');
+    assert.equal(closed.reason, 'no subscription');
+  }
+  // Both unused sockets were closed by now; the subscribed one still hears its events.
+  const id = (await request(srv, 'POST', '/core/classes/Deal', { headers: masterHeaders(idle), body: { stage: 'x' } })).body.objectId;
+  assert.equal((await subscribed.event('create', 1, id)).object.objectId, id);
+  subscribed.close();
+});
+
 test('issue 36 (session fixation and reuse): a subscription whose session was revoked ends with an error at its next event and hears nothing more', async () => {
   const user = await newUser();
   const c = new Live(server, app);
