@@ -124,7 +124,13 @@ async function metricsServer(label, extraArgs = [], { apps = 1, prepare = () => 
   const made = Array.from({ length: apps }, () => createApp(d));
   prepare(d, made);
   const srv = await startServer(d, { extraArgs: ['--metrics-listen', `${HOST}:0`, ...extraArgs] });
-  const base = `http://${HOST}:${srv.logLines().find((l) => l.msg === 'metrics listening').port}`;
+  // The metrics listener may say so just after the public one (which startServer waits for).
+  const said = await pollUntil(async () => {
+    const line = srv.logLines().find((l) => l.msg === 'metrics listening');
+    return { done: line !== undefined, value: line };
+  }, { timeoutMs: 10_000, intervalMs: 20 });
+  assert.ok(said.ok, 'the metrics listener says where it listens');
+  const base = `http://${HOST}:${said.last.value.port}`;
   return { srv, base, dir: d, a: made[0], apps: made };
 }
 
