@@ -32,12 +32,15 @@ Result<std::int64_t> NonNegative(const std::string& name, const std::string& tex
 
 // Sort keys are field names with an optional `-`; anything else is 105, as Parse answers.
 // Repeated keys are dropped and the list is bounded, so clients cannot mint endless SQL shapes.
-Result<std::vector<std::pair<std::string, bool>>> ParseOrder(std::string_view text) {
+// `parse_names` (the gate): Parse's stored names of the two dates sort as the dates.
+Result<std::vector<std::pair<std::string, bool>>> ParseOrder(std::string_view text, bool parse_names) {
   std::vector<std::pair<std::string, bool>> keys;
   for (auto part : Split(text, ',')) {
     bool descending = !part.empty() && part.front() == '-';
     if (descending) part.remove_prefix(1);
     if (part.empty()) continue;
+    if (parse_names && part == "_created_at") part = "createdAt";
+    else if (parse_names && part == "_updated_at") part = "updatedAt";
     if (part != "objectId" && part != "createdAt" && part != "updatedAt" &&
         !schema::IsValidFieldName(part))
       return errors::InvalidFieldName(part);
@@ -107,7 +110,7 @@ Result<query::ListRequest> ParseListParams(const Target& target, const auth::Con
     } else if (name == "skip") {
       CRMD_ASSIGN(list.skip, NonNegative(name, value));
     } else if (name == "order") {
-      CRMD_ASSIGN(list.order, ParseOrder(value));
+      CRMD_ASSIGN(list.order, ParseOrder(value, ctx.identity.gates.parse_names));
     } else if (name == "include") {
       CRMD_ASSIGN(list.include, query::ParseIncludeList(value));
     } else if (name == "keys") {

@@ -770,6 +770,7 @@ Response Router::RouteFamily(const Request& request, Target target, auth::Contex
     case RouteId::kParsePurge: return HandleParsePurge(target.segments[1], ctx, send);
     case RouteId::kParseSessionMe: return HandleParseSessionMe(ctx, token, send);
     case RouteId::kParseServerInfo: return HandleParseServerInfo();
+    case RouteId::kHealth: return JsonResponse(200, boost::json::object{{"status", "ok"}});
     case RouteId::kAggregate: {
       Response response;
       auto status = query::Aggregate(ctx, target.segments[1], target.params, response.body);

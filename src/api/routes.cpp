@@ -66,6 +66,9 @@ RouteEntry MatchPrefixedRoute(Method method, std::span<const std::string> s, std
     r.id = RouteId::kParseConfig, r.keys_only = method != Method::kGet, r.parse_names = method == Method::kPost;
   else if (parse && family == "purge" && s.size() == 2 && method == Method::kDelete) r.id = RouteId::kParsePurge, r.keys_only = true;
   else if (parse && family == "sessions" && s.size() == 2 && s[1] == "me" && method == Method::kGet) r.id = RouteId::kParseSessionMe;
+  // Parse's SDK asks `/parse/health` before it sends a queued save (EventuallyQueue): crmd's
+  // liveness answer, as `/health`.
+  else if (parse && family == "health" && s.size() == 1 && (method == Method::kGet || method == Method::kHead)) r.id = RouteId::kHealth;
   // Issue 36: what Parse Dashboard asks first (api/parse_server_info.hpp).
   else if (parse && family == "serverInfo" && s.size() == 1 && method == Method::kGet) r.id = RouteId::kParseServerInfo, r.keys_only = true;
   // Spec §4.6: there is no `/core/aggregate/`; Parse's SDKs call `/parse/aggregate/`.

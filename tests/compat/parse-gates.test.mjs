@@ -245,6 +245,18 @@ test('issue 36 Parse\'s other names (parseNames): POST /config, verifyPassword, 
     const r = await request(ctx.server, 'GET', `/parse/classes/${cls}?where=${encodeURIComponent(JSON.stringify({ [field]: { $gt: since } }))}`, { headers: P });
     assert.deepEqual(r.body.results.map((x) => x.objectId), [row.id], field);
   }
+  // ... and in an order (the SDK's suite sorts by them); the spec's gates keep 105.
+  const later = new Parse.Object(cls, { n: 2 });
+  await later.save(null, MASTER);
+  for (const [order, expected] of [['_created_at', [row.id, later.id]], ['-_created_at', [later.id, row.id]], ['-_updated_at', [later.id, row.id]]]) {
+    const r = await request(ctx.server, 'GET', `/parse/classes/${cls}?order=${order}`, { headers: P });
+    assert.deepEqual(r.body.results?.map((x) => x.objectId), expected, `${order}: ${r.text}`);
+  }
+  const specOrder = await request(ctx.server, 'GET', `/parse/classes/${cls}?order=_created_at`, { headers: S });
+  assert.deepEqual(specOrder.body, { code: 105, error: 'Invalid field name: _created_at.' });
+  // Parse's SDK asks /parse/health before it sends a queued save (EventuallyQueue).
+  const health = await request(ctx.server, 'GET', '/parse/health', { headers: { 'X-Parse-Application-Id': parse.appId } });
+  assert.deepEqual([health.status, health.body], [200, { status: 'ok' }]);
 
   // classLevelPermissions null: back to the permissions of a class made without any.
   const schema = new Parse.Schema(cls);
