@@ -461,7 +461,10 @@ test('issue 34: schema: add a field, an index, class-level permissions, the time
   const card = page.locator('#triggers form[aria-label="Trigger Stage on create"]');
   await card.locator('button:text-is("Runs")').click();
   await card.locator('.trigger-run').first().waitFor();
+  // The box shows unticked at once; the schema's PUT is answered a moment later.
+  const saved = page.waitForResponse((r) => r.url().endsWith('/core/schemas/Deals') && r.request().method() === 'PUT');
   await card.locator('input[type=checkbox]').uncheck();
+  assert.equal((await saved).status(), 200);
   await page.waitForFunction(() => document.querySelector('#triggers input[type=checkbox]')?.checked === false);
   const stored = await request(server, 'GET', '/core/schemas/Deals', { headers: M });
   assert.equal(stored.body.triggers.find((t) => t.name === 'Stage on create').active, false);
