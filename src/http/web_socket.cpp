@@ -131,6 +131,22 @@ asio::awaitable<void> WriteLoop(Stream& ws, std::shared_ptr<Peer> peer, asio::st
   }
 }
 
+// However a session ends (the client, an error, or the server stopping and destroying its frame),
+// the handler hears of it once and the peer lets go of its timer.
+struct SessionEnd {
+  Peer& peer;
+  api::SocketHandler& handler;
+  const char* failure;  // the log line should OnClose throw
+  ~SessionEnd() {
+    peer.End();
+    try {
+      handler.OnClose();
+    } catch (const std::exception& e) {
+      log::Error(failure, {{"error", e.what()}});
+    }
+  }
+};
+
 }  // namespace
 
 asio::awaitable<bool> ServeWebSocket(beast::tcp_stream& stream, const beast::http::request<beast::http::string_body>& request,
@@ -140,21 +156,8 @@ asio::awaitable<bool> ServeWebSocket(beast::tcp_stream& stream, const beast::htt
   auto peer = std::make_shared<Peer>(executor, limits.send_limit);
   std::shared_ptr<api::SocketHandler> handler = upgrade(head, peer);
   if (!handler) co_return false;
-  // However the session ends (the client, an error, or the server stopping and destroying this
-  // frame), the handler hears of it once and the peer lets go of the timer.
   asio::steady_timer wake(executor);
-  struct Ended {
-    Peer& peer;
-    api::SocketHandler& handler;
-    ~Ended() {
-      peer.End();
-      try {
-        handler.OnClose();
-      } catch (const std::exception& e) {
-        log::Error("closing a websocket failed", {{"error", e.what()}});
-      }
-    }
-  } ended{*peer, *handler};
+  const SessionEnd ended{*peer, *handler, "closing a websocket failed"};
   peer->Attach(&wake);
   stream.expires_never();  // the websocket stream's own timeouts take over
   Stream ws(stream);
@@ -240,18 +243,7 @@ asio::awaitable<void> ServeEventStream(beast::tcp_stream& stream, const api::Res
   peer->Attach(&wake);
   std::shared_ptr<api::SocketHandler> handler = response.event_stream(peer);
   if (!handler) co_return;
-  struct Ended {
-    Peer& peer;
-    api::SocketHandler& handler;
-    ~Ended() {
-      peer.End();
-      try {
-        handler.OnClose();
-      } catch (const std::exception& e) {
-        log::Error("closing an event stream failed", {{"error", e.what()}});
-      }
-    }
-  } ended{*peer, *handler};
+  const SessionEnd ended{*peer, *handler, "closing an event stream failed"};
   stream.expires_never();  // a stream lasts as long as the client keeps it
   std::string head = "HTTP/1.1 200 OK\r\nServer: crmd\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
                      "X-Content-Type-Options: nosniff\r\nConnection: close\r\n";
