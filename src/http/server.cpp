@@ -687,12 +687,12 @@ struct Server::Impl {
         facts.query.clear();
         facts.request_id = NewRequestId();
         if (ec == bhttp::error::header_limit)
-          co_await WriteError(stream, errors::HeaderTooLarge(), {}, facts, start);
+          co_await WriteError(stream, errors::HeaderTooLarge(), std::string(), facts, start);
         else if (ec == bhttp::error::body_limit)  // the start line is parsed by then
           co_await WriteError(stream, TooLarge(BodyOf(parser.get()) == api::BodyKind::kUpload, options.upload_body_limit),
-                              {}, facts, start);
+                              std::string(), facts, start);
         else if (!IsQuietDisconnect(ec))
-          co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."), {}, facts, start);
+          co_await WriteError(stream, errors::BadRequest("Malformed HTTP request."), std::string(), facts, start);
         co_return;
       }
 
@@ -784,8 +784,10 @@ struct Server::Impl {
       auto request = parser.release();
       if (options.upgrade && !stopping.load() && beast::websocket::is_upgrade(request)) {
         if (SocketsFull()) {
-          co_await WriteAndClose(stream, api::ErrorResponse(ApiError{503, errors::kInternal, "Too many WebSocket connections"}),
-                                 std::string(request[bhttp::field::origin]), facts, start);
+          // A named error, never an aggregate temporary inside the co_await: g++ 12 destroys such a
+          // temporary twice, and every refused upgrade corrupted the heap (scripts/check-coroutines).
+          const ApiError full{503, errors::kInternal, "Too many WebSocket connections"};
+          co_await WriteError(stream, full, origin, facts, start);
           co_return;
         }
         // A socket held open for minutes is no request in flight: a SIGTERM does not wait for it
