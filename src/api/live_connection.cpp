@@ -2,7 +2,9 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cctype>
+#include <initializer_list>
 
 #include "api/live_messages.hpp"
 #include "api/router.hpp"
@@ -18,6 +20,8 @@ namespace {
 
 // Client ids: unique per server, told to the client, no secret.
 constexpr std::size_t kClientIdLength = 10;
+// An installation id is told back in every message: a longer one is cut, not echoed whole.
+constexpr std::size_t kMaxInstallationId = 128;
 
 const json::string* StringField(const json::object& o, std::string_view key) {
   const auto* v = o.if_contains(key);
@@ -44,7 +48,7 @@ LiveConnection::LiveConnection(Router& router, LiveHub& hub, std::shared_ptr<Soc
 }
 
 void LiveConnection::Fail(int code, std::string_view message, std::optional<std::int64_t> request_id) {
-  peer_->Send(live::Error(code, message, false, client_id_, request_id));
+  peer_->Send(live::Error(code, message, false, Client(), request_id));
 }
 
 void LiveConnection::OnMessage(std::string_view text) {
@@ -81,8 +85,10 @@ void LiveConnection::Connect(const json::object& message) {
   }
   app_id_ = std::string(*app_id);
   headers_ = std::move(headers);
+  if (const json::string* installation = StringField(message, "installationId"))
+    installation_id_ = std::string(installation->subview(0, kMaxInstallationId));
   client_id_ = ids::RandomAlnum(kClientIdLength);
-  peer_->Send(live::Reply("connected", client_id_, std::nullopt));
+  peer_->Send(live::Reply("connected", Client(), std::nullopt));
 }
 
 void LiveConnection::Subscribe(const json::object& message, bool update) {
@@ -92,6 +98,19 @@ void LiveConnection::Subscribe(const json::object& message, bool update) {
   const auto* query_value = message.if_contains("query");
   if (!query_value || !query_value->is_object()) return Fail(live::kMalformed, "subscribe needs a query object", request_id);
   const json::object& query = query_value->get_object();
+  // Parse's server checks a subscribe against its message schema: a property it does not know
+  // is refused with reconnect, and the SDK then reconnects without its optional fields and
+  // subscribes again (its `resubscribe`).
+  const auto known = [](const json::object& o, std::initializer_list<std::string_view> names) {
+    return std::all_of(o.begin(), o.end(), [&](const auto& kv) {
+      return std::find(names.begin(), names.end(), std::string_view(kv.key())) != names.end();
+    });
+  };
+  if (!known(message, {"op", "requestId", "query", "sessionToken"}) ||
+      !known(query, {"className", "where", "keys", "fields", "watch"})) {
+    peer_->Send(live::Error(live::kMalformed, "Additional properties not allowed", true, Client(), std::nullopt));
+    return;
+  }
   const json::string* class_name = StringField(query, "className");
   if (!class_name) return Fail(live::kMalformed, "query needs a className", request_id);
   const auto* where = query.if_contains("where");
@@ -113,6 +132,7 @@ void LiveConnection::Subscribe(const json::object& message, bool update) {
   auto sub = std::make_shared<LiveSubscription>();
   sub->peer = peer_;
   sub->client_id = client_id_;
+  sub->installation_id = installation_id_;
   sub->request_id = request_id;
   sub->app_id = app_id_;
   sub->class_name = std::string(*class_name);
@@ -141,7 +161,7 @@ void LiveConnection::Unsubscribe(const json::object& message) {
   if (at == subs_.end()) return Fail(live::kNotConnected, "No subscription with this requestId", rid->get_int64());
   hub_.Remove(at->second);
   subs_.erase(at);
-  peer_->Send(live::Reply("unsubscribed", client_id_, rid->get_int64()));
+  peer_->Send(live::Reply("unsubscribed", Client(), rid->get_int64()));
 }
 
 void LiveConnection::OnClose() {

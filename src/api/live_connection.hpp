@@ -47,6 +47,8 @@ class LiveConnection final : public SocketHandler {
   std::shared_ptr<SocketPeer> peer_;
   std::string header_prefix_;  // `x-parse-`: the credential headers' names
   std::string client_id_;  // empty until connected
+  std::string installation_id_;
+  live::Client Client() const { return {client_id_, installation_id_}; }
   std::string app_id_;
   std::vector<std::pair<std::string, std::string>> headers_;  // the connect's credentials
   std::map<std::int64_t, std::shared_ptr<LiveSubscription>> subs_;

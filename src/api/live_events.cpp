@@ -65,7 +65,7 @@ Response LiveEvents(LiveHub& hub, LiveTickets& tickets, const Target& target) {
   out.event_stream = [&hub, sub](std::shared_ptr<SocketPeer> peer) -> std::shared_ptr<SocketHandler> {
     sub->peer = peer;
     if (auto added = hub.Add(sub); !added.ok()) {
-      peer->Send(live::Error(added.error().code, added.error().message, false, sub->client_id, sub->request_id));
+      peer->Send(live::Error(added.error().code, added.error().message, false, sub->client(), sub->request_id));
       peer->Close("refused");
     }
     return std::make_shared<EventStream>(hub, sub);

@@ -202,7 +202,7 @@ bool LiveHub::ReadRecord(const LiveSubscription& sub, const std::string& object_
   const auto& [status, body] = SharedRead(sub, query, reads);
   if (status != 200) {
     auto [code, message] = RefusalOf(status, body);
-    sub.peer->Send(live::Error(code, message, false, sub.client_id, sub.request_id));
+    sub.peer->Send(live::Error(code, message, false, sub.client(), sub.request_id));
     return false;
   }
   out = nullptr;
@@ -216,9 +216,40 @@ bool LiveHub::ReadRecord(const LiveSubscription& sub, const std::string& object_
   return true;
 }
 
-void LiveHub::Send(const LiveSubscription& sub, std::string_view op, const json::value* object) {
-  sub.peer->Send(live::Event(op, sub.client_id, sub.request_id, object ? *object : json::value(nullptr)));
+void LiveHub::Send(const LiveSubscription& sub, std::string_view op, const json::value* object, const json::value* original) {
+  sub.peer->Send(live::Event(op, sub.client(), sub.request_id, object ? *object : json::value(nullptr), original));
 }
+
+namespace {
+
+// What the subscriber is told the record was before an update (LiveQuery's `original`): the
+// record as its own read shows it now, with the written fields it was shown put back as they
+// were. A field its read does not show stays out, whatever it was. Null when the write did not
+// say (another server's change too large to carry them).
+json::value Original(const json::value& object, const app::RecordChange& change) {
+  if (change.before.empty() || !object.is_object()) return nullptr;
+  auto before = ParseJson(change.before);
+  if (!before.ok() || !before.value().is_object()) return nullptr;
+  json::object out = object.get_object();
+  const json::object& was = before.value().get_object();
+  for (const auto& f : change.fields)
+    if (!was.contains(f)) out.erase(f);  // it had no value then
+  for (const auto& kv : was)
+    if (out.contains(kv.key())) out[kv.key()] = kv.value();
+  return out;
+}
+
+// Whether a created record has a value for one of the fields the subscription watches.
+bool HasWatched(const json::value& object, const std::vector<std::string>& watch) {
+  if (watch.empty()) return true;
+  if (!object.is_object()) return false;
+  return std::any_of(watch.begin(), watch.end(), [&](const std::string& f) {
+    const auto* v = object.get_object().if_contains(f);
+    return v && !v->is_null();
+  });
+}
+
+}  // namespace
 
 void LiveHub::Start(const std::shared_ptr<LiveSubscription>& sub) {
   if (!sub->active) return;
@@ -228,7 +259,7 @@ void LiveHub::Start(const std::shared_ptr<LiveSubscription>& sub) {
   auto [status, body] = Read(*sub, query);
   if (status != 200) {
     auto [code, message] = RefusalOf(status, body);
-    sub->peer->Send(live::Error(code, message, false, sub->client_id, sub->request_id));
+    sub->peer->Send(live::Error(code, message, false, sub->client(), sub->request_id));
     Remove(sub);
     return;
   }
@@ -243,7 +274,7 @@ void LiveHub::Start(const std::shared_ptr<LiveSubscription>& sub) {
         if (const auto* id = r.is_object() ? r.get_object().if_contains("objectId") : nullptr; id && id->is_string())
           sub->matched.emplace(id->get_string());
       }
-  sub->peer->Send(live::Reply("subscribed", sub->client_id, sub->request_id));
+  sub->peer->Send(live::Reply("subscribed", sub->client(), sub->request_id));
 }
 
 void LiveHub::Deliver(const std::shared_ptr<LiveSubscription>& sub, const app::RecordChange& change, Reads& reads) {
@@ -255,15 +286,19 @@ void LiveHub::Deliver(const std::shared_ptr<LiveSubscription>& sub, const app::R
       if (!ReadRecord(*sub, id, true, reads, object)) return Remove(sub);
       if (object.is_null()) return;
       sub->matched.insert(id);
+      // With `watch`, a record is told as created only when it has a watched field (Parse).
+      if (!HasWatched(object, sub->watch)) return;
       return Send(*sub, "create", &object);
     }
     case app::RecordChange::Kind::kUpdate: {
       if (!ReadRecord(*sub, id, true, reads, object)) return Remove(sub);
       const bool now = !object.is_null();
       const bool was = sub->matched.count(id) > 0 || (sub->seed_truncated && now);
+      const json::value original = Original(object, change);
+      const json::value* told_original = original.is_null() ? nullptr : &original;
       if (now && !was) {
         sub->matched.insert(id);
-        return Send(*sub, "enter", &object);
+        return Send(*sub, "enter", &object, told_original);
       }
       if (!now && was) {
         sub->matched.erase(id);
@@ -272,7 +307,8 @@ void LiveHub::Deliver(const std::shared_ptr<LiveSubscription>& sub, const app::R
         json::value readable;
         if (!ReadRecord(*sub, id, false, reads, readable)) return Remove(sub);
         if (readable.is_null()) readable = json::object{{"className", sub->class_name}, {"objectId", id}};
-        return Send(*sub, "leave", &readable);
+        const json::value readable_original = Original(readable, change);
+        return Send(*sub, "leave", &readable, readable_original.is_null() ? nullptr : &readable_original);
       }
       if (!now) return;
       if (!sub->watch.empty() &&
@@ -281,7 +317,7 @@ void LiveHub::Deliver(const std::shared_ptr<LiveSubscription>& sub, const app::R
           }))
         return;
       sub->matched.insert(id);
-      return Send(*sub, "update", &object);
+      return Send(*sub, "update", &object, told_original);
     }
     case app::RecordChange::Kind::kDelete: {
       if (sub->matched.erase(id) == 0) return;
@@ -290,7 +326,7 @@ void LiveHub::Deliver(const std::shared_ptr<LiveSubscription>& sub, const app::R
       const auto& [status, body] = SharedRead(*sub, "limit=0", reads);
       if (status != 200) {
         auto [code, message] = RefusalOf(status, body);
-        sub->peer->Send(live::Error(code, message, false, sub->client_id, sub->request_id));
+        sub->peer->Send(live::Error(code, message, false, sub->client(), sub->request_id));
         return Remove(sub);
       }
       object = json::object{{"className", sub->class_name}, {"objectId", id}};

@@ -98,7 +98,8 @@ class LiveHub final : public app::ChangeSink {
                   boost::json::value& out);
   std::pair<int, std::string> Read(const LiveSubscription& sub, const std::string& query);
   const std::pair<int, std::string>& SharedRead(const LiveSubscription& sub, const std::string& query, Reads& reads);
-  void Send(const LiveSubscription& sub, std::string_view op, const boost::json::value* object);
+  void Send(const LiveSubscription& sub, std::string_view op, const boost::json::value* object,
+            const boost::json::value* original = nullptr);
 
   Router& router_;
   auth::Registry& registry_;

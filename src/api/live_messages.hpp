@@ -18,12 +18,21 @@ inline constexpr int kNotConnected = 2;    // no `connect` yet, or no such subsc
 inline constexpr int kUnknownOp = 3;
 inline constexpr int kBadCredentials = 4;  // unknown application, refused key
 
-// `{"op":op,"clientId":…,"requestId":…}`; the ids only when given.
-std::string Reply(std::string_view op, std::string_view client_id, std::optional<std::int64_t> request_id);
+// Whom a message is for: the connection's client id, and the installation id it connected with
+// (the SDK hands it to the application's handlers). Either may be empty.
+struct Client {
+  std::string_view id;
+  std::string_view installation_id;
+};
+
+// `{"op":op,"clientId":…,"installationId":…,"requestId":…}`; the ids only when given.
+std::string Reply(std::string_view op, const Client& client, std::optional<std::int64_t> request_id);
 // `{"op":"error","code":…,"error":…,"reconnect":…}`, with the ids when given.
-std::string Error(int code, std::string_view message, bool reconnect, std::string_view client_id,
+std::string Error(int code, std::string_view message, bool reconnect, const Client& client,
                   std::optional<std::int64_t> request_id);
-// An event (`create`, `enter`, `update`, `leave`, `delete`) about `object`.
-std::string Event(std::string_view op, std::string_view client_id, std::int64_t request_id, const boost::json::value& object);
+// An event (`create`, `enter`, `update`, `leave`, `delete`) about `object`, with what the record
+// was before the write (`original`) when given.
+std::string Event(std::string_view op, const Client& client, std::int64_t request_id, const boost::json::value& object,
+                  const boost::json::value* original = nullptr);
 
 }  // namespace crmd::api::live

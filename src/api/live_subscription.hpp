@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/live_messages.hpp"
 #include "api/socket.hpp"
 
 namespace crmd::api {
@@ -22,6 +23,7 @@ namespace crmd::api {
 struct LiveSubscription {
   std::shared_ptr<SocketPeer> peer;
   std::string client_id;
+  std::string installation_id;  // as the connection gave it, told back in every message
   std::int64_t request_id = 0;
   std::string app_id;
   std::string class_name;
@@ -31,6 +33,8 @@ struct LiveSubscription {
   std::string where = "{}";  // JSON text of an object
   std::string keys;          // `a,b` or empty: every field the subscriber may read
   std::vector<std::string> watch;  // an update is told only when it names one of these; empty: any
+
+  live::Client client() const { return {client_id, installation_id}; }
 
   // Cleared when unsubscribed or replaced, or when its connection closed: work queued for it
   // then does nothing.

@@ -27,7 +27,12 @@ std::string EncodeChange(const RecordChange& change, std::size_t max_bytes) {
   for (const auto& f : change.fields) fields.emplace_back(f);
   out["f"] = std::move(fields);
   if (change.schema_changed) out["s"] = true;
+  if (!change.before.empty())
+    if (auto before = ParseJson(change.before); before.ok() && before.value().is_object()) out["b"] = std::move(before.value());
   std::string text = json::serialize(out);
+  if (text.size() <= max_bytes) return text;
+  out.erase("b");
+  text = json::serialize(out);
   if (text.size() <= max_bytes) return text;
   out.erase("f");
   return json::serialize(out);
@@ -43,7 +48,11 @@ std::optional<RecordChange> DecodeChange(std::string_view text) {
   };
   const auto *a = str("a"), *c = str("c"), *id = str("o"), *k = str("k");
   if (!a || !c || !id || !k) return std::nullopt;
-  RecordChange change{std::string(*a), std::string(*c), std::string(*id), RecordChange::Kind::kUpdate, {}};
+  RecordChange change;
+  change.app_id = std::string(*a);
+  change.class_name = std::string(*c);
+  change.object_id = std::string(*id);
+  change.kind = RecordChange::Kind::kUpdate;
   if (*k == "c") change.kind = RecordChange::Kind::kCreate;
   else if (*k == "d") change.kind = RecordChange::Kind::kDelete;
   else if (*k != "u") return std::nullopt;
@@ -51,6 +60,7 @@ std::optional<RecordChange> DecodeChange(std::string_view text) {
   if (const auto* f = o.if_contains("f"); f && f->is_array())
     for (const auto& name : f->get_array())
       if (name.is_string()) change.fields.emplace_back(name.get_string());
+  if (const auto* b = o.if_contains("b"); b && b->is_object()) change.before = json::serialize(*b);
   return change;
 }
 

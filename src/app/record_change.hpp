@@ -24,14 +24,19 @@ struct RecordChange {
   // An update's fields as the write named them (top-level names): for LiveQuery's `watch`. Empty:
   // not known, every field counts as changed.
   std::vector<std::string> fields;
+  // An update's previous values of the fields it wrote, and its previous `updatedAt`: a JSON
+  // object of wire values (a field without a value left out), for LiveQuery's `original`. The
+  // subscriber's own read decides which of them it is shown (api/live_hub.cpp). Empty: not known.
+  std::string before;
   // The write's unit could change the schema (a new class or field): a server hearing of it from
   // another reloads the application's schema before it reads the record.
   bool schema_changed = false;
 };
 
 // The change as one line of JSON, for the other servers of a shared database
-// (storage::WriteTransaction::Announce): `{"a":app,"c":class,"o":id,"k":"c"|"u"|"d","f":[...],"s":true}`,
-// the field names left out (all of them count as changed) when they would pass `max_bytes`.
+// (storage::WriteTransaction::Announce): `{"a":app,"c":class,"o":id,"k":"c"|"u"|"d","f":[...],"b":{...},"s":true}`,
+// the previous values left out when they would pass `max_bytes`, then the field names (all of
+// them count as changed).
 std::string EncodeChange(const RecordChange& change, std::size_t max_bytes);
 // The change an announcement carries; nullopt when it is none (another release's, or garbage).
 std::optional<RecordChange> DecodeChange(std::string_view text);

@@ -7,6 +7,7 @@
 #include "auth/acl.hpp"
 #include "auth/authorize.hpp"
 #include "logs/timeline.hpp"
+#include "schema/codec.hpp"
 #include "schema/log_classes.hpp"
 #include "schema/system_classes.hpp"
 #include "schema/names.hpp"
@@ -32,11 +33,17 @@ namespace {
 
 // Realtime subscribers learn of the write once its unit is durable (app/record_change.hpp); a
 // write rolled back (its savepoint, or the whole unit) takes the note with it.
-void NoteChange(app::WriteUnit& unit, std::string_view class_name, std::string_view object_id,
-                app::RecordChange::Kind kind, const json::object* body) {
+bool Watched(app::WriteUnit& unit, std::string_view class_name) {
   app::ChangeSink* sink = unit.app().changes();
-  if (!sink || !sink->Watches(unit.app().id(), class_name)) return;
-  app::RecordChange change{unit.app().id(), std::string(class_name), std::string(object_id), kind, {}, unit.exclusive()};
+  return sink && sink->Watches(unit.app().id(), class_name);
+}
+
+void NoteChange(app::WriteUnit& unit, std::string_view class_name, std::string_view object_id,
+                app::RecordChange::Kind kind, const json::object* body, std::string before = {}) {
+  if (!Watched(unit, class_name)) return;
+  app::ChangeSink* sink = unit.app().changes();
+  app::RecordChange change{unit.app().id(), std::string(class_name), std::string(object_id), kind, {}, std::move(before),
+                           unit.exclusive()};
   if (body)
     for (const auto& kv : *body) change.fields.emplace_back(kv.key().substr(0, kv.key().find('.')));
   // A shared database tells every server, this one included, at commit and in commit order;
@@ -109,6 +116,20 @@ std::vector<std::string_view> FieldsToRead(const json::object& body, const schem
     if (const auto* index = cls.timeline->if_contains("index"); index && index->is_object())
       for (const auto& kv : index->get_object()) keys.push_back(kv.key());
   return keys;
+}
+
+// What an update's realtime subscribers are told the record was (app::RecordChange::before): the
+// fields the body writes, as they were, and the previous updatedAt.
+std::string ValuesBefore(const json::object& body, const schema::ClassSchema& cls, const storage::Row& current) {
+  json::object before{{"updatedAt", current.updated_at}};
+  for (const auto& kv : body) {
+    const std::string_view field = std::string_view(kv.key()).substr(0, kv.key().find('.'));
+    const schema::FieldDef* def = cls.FindField(field);
+    if (!def || before.contains(field)) continue;
+    json::value value = schema::DecodeCell(storage::CellOf(cls, current, field), *def);
+    if (!value.is_null()) before[field] = std::move(value);
+  }
+  return json::serialize(before);
 }
 
 // A written field's stored value, looked up in what the write set.
@@ -241,8 +262,12 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     // The row's ACL and the current values its operators start from and its history names, not
     // the whole row; the rules of a system class may read more of it. Whatever comes to read more
     // of the row here (a trigger) needs Get.
-    auto current = class_name.starts_with('_') ? txn.Get(*existing, object_id)
-                                               : txn.GetFields(*existing, object_id, FieldsToRead(sent, *existing, dotted));
+    // Realtime subscribers are told what the written fields were (LiveQuery's `original`).
+    const bool watched = Watched(unit, class_name);
+    auto fields = FieldsToRead(sent, *existing, dotted);
+    if (watched)
+      for (const auto& kv : sent) fields.push_back(std::string_view(kv.key()).substr(0, kv.key().find('.')));
+    auto current = class_name.starts_with('_') ? txn.Get(*existing, object_id) : txn.GetFields(*existing, object_id, fields);
     if (!current) return errors::ObjectNotFound();
     // Without write permission on the record, it answers as if it did not exist (Parse).
     if (!auth::AclAllows(ctx.identity, current->acl, auth::AclRight::kWrite))
@@ -307,7 +332,8 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
       CRMD_TRY(logs::RecordChange(unit, ctx, change));
     }
     CRMD_TRY(triggers::Fire(unit, ctx, {triggers::WriteEvent::kUpdate, &cls, row.object_id, &body, nullptr}));
-    NoteChange(unit, cls.name, row.object_id, app::RecordChange::Kind::kUpdate, &body);
+    NoteChange(unit, cls.name, row.object_id, app::RecordChange::Kind::kUpdate, &body,
+               watched ? ValuesBefore(body, *existing, *current) : std::string());
     if (changes.schema_changed) unit.ChangeSchema(unit.schema()->With(std::move(*grown)));
 
     json::object out{{"updatedAt", row.updated_at}, {"objectId", row.object_id}};

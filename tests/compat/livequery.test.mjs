@@ -74,6 +74,66 @@ test('issue 36: query.subscribe() hears create, update, enter, leave and delete 
   await sub.unsubscribe();
 });
 
+test('issue 36: events carry the installation id and an update what the record was (original), only the fields the read shows', async () => {
+  const cls = await openedClass('LiveOriginal');
+  const installationId = await Parse.CoreManager.getInstallationController().currentInstallationId();
+  const deal = new Parse.Object(cls, { stage: 'open', amount: 1, secret: 'before' });
+  await deal.save(null, MASTER);
+  const sub = await new Parse.Query(cls).equalTo('objectId', deal.id).select('stage', 'amount').subscribe();
+  const [opened] = await nextEvent(sub, 'open');
+  assert.equal(opened.installationId, installationId);
+  const updated = nextEvent(sub, 'update');
+  deal.set({ amount: 2, secret: 'after' });
+  await deal.save(null, MASTER);
+  const [now, original, response] = await updated;
+  assert.equal(response.installationId, installationId);
+  assert.equal(now.get('amount'), 2);
+  assert.equal(original.get('amount'), 1, 'original holds the value before the write');
+  assert.equal(original.get('stage'), 'open');
+  assert.equal(original.get('secret'), undefined, 'a field the subscription does not read is not told, before or after');
+  assert.equal(now.get('secret'), undefined);
+  await sub.unsubscribe();
+});
+
+test('issue 36: with watch, a create is told only when the record has a watched field, an update only when it writes one', async () => {
+  const cls = await openedClass('LiveWatch');
+  const sub = await new Parse.Query(cls).watch('stage').subscribe();
+  await nextEvent(sub, 'open');
+  const told = [];
+  sub.on('create', (o) => told.push(['create', o.get('Name')]));
+  sub.on('update', (o) => told.push(['update', o.get('Name')]));
+  const plain = new Parse.Object(cls, { Name: 'no stage' });
+  await plain.save(null, MASTER);
+  plain.set('amount', 5);
+  await plain.save(null, MASTER);  // not told: stage not written
+  const staged = new Parse.Object(cls, { Name: 'staged', stage: 'open' });
+  const created = nextEvent(sub, 'create');
+  await staged.save(null, MASTER);
+  await created;
+  const updated = nextEvent(sub, 'update');
+  plain.set('stage', 'won');
+  await plain.save(null, MASTER);
+  await updated;
+  assert.deepEqual(told, [['create', 'staged'], ['update', 'no stage']]);
+  await sub.unsubscribe();
+});
+
+test('issue 36: a subscribe with a property the protocol does not have is refused with reconnect, and the client subscribes again', async () => {
+  const cls = await openedClass('LiveExtra');
+  const client = new Parse.LiveQueryClient({ applicationId: app.appId, serverURL: `ws://127.0.0.1:${server.port}/parse`, masterKey: app.masterKey });
+  client.open();
+  await client.connectPromise;
+  const resubscribed = new Promise((resolve) => {
+    const original = client.resubscribe.bind(client);
+    client.resubscribe = () => { resolve(true); return original(); };
+  });
+  const error = nextEvent(client, 'error');
+  client.socket.send(JSON.stringify({ op: 'subscribe', requestId: 1, query: { className: cls, where: {}, unknownField: 1 } }));
+  assert.deepEqual(await error, ['Additional properties not allowed']);
+  assert.equal(await Promise.race([resubscribed, new Promise((resolve) => setTimeout(() => resolve(false), EVENT_TIMEOUT_MS).unref())]), true);
+  await client.close();
+});
+
 test('issue 36: a LiveQueryClient with a session token hears only of records the user may read', async () => {
   const cls = await openedClass('LiveAcl');
   const ann = await signUpWithKey(`${uniq('ann')}@example.com`);

@@ -9,7 +9,8 @@ namespace crmd {
 namespace {
 
 TEST(RecordChangeTest, AnAnnouncementCarriesTheChangeWhole) {
-  app::RecordChange change{"app1", "Deals", "AbCdEf1234", app::RecordChange::Kind::kUpdate, {"stage", "amount"}, true};
+  app::RecordChange change{"app1", "Deals", "AbCdEf1234", app::RecordChange::Kind::kUpdate, {"stage", "amount"},
+                           R"({"updatedAt":"2026-11-29T01:00:00.000Z","stage":"lead"})", true};
   auto back = app::DecodeChange(app::EncodeChange(change, 7000));
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->app_id, "app1");
@@ -17,11 +18,23 @@ TEST(RecordChangeTest, AnAnnouncementCarriesTheChangeWhole) {
   EXPECT_EQ(back->object_id, "AbCdEf1234");
   EXPECT_EQ(back->kind, app::RecordChange::Kind::kUpdate);
   EXPECT_EQ(back->fields, (std::vector<std::string>{"stage", "amount"}));
+  EXPECT_EQ(back->before, R"({"updatedAt":"2026-11-29T01:00:00.000Z","stage":"lead"})");
   EXPECT_TRUE(back->schema_changed);
 }
 
+TEST(RecordChangeTest, PreviousValuesPastTheSizeAreLeftOutBeforeTheFieldNames) {
+  app::RecordChange change{"app1", "Deals", "AbCdEf1234", app::RecordChange::Kind::kUpdate, {"notes"},
+                           R"({"notes":")" + std::string(8000, 'x') + R"("})", false};
+  const std::string text = app::EncodeChange(change, 7000);
+  EXPECT_LE(text.size(), 7000u);
+  auto back = app::DecodeChange(text);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_TRUE(back->before.empty());
+  EXPECT_EQ(back->fields, (std::vector<std::string>{"notes"}));
+}
+
 TEST(RecordChangeTest, FieldNamesPastTheSizeAreLeftOutAndThenAllCountAsChanged) {
-  app::RecordChange change{"app1", "Deals", "AbCdEf1234", app::RecordChange::Kind::kUpdate, {}, false};
+  app::RecordChange change{"app1", "Deals", "AbCdEf1234", app::RecordChange::Kind::kUpdate, {}, {}, false};
   for (int i = 0; i < 1000; ++i) change.fields.push_back("field" + std::to_string(i));
   const std::string text = app::EncodeChange(change, 7000);
   EXPECT_LE(text.size(), 7000u);
