@@ -294,11 +294,14 @@ void LiveHub::Deliver(const std::shared_ptr<LiveSubscription>& sub, const app::R
       if (!ReadRecord(*sub, id, true, reads, object)) return Remove(sub);
       const bool now = !object.is_null();
       const bool was = sub->matched.count(id) > 0 || (sub->seed_truncated && now);
-      const json::value original = Original(object, change);
+      // `original` only to a subscriber that was told of the record before: on `enter` the
+      // previous values may be ones it could not read (the same write may have opened the ACL).
+      const bool known = sub->matched.count(id) > 0;
+      const json::value original = known ? Original(object, change) : json::value(nullptr);
       const json::value* told_original = original.is_null() ? nullptr : &original;
       if (now && !was) {
         sub->matched.insert(id);
-        return Send(*sub, "enter", &object, told_original);
+        return Send(*sub, "enter", &object);
       }
       if (!now && was) {
         sub->matched.erase(id);
@@ -307,7 +310,7 @@ void LiveHub::Deliver(const std::shared_ptr<LiveSubscription>& sub, const app::R
         json::value readable;
         if (!ReadRecord(*sub, id, false, reads, readable)) return Remove(sub);
         if (readable.is_null()) readable = json::object{{"className", sub->class_name}, {"objectId", id}};
-        const json::value readable_original = Original(readable, change);
+        const json::value readable_original = known ? Original(readable, change) : json::value(nullptr);
         return Send(*sub, "leave", &readable, readable_original.is_null() ? nullptr : &readable_original);
       }
       if (!now) return;

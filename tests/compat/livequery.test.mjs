@@ -95,6 +95,31 @@ test('issue 36: events carry the installation id and an update what the record w
   await sub.unsubscribe();
 });
 
+test('issue 36: an enter carries no original: the same write may have opened the record to the subscriber', async () => {
+  const cls = await openedClass('LiveEnter');
+  const ann = await signUpWithKey(`${uniq('ann')}@example.com`);
+  await useApp(server, app);
+  const hidden = new Parse.Object(cls, { amount: 1 });
+  hidden.setACL(new Parse.ACL());  // nobody but the master key
+  await hidden.save(null, MASTER);
+  const client = new Parse.LiveQueryClient({
+    applicationId: app.appId, serverURL: `ws://127.0.0.1:${server.port}/parse`, sessionToken: ann.getSessionToken(),
+  });
+  client.open();
+  const sub = client.subscribe(new Parse.Query(cls), ann.getSessionToken());
+  await nextEvent(sub, 'open');
+  const entered = nextEvent(sub, 'enter');
+  const open = new Parse.ACL();
+  open.setPublicReadAccess(true);
+  hidden.setACL(open);
+  hidden.set('amount', 2);
+  await hidden.save(null, MASTER);
+  const [now, second] = await entered;
+  assert.equal(now.get('amount'), 2);
+  assert.ok(!(second instanceof Parse.Object), 'no original: the amount before was not ann\'s to read');
+  await client.close();
+});
+
 test('issue 36: with watch, a create is told only when the record has a watched field, an update only when it writes one', async () => {
   const cls = await openedClass('LiveWatch');
   const sub = await new Parse.Query(cls).watch('stage').subscribe();
