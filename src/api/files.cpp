@@ -82,10 +82,12 @@ Response Upload(const Request& request, const std::string& name, auth::Context& 
 }
 
 Response Delete(const std::string& name, auth::Context& ctx) {
-  // A name that does not exist answers the same (§4.8).
-  if (files::Remove(ctx.app->dir(), name)) files::FileUsage::Of(ctx.app->dir()).Forget();
+  // A name that does not exist answers the same (§4.8), but for Parse's clients, which expect
+  // its 153 (parseNames gate).
+  const bool removed = files::Remove(ctx.app->dir(), name);
+  if (removed) files::FileUsage::Of(ctx.app->dir()).Forget();
   // The spec's answer is an empty body; the Parse SDK reads every answer as JSON (parseNames gate).
-  if (ctx.identity.gates.parse_names) return JsonResponse(200, boost::json::object{});
+  if (ctx.identity.gates.parse_names) return removed ? JsonResponse(200, boost::json::object{}) : ErrorResponse(errors::FileDeleteFailed());
   Response response;
   response.content_type = "text/plain; charset=utf-8";
   return response;

@@ -167,6 +167,8 @@ ApiError RouteNotFound(std::string_view method, std::string_view path) {
   return ApiError{404, 0, fmt::format("Cannot {} {}", method, path), ErrorBody::kErrorOnly};
 }
 
+ApiError FileDeleteFailed() { return ApiError{400, 153, "Could not delete file.", ErrorBody::kCodeAndError}; }
+
 ApiError FileTooLarge(std::uint64_t limit) {
   return ApiError{413, 0, fmt::format("File too large: at most {} bytes", limit), ErrorBody::kErrorOnly};
 }

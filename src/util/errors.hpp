@@ -75,6 +75,7 @@ ApiError Internal();                   // 500 {"code":1,"message":"Internal serv
 ApiError Unavailable(std::string_view why);  // 503 {"code":1,"error":"Service unavailable: <why>"}
 ApiError QueryTimeout(long seconds);   // 400 124 `The query took longer than <n> s; ...`
 // Issue 31: the limits of the anonymous doors, in the form of the form and file routes (§7).
+ApiError FileDeleteFailed();                      // 400 {"code":153,"error":"Could not delete file."} (Parse)
 ApiError FileTooLarge(std::uint64_t limit);         // 413 {"error":"File too large: at most <n> bytes"}
 ApiError FileQuotaExceeded(std::int64_t quota_mib); // 413 {"error":"File quota exceeded: ..."}
 ApiError UploadTooSlow(std::uint64_t min_rate);     // 408 {"error":"Upload too slow: ..."}

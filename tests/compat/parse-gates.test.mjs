@@ -235,6 +235,11 @@ test('issue 36 Parse\'s other names (parseNames): POST /config, verifyPassword, 
   const file = new Parse.File('note.txt', { base64: Buffer.from('hello').toString('base64') });
   await file.save();
   await file.destroy({ useMasterKey: true });
+  // A file that is not there: Parse's 153 (the spec's gate answers the same as for one that is).
+  await assert.rejects(new Parse.File('never-saved.txt', { uri: 'http://127.0.0.1:9/none' }).destroy({ useMasterKey: true }),
+    (e) => e.code === Parse.Error.FILE_DELETE_ERROR && e.message === 'Could not delete file.');
+  const specMissing = await request(ctx.server, 'DELETE', '/parse/files/never-saved.txt', { headers: S });
+  assert.deepEqual([specMissing.status, specMissing.text], [200, ''], 'spec §4.8: a name that does not exist answers the same');
 
   // _created_at / _updated_at are createdAt / updatedAt in a where.
   const cls = uniq('Dated');
