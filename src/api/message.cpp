@@ -44,4 +44,16 @@ Response ErrorResponse(const ApiError& error) {
   return JsonResponse(error.http_status, body);
 }
 
+void NameErrorForParse(Response& response) {
+  if (response.status != 500) return;
+  auto parsed = ParseJson(response.body);
+  if (!parsed.ok() || !parsed.value().is_object()) return;
+  boost::json::object& body = parsed.value().get_object();
+  const auto* message = body.if_contains("message");
+  if (!message || body.contains("error")) return;
+  body["error"] = *message;
+  response.body.clear();
+  WriteJson(body, response.body);
+}
+
 }  // namespace crmd::api

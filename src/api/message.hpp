@@ -86,5 +86,8 @@ Result<const boost::json::object*> BodyObject(const Request& request, boost::jso
 Response JsonResponse(int status, const boost::json::value& body);
 // The one place an ApiError becomes a body (its three shapes: spec §7).
 Response ErrorResponse(const ApiError& error);
+// Parse's SDKs read an error's text from `error` and fail on an answer without one: the spec's
+// 500 (`{"code":1,"message":…}`) gets `error` beside `message` (the parseNames gate).
+void NameErrorForParse(Response& response);
 
 }  // namespace crmd::api

@@ -222,6 +222,7 @@ Response Router::Handle(const Request& request, const std::shared_ptr<app::Appli
     log::Error("request failed", {{"method", request.method_name}, {"error", e.what()}});
     response = ErrorResponse(errors::Internal());
   }
+  if (caller.app && caller.identity.gates.parse_names) NameErrorForParse(response);
   if (request.method != Method::kOptions) AddCorsHeaders(request, response);
   if (caller.app) response.app_id = caller.app->id();
   // Spec §2.6: write requests are logged, reads never.

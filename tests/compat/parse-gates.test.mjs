@@ -241,6 +241,17 @@ test('issue 36 Parse\'s other names (parseNames): POST /config, verifyPassword, 
   const specMissing = await request(ctx.server, 'DELETE', '/parse/files/never-saved.txt', { headers: S });
   assert.deepEqual([specMissing.status, specMissing.text], [200, ''], 'spec §4.8: a name that does not exist answers the same');
 
+  // A 500 carries `error` for the SDK beside the spec's `message` (a $text without a text index).
+  const textless = uniq('Textless');
+  await new Parse.Object(textless, { Name: 'coffee' }).save(null, MASTER);
+  await assert.rejects(new Parse.Query(textless).fullText('Name', 'coffee').find(MASTER),
+    (e) => e.code === 1 && e.message === 'Internal server error.');
+  const textWhere = `where=${encodeURIComponent(JSON.stringify({ Name: { $text: { $search: { $term: 'coffee' } } } }))}`;
+  const parseText = await request(ctx.server, 'GET', `/parse/classes/${textless}?${textWhere}`, { headers: P });
+  assert.deepEqual([parseText.status, parseText.body], [500, { code: 1, message: 'Internal server error.', error: 'Internal server error.' }]);
+  const specText = await request(ctx.server, 'GET', `/parse/classes/_User?where=${encodeURIComponent(JSON.stringify({ username: { $text: { $search: { $term: 'x' } } } }))}`, { headers: S });
+  assert.deepEqual([specText.status, specText.body], [500, { code: 1, message: 'Internal server error.' }], 'the spec\'s 500 as written');
+
   // _created_at / _updated_at are createdAt / updatedAt in a where.
   const cls = uniq('Dated');
   const row = new Parse.Object(cls, { n: 1 });
