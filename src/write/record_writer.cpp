@@ -125,7 +125,8 @@ std::string ValuesBefore(const json::object& body, const schema::ClassSchema& cl
   for (const auto& kv : body) {
     const std::string_view field = std::string_view(kv.key()).substr(0, kv.key().find('.'));
     const schema::FieldDef* def = cls.FindField(field);
-    if (!def || before.contains(field)) continue;
+    // A password's hash is nobody's to read, and the note travels to other servers.
+    if (!def || before.contains(field) || schema::IsSecretField(cls.name, field)) continue;
     json::value value = schema::DecodeCell(storage::CellOf(cls, current, field), *def);
     if (!value.is_null()) before[field] = std::move(value);
   }
