@@ -100,6 +100,14 @@ class Dialect {
   virtual std::string Text(const FieldAt& field, const std::vector<std::string>& terms, std::string_view cls,
                            Binder& bind) const = 0;
 
+  // Geo tests (schema/query.hpp's GeoShape and its numbers) on a GeoPoint or Polygon column.
+  virtual std::string Geo(const FieldAt& field, schema::GeoShape shape, const std::vector<double>& numbers,
+                          Binder& bind) const = 0;
+  // The distance in radians between the GeoPoint in `column` (SQL of the stored value) and the
+  // point of the SQL numbers `latitude` and `longitude` (placeholders or literals); NULL for none.
+  virtual std::string GeoDistance(const std::string& column, const std::string& latitude,
+                                  const std::string& longitude) const = 0;
+
   // `expr`, a value of a column of `type`, as a result column whose text is the store's cell of it.
   virtual std::string Selected(const std::string& expr, schema::FieldType type) const = 0;
   // `acc` over `column` (`t0.<name>`, nullopt `type` for a name the class lacks), its constant

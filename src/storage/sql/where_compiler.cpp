@@ -8,6 +8,10 @@ namespace crmd::storage::sql {
 
 namespace {
 
+// A double as SQL reads it back exactly (17 significant digits), never in an exponent form a
+// dialect might not take.
+std::string NumberLiteral(double d) { return fmt::format("{:.17f}", d); }
+
 using schema::CompareOp;
 using schema::Expr;
 using schema::ExprKind;
@@ -77,6 +81,7 @@ class Compiler {
       case ExprKind::kRelatedTo: return RelatedTo(e, alias, q);
       case ExprKind::kHoldsAny:
       case ExprKind::kHoldsAll: return Holds(e, cls, alias);
+      case ExprKind::kGeo: return known ? d_.Geo(field, e.geo, e.numbers, bind_) : d_.Bool(false);
     }
     return d_.Bool(false);
   }
@@ -215,6 +220,8 @@ class Compiler {
     c.owner_class = e.owner_class;
     c.owner_id = e.owner_id;
     c.sub = e.sub;
+    c.geo = e.geo;
+    c.numbers = e.numbers;
     for (const auto& child : e.children) c.children.push_back(Clone(child));
     return c;
   }
@@ -246,6 +253,15 @@ std::string CompileWhere(const Dialect& dialect, const schema::Query& query, con
 }
 
 std::string CompileOrder(const Dialect& dialect, const schema::Query& query) {
+  if (query.order.empty() && query.nearest) {
+    // The point is written into the text, not bound: the order comes after the where's and the
+    // page's placeholders and, on SQLite, twice. Its numbers are doubles crmd parsed, never client
+    // text; a near query's statement is prepared for its point alone.
+    const std::string column = "t0." + dialect.Quote(query.nearest->column);
+    return " ORDER BY " +
+           dialect.GeoDistance(column, NumberLiteral(query.nearest->latitude), NumberLiteral(query.nearest->longitude)) +
+           " ASC, t0." + dialect.Quote("createdAt") + " ASC, t0." + dialect.Quote("objectId") + " ASC";
+  }
   std::string sql;
   bool has_created = false, has_id = false;
   for (std::size_t i = 0; i < query.order.size(); ++i) {
