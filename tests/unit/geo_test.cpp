@@ -44,6 +44,9 @@ TEST(GeoMathTest, PolygonHoldsInsideAndEdgesNotOutside) {
   EXPECT_FALSE(geo::InPolygon({1.5, 0.5}, square));
   EXPECT_TRUE(geo::InPolygon({0, 0}, square));    // a corner
   EXPECT_TRUE(geo::InPolygon({0, 0.5}, square));  // an edge
+  // Every edge and corner, where an even-odd count alone answers either way.
+  for (Point p : std::vector<Point>{{1, 0.5}, {0.5, 1}, {0.5, 0}, {1, 1}, {1, 0}, {0, 1}})
+    EXPECT_TRUE(geo::InPolygon(p, square)) << p.latitude << "," << p.longitude;
   // Closed or open, the same polygon.
   std::vector<Point> closed = square;
   closed.push_back(square.front());
