@@ -60,6 +60,9 @@ class Dialect {
   virtual std::string JoinTable(std::string_view field, std::string_view owner) const = 0;
   // The placeholder of the n-th parameter (1-based).
   virtual std::string Placeholder(std::size_t n) const = 0;
+  // The n-th parameter's placeholder that names its number, for a text that repeats it or places
+  // it after other placeholders (SQLite's `?NNN`; PostgreSQL's are all numbered).
+  virtual std::string NumberedPlaceholder(std::size_t n) const { return Placeholder(n); }
   virtual const char* Bool(bool value) const = 0;
 
   // A list of texts as one column holds it and one parameter binds it: the principals of

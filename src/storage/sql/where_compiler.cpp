@@ -8,10 +8,6 @@ namespace crmd::storage::sql {
 
 namespace {
 
-// A double as SQL reads it back exactly (17 significant digits), never in an exponent form a
-// dialect might not take.
-std::string NumberLiteral(double d) { return fmt::format("{:.17f}", d); }
-
 using schema::CompareOp;
 using schema::Expr;
 using schema::ExprKind;
@@ -252,15 +248,16 @@ std::string CompileWhere(const Dialect& dialect, const schema::Query& query, con
   return compiler.Where(query, cls, 0);
 }
 
-std::string CompileOrder(const Dialect& dialect, const schema::Query& query) {
+std::string CompileOrder(const Dialect& dialect, const schema::Query& query, std::vector<Cell>& params) {
   if (query.order.empty() && query.nearest) {
-    // The point is written into the text, not bound: the order comes after the where's and the
-    // page's placeholders and, on SQLite, twice. Its numbers are doubles crmd parsed, never client
-    // text; a near query's statement is prepared for its point alone.
+    // Numbered placeholders: the order follows the where's values and, on SQLite, is written twice.
+    params.emplace_back(query.nearest->latitude);
+    const std::string latitude = dialect.NumberedPlaceholder(params.size());
+    params.emplace_back(query.nearest->longitude);
+    const std::string longitude = dialect.NumberedPlaceholder(params.size());
     const std::string column = "t0." + dialect.Quote(query.nearest->column);
-    return " ORDER BY " +
-           dialect.GeoDistance(column, NumberLiteral(query.nearest->latitude), NumberLiteral(query.nearest->longitude)) +
-           " ASC, t0." + dialect.Quote("createdAt") + " ASC, t0." + dialect.Quote("objectId") + " ASC";
+    return " ORDER BY " + dialect.GeoDistance(column, latitude, longitude) + " ASC, t0." + dialect.Quote("createdAt") +
+           " ASC, t0." + dialect.Quote("objectId") + " ASC";
   }
   std::string sql;
   bool has_created = false, has_id = false;

@@ -48,6 +48,9 @@ class Sqlite final : public sql::Dialect {
   }
   void AppendQuoted(std::string_view identifier, std::string& out) const override { sqlite::AppendQuoted(identifier, out); }
   std::string Placeholder(std::size_t) const override { return "?"; }
+  // A plain `?` after `?NNN` takes the largest number so far plus one, so the page's LIMIT and
+  // OFFSET after a numbered order keep their places.
+  std::string NumberedPlaceholder(std::size_t n) const override { return "?" + std::to_string(n); }
   const char* Bool(bool value) const override { return value ? "1" : "0"; }
 
   Cell TextList(const std::vector<std::string>& items) const override {
