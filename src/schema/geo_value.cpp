@@ -1,5 +1,8 @@
 #include "schema/geo_value.hpp"
 
+#include <cmath>
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "util/errors.hpp"
