@@ -325,10 +325,10 @@ void AddSchemaTools(std::vector<Tool>& tools) {
                        Params({}), Switch::kView, true, ListTables});
   tools.push_back(Tool{"Add-Field", "Add a field",
                        "Adds a field to a table. Types: String, Number, Boolean, Date, Object, Array, Pointer and "
-                       "Relation (with targetClass), File, PrivateFile, GeoPoint.",
+                       "Relation (with targetClass), File, PrivateFile, GeoPoint (one per table), Polygon.",
                        Params({{"table", Table()}, {"field", Str("The new field's name (letters, digits, _).", 128)},
                                {"type", Enum("The field's type.", {"String", "Number", "Boolean", "Date", "Object", "Array", "Pointer",
-                                                                    "Relation", "File", "PrivateFile", "GeoPoint"})},
+                                                                    "Relation", "File", "PrivateFile", "GeoPoint", "Polygon"})},
                                {"targetClass", Str("For Pointer and Relation: the table it points at.", 128)}},
                               {"table", "field", "type"}),
                        Switch::kEditPageAndSchema, false, AddField});

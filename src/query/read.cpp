@@ -340,6 +340,8 @@ Status ListRecords(auth::Context& ctx, std::string_view class_name, const ListRe
   out += "{\"results\":[";
   if (cls && request.limit != 0) {
     query.order = SortableOrder(*cls, request.order);
+    // Parse sorts a `$nearSphere` query nearest first unless it names an order.
+    if (query.order.empty() && query.where) query.nearest = schema::NearSort(*query.where);
     query.limit = request.limit;
     query.skip = request.skip;
     const PathTree include = BuildIncludeTree(request.include, *cls);

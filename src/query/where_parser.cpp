@@ -2,12 +2,14 @@
 
 #include <set>
 
+#include <fmt/format.h>
 #include <re2/re2.h>
 
 #include "auth/authorize.hpp"
 #include "query/portable_regex.hpp"
 #include "query/regex_options.hpp"
 #include "schema/codec.hpp"
+#include "schema/geo_value.hpp"
 #include "schema/names.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
@@ -170,10 +172,111 @@ class Parser {
       case FieldType::kBytes:
         if (TypeTag(value) != "Bytes" || Member(value, "base64").empty()) return std::nullopt;
         return storage::Cell(std::string(Member(value, "base64")));
+      case FieldType::kGeoPoint: {
+        auto point = schema::ParseGeoPoint(value);
+        if (!point.ok()) return std::nullopt;
+        return storage::Cell(schema::GeoPointJson(point.value()));
+      }
+      case FieldType::kPolygon: {
+        // Stored closed: an open ring asks for the same polygon.
+        auto ring = schema::ParsePolygon(value);
+        if (!ring.ok()) return std::nullopt;
+        return storage::Cell(schema::PolygonJson(ring.value()));
+      }
       case FieldType::kRelation:
         return std::nullopt;
     }
     return std::nullopt;
+  }
+
+  static ApiError BadGeo(std::string message) { return ApiError{400, errors::kInvalidJson, std::move(message)}; }
+
+  // The field a geo operator reads must be of `type` when the class declares it; an undeclared
+  // field holds nothing, so the operator matches nothing (as any filter on an absent field).
+  static Status GeoField(const Target& t, std::string_view op, FieldType type) {
+    if (t.is_path || !t.def || t.def->type == type) return {};
+    return BadQuery(fmt::format("bad {}: {} is not a {}", op, t.ref.column, schema::TypeName(type)));
+  }
+
+  static Expr GeoExpr(const Target& t, schema::GeoShape shape, std::vector<double> numbers) {
+    if (t.is_path || !t.def) return Expr::Const(false);
+    Expr e;
+    e.kind = ExprKind::kGeo;
+    e.field = t.ref;
+    e.geo = shape;
+    e.numbers = std::move(numbers);
+    return e;
+  }
+
+  // `$nearSphere` with its optional `$maxDistance` (radians) or `$maxDistanceIn<unit>` siblings.
+  static Result<Expr> Near(const Target& t, const json::value& arg, const json::object& constraint) {
+    CRMD_TRY(GeoField(t, "$nearSphere", FieldType::kGeoPoint));
+    CRMD_ASSIGN(auto point, schema::ParseGeoPoint(arg, "$nearSphere"));
+    std::vector<double> numbers{point.latitude, point.longitude};
+    constexpr std::pair<std::string_view, double> kUnits[] = {{"$maxDistance", 1.0},
+                                                              {"$maxDistanceInRadians", 1.0},
+                                                              {"$maxDistanceInMiles", geo::kEarthRadiusMiles},
+                                                              {"$maxDistanceInKilometers", geo::kEarthRadiusKm}};
+    for (const auto& [name, radius] : kUnits) {
+      const auto* max = constraint.if_contains(name);
+      if (!max) continue;
+      if (!max->is_number() || !(max->to_number<double>() >= 0))
+        return BadGeo(fmt::format("bad {}: must be a number of at least 0", name));
+      numbers.push_back(max->to_number<double>() / radius);
+      break;
+    }
+    return GeoExpr(t, schema::GeoShape::kNear, std::move(numbers));
+  }
+
+  // `$within: {$box: [corner, opposite corner]}`.
+  static Result<Expr> Box(const Target& t, const json::value& arg) {
+    CRMD_TRY(GeoField(t, "$within", FieldType::kGeoPoint));
+    const auto* box = arg.is_object() ? arg.get_object().if_contains("$box") : nullptr;
+    if (!box || !box->is_array() || box->get_array().size() != 2)
+      return BadGeo("bad $within: expected {$box: [southwest GeoPoint, northeast GeoPoint]}");
+    CRMD_ASSIGN(auto a, schema::ParseGeoPoint(box->get_array()[0], "$box"));
+    CRMD_ASSIGN(auto b, schema::ParseGeoPoint(box->get_array()[1], "$box"));
+    return GeoExpr(t, schema::GeoShape::kBox, {a.latitude, a.longitude, b.latitude, b.longitude});
+  }
+
+  // `$geoWithin: {$polygon: points}` or `{$centerSphere: [[longitude, latitude] or GeoPoint, radians]}`.
+  static Result<Expr> GeoWithin(const Target& t, const json::value& arg) {
+    CRMD_TRY(GeoField(t, "$geoWithin", FieldType::kGeoPoint));
+    const auto* polygon = arg.is_object() ? arg.get_object().if_contains("$polygon") : nullptr;
+    const auto* circle = arg.is_object() ? arg.get_object().if_contains("$centerSphere") : nullptr;
+    if (polygon) {
+      CRMD_ASSIGN(auto ring, schema::ParseRing(*polygon, "$polygon"));
+      std::vector<double> numbers;
+      for (const auto& p : ring) numbers.insert(numbers.end(), {p.latitude, p.longitude});
+      return GeoExpr(t, schema::GeoShape::kPolygon, std::move(numbers));
+    }
+    if (!circle) return BadGeo("bad $geoWithin: expected $polygon or $centerSphere");
+    if (!circle->is_array() || circle->get_array().size() != 2)
+      return BadGeo("bad $centerSphere: expected [[longitude, latitude] or GeoPoint, distance in radians]");
+    const auto& center = circle->get_array()[0];
+    const auto& radius = circle->get_array()[1];
+    geo::Point point;
+    if (center.is_array()) {
+      // Mongo's order, which the SDK sends: longitude first.
+      const auto& pair = center.get_array();
+      if (pair.size() != 2) return BadGeo("bad $centerSphere: the center is [longitude, latitude]");
+      json::value swapped = json::array{pair[1], pair[0]};
+      CRMD_ASSIGN(point, schema::ParsePointOrPair(swapped, "$centerSphere"));
+    } else {
+      CRMD_ASSIGN(point, schema::ParseGeoPoint(center, "$centerSphere"));
+    }
+    if (!radius.is_number() || !(radius.to_number<double>() >= 0))
+      return BadGeo("bad $centerSphere: the distance must be a number of at least 0");
+    return GeoExpr(t, schema::GeoShape::kCircle, {point.latitude, point.longitude, radius.to_number<double>()});
+  }
+
+  // `$geoIntersects: {$point: GeoPoint}` on a Polygon field.
+  static Result<Expr> Intersects(const Target& t, const json::value& arg) {
+    CRMD_TRY(GeoField(t, "$geoIntersects", FieldType::kPolygon));
+    const auto* point = arg.is_object() ? arg.get_object().if_contains("$point") : nullptr;
+    if (!point) return BadGeo("bad $geoIntersects: expected {$point: GeoPoint}");
+    CRMD_ASSIGN(auto p, schema::ParseGeoPoint(*point, "$point"));
+    return GeoExpr(t, schema::GeoShape::kHolds, {p.latitude, p.longitude});
   }
 
   // Values inside arrays and Object paths carry their JSON type (as SQLite's JSON functions
@@ -451,6 +554,20 @@ class Parser {
         all.children.push_back(std::move(e));
       } else if (op == "$regex") {
         CRMD_ASSIGN(auto e, Regex(t, arg, constraint));
+        all.children.push_back(std::move(e));
+      } else if (op == "$nearSphere") {
+        CRMD_ASSIGN(auto e, Near(t, arg, constraint));
+        all.children.push_back(std::move(e));
+      } else if (op.starts_with("$maxDistance")) {
+        if (!constraint.contains("$nearSphere")) return errors::BadConstraint(op);
+      } else if (op == "$within") {
+        CRMD_ASSIGN(auto e, Box(t, arg));
+        all.children.push_back(std::move(e));
+      } else if (op == "$geoWithin") {
+        CRMD_ASSIGN(auto e, GeoWithin(t, arg));
+        all.children.push_back(std::move(e));
+      } else if (op == "$geoIntersects") {
+        CRMD_ASSIGN(auto e, Intersects(t, arg));
         all.children.push_back(std::move(e));
       } else if (op == "$options") {
         if (!constraint.contains("$regex")) return errors::BadConstraint(op);

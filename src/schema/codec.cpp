@@ -1,5 +1,6 @@
 #include "schema/codec.hpp"
 
+#include "schema/geo_value.hpp"
 #include "util/errors.hpp"
 #include "util/ids.hpp"
 #include "util/json.hpp"
@@ -75,6 +76,8 @@ Result<std::optional<FieldDef>> InferFieldType(const json::value& value, std::st
       if (tag == "Date") return std::optional<FieldDef>(FieldDef{FieldType::kDate, {}});
       if (tag == "File") return std::optional<FieldDef>(FieldDef{FieldType::kFile, {}});
       if (tag == "Bytes") return std::optional<FieldDef>(FieldDef{FieldType::kBytes, {}});
+      if (tag == "GeoPoint") return std::optional<FieldDef>(FieldDef{FieldType::kGeoPoint, {}});
+      if (tag == "Polygon") return std::optional<FieldDef>(FieldDef{FieldType::kPolygon, {}});
       if (tag == "Pointer") {
         auto target = StringMember(o, "className");
         return std::optional<FieldDef>(FieldDef{FieldType::kPointer, std::string(target)});
@@ -143,6 +146,16 @@ Result<Cell> EncodeValue(const json::value& value, const FieldDef& def,
       if (!base64 || !base64->is_string()) return Mismatch(table, field, def, value);
       return Cell(std::string(base64->get_string()));
     }
+    case FieldType::kGeoPoint: {
+      if (!value.is_object() || TypeTag(value.get_object()) != "GeoPoint") return Mismatch(table, field, def, value);
+      CRMD_ASSIGN(auto point, ParseGeoPoint(value));
+      return Cell(GeoPointJson(point));
+    }
+    case FieldType::kPolygon: {
+      if (!value.is_object() || TypeTag(value.get_object()) != "Polygon") return Mismatch(table, field, def, value);
+      CRMD_ASSIGN(auto ring, ParsePolygon(value));
+      return Cell(PolygonJson(ring));
+    }
     case FieldType::kRelation:
     case FieldType::kAcl:
       return Mismatch(table, field, def, value);
@@ -177,6 +190,8 @@ json::value DecodeCell(const Cell& cell, const FieldDef& def) {
     case FieldType::kFile:
     case FieldType::kPrivateFile:
     case FieldType::kAcl:
+    case FieldType::kGeoPoint:
+    case FieldType::kPolygon:
       if (const auto* s = std::get_if<std::string>(&cell)) {
         auto parsed = ParseJson(*s);
         if (parsed.ok()) return std::move(parsed).value();

@@ -102,6 +102,8 @@ void WriteCell(const Cell& cell, const FieldDef& def, std::string& out) {
     case FieldType::kFile:
     case FieldType::kPrivateFile:
     case FieldType::kAcl:
+    case FieldType::kGeoPoint:
+    case FieldType::kPolygon:
       if (text && !text->empty()) {
         out += *text;  // canonical JSON written by crmd
         return;

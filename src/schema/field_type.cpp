@@ -6,7 +6,7 @@
 namespace crmd::schema {
 
 namespace {
-constexpr std::array<std::pair<FieldType, std::string_view>, 13> kNames{{
+constexpr std::array<std::pair<FieldType, std::string_view>, 15> kNames{{
     {FieldType::kString, "String"},
     {FieldType::kNumber, "Number"},
     {FieldType::kBoolean, "Boolean"},
@@ -20,6 +20,8 @@ constexpr std::array<std::pair<FieldType, std::string_view>, 13> kNames{{
     {FieldType::kHtml, "HTML/XML"},
     {FieldType::kAcl, "ACL"},
     {FieldType::kBytes, "Bytes"},
+    {FieldType::kGeoPoint, "GeoPoint"},
+    {FieldType::kPolygon, "Polygon"},
 }};
 }  // namespace
 

@@ -21,6 +21,8 @@ enum class FieldType {
   kHtml,  // "HTML/XML": a String that the UI renders as markup
   kAcl,
   kBytes,  // Parse's `{"__type":"Bytes","base64":..}`, kept as its base64 text (issue 36, parseNames gate)
+  kGeoPoint,  // Parse's `{"__type":"GeoPoint",..}`, kept as its canonical JSON (schema/geo_value.hpp)
+  kPolygon,   // Parse's `{"__type":"Polygon","coordinates":..}`, closed, kept as its canonical JSON
 };
 
 std::string_view TypeName(FieldType type);

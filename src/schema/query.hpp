@@ -16,6 +16,8 @@
 //         | RelatedTo(owner class, owner id, relation key)
 //         | HoldsAny(Relation field, id+, negated)    the row's relation holds one of the ids
 //         | HoldsAll(Relation field, id+)             ... holds every one of them
+//         | Geo(Field, shape, number+)                 a GeoPoint near/in a box/polygon/circle, or a
+//                                                    Polygon holding a point (GeoShape says which)
 // Array fields compare element-wise (Mongo semantics): `tags = "a"` means "contains a".
 #pragma once
 
@@ -46,6 +48,23 @@ enum class ExprKind {
   kRelatedTo,
   kHoldsAny,
   kHoldsAll,
+  kGeo,
+};
+
+// What a Geo expression tests, and what its numbers are (degrees; distances in radians):
+//   kNear    (GeoPoint field) {lat, lng} or {lat, lng, max}: within max of the point (any distance
+//            without max); `$nearSphere` also sorts (Query::nearest)
+//   kCircle  (GeoPoint field) {lat, lng, max}: `$centerSphere`, the same test without the sort
+//   kBox     (GeoPoint field) {lat, lng, lat, lng}: two opposite corners, in either order
+//   kPolygon (GeoPoint field) {lat, lng, lat, lng, ...}: inside the ring, edges included
+//   kHolds   (Polygon field)  {lat, lng}: the stored polygon holds the point, edges included
+enum class GeoShape { kNear, kCircle, kBox, kPolygon, kHolds };
+
+// Nearest first: the order of a `$nearSphere` query that names no other (Parse).
+struct NearestFirst {
+  std::string column;
+  double latitude = 0;
+  double longitude = 0;
 };
 
 enum class CompareOp { kEq, kNe, kLt, kLte, kGt, kGte };
@@ -84,6 +103,8 @@ struct Expr {
   std::vector<std::string> terms;    // Text: the words, any of which matches (never empty)
   std::string owner_class, owner_id; // RelatedTo
   std::shared_ptr<SubQuery> sub;     // InQuery, Select
+  GeoShape geo = GeoShape::kNear;    // Geo
+  std::vector<double> numbers;       // Geo: the shape's numbers (GeoShape)
 
   static Expr Const(bool value) {
     Expr e;
@@ -121,6 +142,11 @@ struct Query {
   // `objectClass` is one of these, the classes whose records the caller may get (issue 31 #8;
   // query/visibility.hpp).
   std::optional<std::vector<std::string>> history_of;
+  // When `order` is empty: the rows nearest this point of the GeoPoint column first.
+  std::optional<NearestFirst> nearest;
 };
+
+// The point a top-level `$nearSphere` of `where` sorts by (one under $or or $nor sorts nothing).
+std::optional<NearestFirst> NearSort(const Expr& where);
 
 }  // namespace crmd::schema

@@ -2,6 +2,7 @@
 
 #include "auth/acl.hpp"
 #include "schema/codec.hpp"
+#include "schema/geo_value.hpp"
 #include "schema/names.hpp"
 #include "schema/system_classes.hpp"
 #include "storage/row.hpp"
@@ -70,6 +71,7 @@ Result<FieldChanges> CollectChanges(const json::object& body, const schema::Clas
   auto add_field = [&](const std::string& name, schema::FieldDef def) -> Status {
     if (!may_add_fields.ok()) return may_add_fields;
     if ((grown ? grown->fields.size() : base.fields.size()) >= schema::kMaxFieldsPerClass) return errors::TooManyFields(schema::kMaxFieldsPerClass);
+    CRMD_TRY(schema::CheckOneGeoPoint(grown ? *grown : base, name, def.type));
     if (!grown) grown = base;
     grown->fields.emplace_back(name, std::move(def));
     out.schema_changed = true;

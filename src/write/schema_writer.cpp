@@ -5,6 +5,7 @@
 #include "app/application.hpp"
 #include "app/write_unit.hpp"
 #include "logs/timeline.hpp"
+#include "schema/geo_value.hpp"
 #include "schema/log_classes.hpp"
 #include "schema/names.hpp"
 #include "schema/system_classes.hpp"
@@ -134,6 +135,7 @@ Status ApplyFields(const json::value& body, schema::ClassSchema& cls, const auth
       if (!schema::IsValidUserClassName(def.target_class) && !schema::IsSystemClassName(def.target_class))
         return errors::InvalidClassName(def.target_class);
     }
+    CRMD_TRY(schema::CheckOneGeoPoint(cls, name, def.type));
     CRMD_ASSIGN(auto options, schema::ParseFieldOptions(spec.get_object(), def, cls.name, name));
     if (!options.empty()) cls.field_options.emplace(name, std::move(options));
     cls.fields.emplace_back(name, std::move(def));

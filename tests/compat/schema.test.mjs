@@ -126,14 +126,19 @@ for (const profile of PROFILES) {
       await rejectsWith(new Parse.Schema(cls).get(), Parse.Error.INVALID_CLASS_NAME, `Class ${cls} does not exist.`);
     });
 
-    test('§2.2 field types outside the spec (GeoPoint, Polygon) answer 111 invalid field type', async () => {
+    test('issue 36: Parse.Schema makes GeoPoint and Polygon fields; a second GeoPoint answers 111', async () => {
       await useApp(ctx.server, apps[profile]);
-      const geo = new Parse.Schema(uniq('Geo'));
+      const cls = uniq('Geo');
+      const geo = new Parse.Schema(cls);
       geo.addGeoPoint('Location');
-      await rejectsWith(geo.save(), Parse.Error.INCORRECT_TYPE, 'invalid field type: GeoPoint');
-      const poly = new Parse.Schema(uniq('Poly'));
-      poly.addPolygon('Area');
-      await rejectsWith(poly.save(), Parse.Error.INCORRECT_TYPE, 'invalid field type: Polygon');
+      geo.addPolygon('Area');
+      await geo.save();
+      const got = await new Parse.Schema(cls).get();
+      assert.deepEqual([got.fields.Location, got.fields.Area], [{ type: 'GeoPoint' }, { type: 'Polygon' }]);
+      const second = new Parse.Schema(cls);
+      second.addGeoPoint('Home');
+      await rejectsWith(second.update(), Parse.Error.INCORRECT_TYPE,
+        'currently, only one GeoPoint field may exist in an object. Adding Home when Location already exists.');
     });
 
     test('§5.2 the SDK configured with an API key (REQUEST_HEADERS) and the master key: Parse.Schema (always useMasterKey) works', async () => {

@@ -4,7 +4,7 @@ import { h, asText, safeHref } from './dom.js';
 import { blobUrl, encode, session } from './api.js';
 import { link } from './app.js';
 
-export const TYPES = ['String', 'Number', 'Boolean', 'Date', 'Pointer', 'Relation', 'Array', 'Object', 'File', 'PrivateFile', 'ACL', 'HTML/XML', 'GeoPoint'];
+export const TYPES = ['String', 'Number', 'Boolean', 'Date', 'Pointer', 'Relation', 'Array', 'Object', 'File', 'PrivateFile', 'ACL', 'HTML/XML', 'GeoPoint', 'Polygon'];
 
 // The type of `field`: the schema's when known, else read off the value.
 export function typeOf(field, value, schema) {
@@ -98,7 +98,7 @@ export function editorFor(type, value, label) {
       return { el: wrap(el), focus: el, read: () => (el.value === '' ? { __op: 'Delete' }
         : { __type: 'Pointer', className: type.targetClass || value?.className, objectId: el.value.trim() }) };
     }
-    case 'Array': case 'Object': case 'ACL': case 'GeoPoint': case 'File': case 'PrivateFile': case 'Relation': {
+    case 'Array': case 'Object': case 'ACL': case 'GeoPoint': case 'Polygon': case 'File': case 'PrivateFile': case 'Relation': {
       const el = h('textarea', { id, rows: '4', cols: '40', value: value === undefined ? '' : JSON.stringify(value, null, 1) });
       return { el: wrap(el), focus: el, multiline: true, read: () => {
         if (el.value.trim() === '') return { __op: 'Delete' };

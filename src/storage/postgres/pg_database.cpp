@@ -239,11 +239,12 @@ std::optional<std::string> PhoneKeyParam(const Cell& cell) {
   return phone::Key(*text);
 }
 
-// The SQL of a Find: its where's parameters, then LIMIT and OFFSET.
+// The SQL of a Find: its where's parameters, its order's, then LIMIT and OFFSET.
 std::string FindSql(const Shared& s, const schema::ClassSchema& cls, const schema::Query& query, sql::SqlFragment& where) {
   const PgDialect& d = s.dialect;
   where = sql::CompileWhere(d, query, cls);
-  return sql::FindPage(d, SelectAll(d, cls, s.layout.load()), where, sql::CompileOrder(d, query));
+  const std::string order = sql::CompileOrder(d, query, where.params);
+  return sql::FindPage(d, SelectAll(d, cls, s.layout.load()), where, order);
 }
 
 void RunFind(Connection& c, const Shared& s, const schema::ClassSchema& cls, const schema::Query& query,

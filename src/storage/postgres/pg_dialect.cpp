@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "util/ids.hpp"
+#include "util/json.hpp"
 
 namespace crmd::storage::postgres {
 
@@ -63,7 +64,9 @@ bool IsJsonType(FieldType type) {
     case FieldType::kObject:
     case FieldType::kFile:
     case FieldType::kPrivateFile:
-    case FieldType::kAcl: return true;
+    case FieldType::kAcl:
+    case FieldType::kGeoPoint:
+    case FieldType::kPolygon: return true;
     default: return false;
   }
 }
@@ -177,7 +180,9 @@ std::string ColumnSqlType(FieldType type) {
     case FieldType::kObject:
     case FieldType::kFile:
     case FieldType::kPrivateFile:
-    case FieldType::kAcl: return "jsonb";
+    case FieldType::kAcl:
+    case FieldType::kGeoPoint:
+    case FieldType::kPolygon: return "jsonb";
   }
   return "text";
 }
@@ -194,6 +199,57 @@ std::string PgDialect::Table(std::string_view cls) const { return schema_ + "." 
 
 std::string PgDialect::JoinTable(std::string_view field, std::string_view owner) const {
   return schema_ + "." + QuoteName(fmt::format("_Join:{}:{}", field, owner));
+}
+
+// A GeoPoint's number: the value is crmd's canonical object (schema/geo_value.hpp).
+static std::string GeoMember(const std::string& column, std::string_view name) {
+  return fmt::format("(({})->>'{}')::float8", column, name);
+}
+
+// The haversine of util/geo_math.cpp in SQL, so that both stores draw the same circles.
+std::string PgDialect::GeoDistance(const std::string& column, const std::string& latitude,
+                                   const std::string& longitude) const {
+  const std::string lat = GeoMember(column, "latitude"), lng = GeoMember(column, "longitude");
+  return fmt::format(
+      "(2 * asin(sqrt(LEAST(1.0, power(sin(radians(({2})::float8 - {0}) / 2), 2) + "
+      "cos(radians({0})) * cos(radians(({2})::float8)) * power(sin(radians(({3})::float8 - {1}) / 2), 2)))))",
+      lat, lng, latitude, longitude);
+}
+
+// Polygons are PostgreSQL's own `polygon` (latitude as x), whose `@>` counts a point on an edge
+// or a corner as inside, as geo::InPolygon does.
+std::string PgDialect::Geo(const FieldAt& f, schema::GeoShape shape, const std::vector<double>& n,
+                           Binder& bind) const {
+  const std::string col = fmt::format("t{}.{}", f.alias, QuoteName(f.ref.column));
+  switch (shape) {
+    case schema::GeoShape::kNear:
+    case schema::GeoShape::kCircle: {
+      if (n.size() < 3) return "(" + col + " IS NOT NULL)";
+      const std::string la = bind(Cell(n[0])), ln = bind(Cell(n[1]));
+      const std::string distance = GeoDistance(col, la, ln);
+      return fmt::format("({} <= {}::float8)", distance, bind(Cell(n[2])));
+    }
+    case schema::GeoShape::kBox: {
+      const std::string lat_low = bind(Cell(std::min(n[0], n[2]))), lat_high = bind(Cell(std::max(n[0], n[2])));
+      const std::string lng_low = bind(Cell(std::min(n[1], n[3]))), lng_high = bind(Cell(std::max(n[1], n[3])));
+      return fmt::format("({} BETWEEN {}::float8 AND {}::float8 AND {} BETWEEN {}::float8 AND {}::float8)",
+                         GeoMember(col, "latitude"), lat_low, lat_high, GeoMember(col, "longitude"), lng_low, lng_high);
+    }
+    case schema::GeoShape::kPolygon: {
+      std::string ring = "(";
+      for (std::size_t i = 0; i + 1 < n.size(); i += 2)
+        ring += (i ? ",(" : "(") + FormatNumber(n[i]) + "," + FormatNumber(n[i + 1]) + ")";
+      ring += ")";
+      return fmt::format("COALESCE({}::polygon @> point({}, {}), FALSE)", bind(Cell(ring)), GeoMember(col, "latitude"),
+                         GeoMember(col, "longitude"));
+    }
+    case schema::GeoShape::kHolds: {
+      const std::string la = bind(Cell(n[0])), ln = bind(Cell(n[1]));
+      return fmt::format("COALESCE(translate(({}->'coordinates')::text, '[]', '()')::polygon @> point({}::float8, {}::float8), FALSE)",
+                         col, la, ln);
+    }
+  }
+  return Bool(false);
 }
 
 // Dates as crmd's ISO text and booleans as 0 and 1, the cells SQLite's store returns.

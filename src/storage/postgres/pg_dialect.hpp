@@ -63,6 +63,10 @@ class PgDialect final : public sql::Dialect {
   std::string Regex(const sql::FieldAt& field, const std::string& pattern, sql::Binder& bind) const override;
   std::string Text(const sql::FieldAt& field, const std::vector<std::string>& terms, std::string_view cls,
                    sql::Binder& bind) const override;
+  std::string Geo(const sql::FieldAt& field, schema::GeoShape shape, const std::vector<double>& numbers,
+                  sql::Binder& bind) const override;
+  std::string GeoDistance(const std::string& column, const std::string& latitude,
+                          const std::string& longitude) const override;
   std::string Selected(const std::string& expr, schema::FieldType type) const override;
   std::string Accumulate(const schema::Accumulator& acc, const std::string& column, std::optional<schema::FieldType> type,
                          sql::Binder& bind) const override;

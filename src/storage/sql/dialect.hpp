@@ -60,6 +60,9 @@ class Dialect {
   virtual std::string JoinTable(std::string_view field, std::string_view owner) const = 0;
   // The placeholder of the n-th parameter (1-based).
   virtual std::string Placeholder(std::size_t n) const = 0;
+  // The n-th parameter's placeholder that names its number, for a text that repeats it or places
+  // it after other placeholders (SQLite's `?NNN`; PostgreSQL's are all numbered).
+  virtual std::string NumberedPlaceholder(std::size_t n) const { return Placeholder(n); }
   virtual const char* Bool(bool value) const = 0;
 
   // A list of texts as one column holds it and one parameter binds it: the principals of
@@ -99,6 +102,14 @@ class Dialect {
   // Any of `terms` is a word of the field, through the text index of class `cls`.
   virtual std::string Text(const FieldAt& field, const std::vector<std::string>& terms, std::string_view cls,
                            Binder& bind) const = 0;
+
+  // Geo tests (schema/query.hpp's GeoShape and its numbers) on a GeoPoint or Polygon column.
+  virtual std::string Geo(const FieldAt& field, schema::GeoShape shape, const std::vector<double>& numbers,
+                          Binder& bind) const = 0;
+  // The distance in radians between the GeoPoint in `column` (SQL of the stored value) and the
+  // point of the SQL numbers `latitude` and `longitude` (placeholders or literals); NULL for none.
+  virtual std::string GeoDistance(const std::string& column, const std::string& latitude,
+                                  const std::string& longitude) const = 0;
 
   // `expr`, a value of a column of `type`, as a result column whose text is the store's cell of it.
   virtual std::string Selected(const std::string& expr, schema::FieldType type) const = 0;

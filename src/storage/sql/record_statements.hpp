@@ -36,7 +36,7 @@ std::string GetById(const Dialect& d, const std::string& select);
 // `select` of the rows whose objectId is one of `ids` (one bound list).
 SqlFragment GetMany(const Dialect& d, const std::string& select, const std::vector<std::string>& ids);
 // A page of `select` that `where` (CompileWhere) keeps, in `order` (CompileOrder, may be empty).
-// Binds the where's values, then LIMIT, then OFFSET.
+// Binds the where's values (CompileOrder appends the order's to them), then LIMIT, then OFFSET.
 std::string FindPage(const Dialect& d, const std::string& select, const SqlFragment& where, const std::string& order);
 
 // The number of rows of the table, and of those `where` keeps (its values bound).

@@ -77,6 +77,7 @@ class Compiler {
       case ExprKind::kRelatedTo: return RelatedTo(e, alias, q);
       case ExprKind::kHoldsAny:
       case ExprKind::kHoldsAll: return Holds(e, cls, alias);
+      case ExprKind::kGeo: return known ? d_.Geo(field, e.geo, e.numbers, bind_) : d_.Bool(false);
     }
     return d_.Bool(false);
   }
@@ -215,6 +216,8 @@ class Compiler {
     c.owner_class = e.owner_class;
     c.owner_id = e.owner_id;
     c.sub = e.sub;
+    c.geo = e.geo;
+    c.numbers = e.numbers;
     for (const auto& child : e.children) c.children.push_back(Clone(child));
     return c;
   }
@@ -245,7 +248,17 @@ std::string CompileWhere(const Dialect& dialect, const schema::Query& query, con
   return compiler.Where(query, cls, 0);
 }
 
-std::string CompileOrder(const Dialect& dialect, const schema::Query& query) {
+std::string CompileOrder(const Dialect& dialect, const schema::Query& query, std::vector<Cell>& params) {
+  if (query.order.empty() && query.nearest) {
+    // Numbered placeholders: the order follows the where's values and, on SQLite, is written twice.
+    params.emplace_back(query.nearest->latitude);
+    const std::string latitude = dialect.NumberedPlaceholder(params.size());
+    params.emplace_back(query.nearest->longitude);
+    const std::string longitude = dialect.NumberedPlaceholder(params.size());
+    const std::string column = "t0." + dialect.Quote(query.nearest->column);
+    return " ORDER BY " + dialect.GeoDistance(column, latitude, longitude) + " ASC, t0." + dialect.Quote("createdAt") +
+           " ASC, t0." + dialect.Quote("objectId") + " ASC";
+  }
   std::string sql;
   bool has_created = false, has_id = false;
   for (std::size_t i = 0; i < query.order.size(); ++i) {

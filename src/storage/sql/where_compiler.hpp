@@ -24,8 +24,10 @@ std::string CompileWhere(const Dialect& dialect, const schema::Query& query, con
 // key's direction), so that a sorted page is a total order: the same rows in the same order on
 // every read, and skip pages neither repeat nor lose rows that tie on the sort keys of a table that
 // did not change. createdAt before objectId: every index crmd makes ends in (createdAt, objectId),
-// so a sort one serves stays served. Empty when the query has no order.
-std::string CompileOrder(const Dialect& dialect, const schema::Query& query);
+// so a sort one serves stays served. Empty when the query has no order. A nearest-first order
+// (Query::nearest) binds its point after `params` (the where's) in numbered placeholders, which
+// the statement may repeat.
+std::string CompileOrder(const Dialect& dialect, const schema::Query& query, std::vector<Cell>& params);
 
 // The declared type of `column` of `cls`, builtins included; nullopt for a name it lacks.
 std::optional<schema::FieldType> ColumnType(const schema::ClassSchema& cls, std::string_view column);

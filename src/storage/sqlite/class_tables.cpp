@@ -25,6 +25,8 @@ std::string SqlType(schema::FieldType type) {
     case schema::FieldType::kPrivateFile:
     case schema::FieldType::kAcl:
     case schema::FieldType::kBytes:
+    case schema::FieldType::kGeoPoint:
+    case schema::FieldType::kPolygon:
     case schema::FieldType::kRelation: return "TEXT";
   }
   return "TEXT";

@@ -10,6 +10,7 @@
 #include "storage/newer_format.hpp"
 #include "storage/sqlite/coalescing_vfs.hpp"
 #include "storage/sqlite/phone_key.hpp"
+#include "storage/sqlite/geo_functions.hpp"
 #include "storage/sqlite/regexp.hpp"
 
 namespace crmd::storage::sqlite {
@@ -169,6 +170,7 @@ Connection::Connection(const std::string& path, bool sync_full) {
   sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   RegisterRegexp(db_);
   RegisterPhoneKey(db_);
+  RegisterGeoFunctions(db_);
   try {
     // A new file's switch to WAL takes an exclusive lock, and SQLite answers BUSY to a second
     // process switching at the same moment without its busy handler: asked again, boundedly.

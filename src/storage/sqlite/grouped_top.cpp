@@ -42,7 +42,8 @@ bool CostsPerStatement(const Expr& e) {
     case ExprKind::kText:
     case ExprKind::kRelatedTo:
     case ExprKind::kHoldsAny:
-    case ExprKind::kHoldsAll: return true;
+    case ExprKind::kHoldsAll:
+    case ExprKind::kGeo: return true;
     case ExprKind::kIn:
     case ExprKind::kAll:
     case ExprKind::kContainedBy: return e.values.size() > kMaxListValues;

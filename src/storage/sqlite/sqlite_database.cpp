@@ -179,11 +179,12 @@ Row ReadRow(const Statement& st, std::size_t cell_count) {
 
 // The page's rows. A sorted page is found first as rowids (the sort then carries the sort keys and
 // a rowid, not whole rows: thousands of matches of a filter are sorted to keep 100), and only the
-// page's rows are then read whole. Placeholders: the where's, then LIMIT, then OFFSET. `_rowid_`,
-// not `rowid`: a class may declare a field named rowid, never one starting with an underscore.
+// page's rows are then read whole. Placeholders: the where's, the order's (numbered, as the order is
+// written twice), then LIMIT, then OFFSET. `_rowid_`, not `rowid`: a class may declare a field
+// named rowid, never one starting with an underscore.
 std::string FindSql(const schema::ClassSchema& cls, const schema::Query& query, SqlFragment& where) {
   where = CompileWhere(query, cls);
-  const std::string select = sql::SelectRows(kDialect, cls.name), order = sql::CompileOrder(kDialect, query);
+  const std::string select = sql::SelectRows(kDialect, cls.name), order = sql::CompileOrder(kDialect, query, where.params);
   if (order.empty()) return sql::FindPage(kDialect, select, where, order);
   return fmt::format("{0} WHERE t0._rowid_ IN (SELECT t0._rowid_ FROM {1} AS t0 WHERE {2}{3} LIMIT ? OFFSET ?){3}",
                      select, kDialect.Table(cls.name), where.sql, order);

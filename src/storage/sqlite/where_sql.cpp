@@ -34,6 +34,11 @@ std::string JsonPath(const schema::FieldRef& f) {
   return path;
 }
 
+// A member of the JSON object in `column`: the path is crmd's constant, never client text.
+std::string Member(const std::string& column, std::string_view name) {
+  return fmt::format("json_extract({}, '$.{}')", column, name);
+}
+
 class Sqlite final : public sql::Dialect {
  public:
   std::string Quote(std::string_view identifier) const override { return sqlite::Quote(identifier); }
@@ -43,6 +48,9 @@ class Sqlite final : public sql::Dialect {
   }
   void AppendQuoted(std::string_view identifier, std::string& out) const override { sqlite::AppendQuoted(identifier, out); }
   std::string Placeholder(std::size_t) const override { return "?"; }
+  // A plain `?` after `?NNN` takes the largest number so far plus one, so the page's LIMIT and
+  // OFFSET after a numbered order keep their places.
+  std::string NumberedPlaceholder(std::size_t n) const override { return "?" + std::to_string(n); }
   const char* Bool(bool value) const override { return value ? "1" : "0"; }
 
   Cell TextList(const std::vector<std::string>& items) const override {
@@ -132,6 +140,43 @@ class Sqlite final : public sql::Dialect {
     }
     const std::string placeholder = bind(pattern);
     return fmt::format("crmd_regexp({}, {})", placeholder, Scalar(f, Cell(), bind));
+  }
+
+  // The GeoPoint's numbers are read from its stored JSON; the math is geo_functions.hpp's.
+  std::string Geo(const FieldAt& f, schema::GeoShape shape, const std::vector<double>& n, Binder& bind) const override {
+    const std::string col = Scalar(f, Cell(), bind);
+    const std::string lat = Member(col, "latitude"), lng = Member(col, "longitude");
+    switch (shape) {
+      case schema::GeoShape::kNear:
+      case schema::GeoShape::kCircle: {
+        if (n.size() < 3) return "(" + col + " IS NOT NULL)";
+        const std::string la = bind(Cell(n[0])), ln = bind(Cell(n[1]));
+        const std::string distance = fmt::format("crmd_geo_distance({}, {}, {}, {})", lat, lng, la, ln);
+        return fmt::format("({} <= {})", distance, bind(Cell(n[2])));
+      }
+      case schema::GeoShape::kBox: {
+        const std::string lat_low = bind(Cell(std::min(n[0], n[2]))), lat_high = bind(Cell(std::max(n[0], n[2])));
+        const std::string lng_low = bind(Cell(std::min(n[1], n[3]))), lng_high = bind(Cell(std::max(n[1], n[3])));
+        return fmt::format("({} BETWEEN {} AND {} AND {} BETWEEN {} AND {})", lat, lat_low, lat_high, lng, lng_low,
+                           lng_high);
+      }
+      case schema::GeoShape::kPolygon: {
+        boost::json::array ring;
+        for (std::size_t i = 0; i + 1 < n.size(); i += 2) ring.emplace_back(boost::json::array{n[i], n[i + 1]});
+        return fmt::format("COALESCE(crmd_geo_in_polygon({}, {}, {}), 0)", lat, lng, bind(ToJson(ring)));
+      }
+      case schema::GeoShape::kHolds: {
+        const std::string la = bind(Cell(n[0])), ln = bind(Cell(n[1]));
+        return fmt::format("COALESCE(crmd_geo_polygon_holds({}, {}, {}), 0)", col, la, ln);
+      }
+    }
+    return Bool(false);
+  }
+
+  std::string GeoDistance(const std::string& column, const std::string& latitude,
+                          const std::string& longitude) const override {
+    return fmt::format("crmd_geo_distance({}, {}, {}, {})", Member(column, "latitude"), Member(column, "longitude"),
+                       latitude, longitude);
   }
 
   // A column's value is the cell as stored.
