@@ -160,6 +160,21 @@ Response Respond(int status, Result<json::object> result) {
   return JsonResponse(status, result.value());
 }
 
+// A redirected list's answer (redirectClassNameForKey): `className` beside `results` and in
+// each result.
+void NameResultClass(std::string& body, const std::string& class_name) {
+  auto parsed = ParseJson(body);
+  if (!parsed.ok() || !parsed.value().is_object()) return;
+  json::object& answer = parsed.value().get_object();
+  if (auto* results = answer.if_contains("results"); results && results->is_array())
+    for (auto& r : results->get_array())
+      if (r.is_object()) r.get_object()["className"] = class_name;
+  json::object out{{"className", class_name}};
+  for (auto& kv : answer) out[kv.key()] = std::move(kv.value());
+  body.clear();
+  WriteJson(out, body);
+}
+
 }  // namespace
 
 Response HandleRecords(const Request& request, const Target& target, auth::Context& ctx) {
@@ -184,9 +199,9 @@ Response HandleRecords(const Request& request, const Target& target, auth::Conte
                           ? query::ListByScore(ctx, read_class, list.value(), score.order, score.keys, response.body)
                           : query::ListRecords(ctx, read_class, list.value(), response.body);
         if (!status.ok()) return ErrorResponse(status.error());
-        // Parse names the class the results are of.
-        if (redirect && response.body.starts_with('{'))
-          response.body.insert(1, "\"className\":" + json::serialize(json::string(read_class)) + ",");
+        // Parse names the class the results are of, in the answer and in each result (the SDK's
+        // first() and get() read the result's).
+        if (redirect) NameResultClass(response.body, read_class);
         return response;
       }
       case Method::kPost: {

@@ -301,8 +301,14 @@ test('issue 36 redirectClassNameForKey (parseNames): a relation query whose clas
       continue;
     }
     assert.equal(r.body.className, 'Kid');
+    assert.deepEqual(r.body.results.map((k) => k.className), ['Kid', 'Kid'], 'each result names its class too');
     const found = r.body.results.map((k) => Parse.Object.fromJSON({ ...k, className: r.body.className }));
     assert.deepEqual(found.map((k) => [k.className, k.get('n')]).sort(), [['Kid', 1], ['Kid', 2]]);
+    // The SDK's get() on the relation of a parent it has not fetched: first() reads the result's class.
+    const unfetched = new Parse.Object('Parent');
+    unfetched.id = parent.id;
+    const kid = await unfetched.relation('kids').query().get(kids[0].id, MASTER);
+    assert.deepEqual([kid.className, kid.get('n')], ['Kid', 1]);
   }
 });
 
