@@ -58,7 +58,12 @@ test('issue 35: /metrics is on its own listener only; requests are counted by ro
   assert.equal((await request(server, 'GET', '/no/such/route/at/all')).status, 404);
   // The family is the route table's: a login is a route of the users family.
   const login = await request(server, 'POST', '/core/login', { headers: masterHeaders(created), body: { username: 'nobody', password: 'Nobody5ecret' } });
-  const after = await scrape();
+  // A request is counted once its answer is written, which the client may read first.
+  let after;
+  await pollUntil(async () => {
+    after = await scrape();
+    return { done: (after.series.get(key('users', login.status)) ?? 0) > (before.get(key('users', login.status)) ?? 0) };
+  }, { timeoutMs: 5000 });
   assert.equal((after.series.get(key('users', login.status)) ?? 0) - (before.get(key('users', login.status)) ?? 0), 1);
   assert.equal((after.series.get(key('classes', 201)) ?? 0) - (before.get(key('classes', 201)) ?? 0), 3);
   assert.equal((after.series.get(key('classes', 404)) ?? 0) - (before.get(key('classes', 404)) ?? 0), 1);
