@@ -147,6 +147,35 @@ struct SessionEnd {
   }
 };
 
+// Shuts the socket both ways and cancels what waits on it: the session's read and its writer end.
+void Hangup(beast::tcp_stream& stream) {
+  beast::error_code ignored;
+  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  stream.socket().cancel(ignored);
+}
+
+// The writer coroutine a session runs beside its reader. It uses the session's frame (the stream,
+// the wake-up timer), so the session waits for it before it returns.
+class SideWriter {
+ public:
+  explicit SideWriter(asio::any_io_executor executor) : done_(executor) {
+    done_.expires_at(asio::steady_timer::time_point::max());
+  }
+  void Start(asio::awaitable<void> loop) {
+    asio::co_spawn(done_.get_executor(), std::move(loop), [this](std::exception_ptr) {
+      ended_ = true;
+      done_.cancel();
+    });
+  }
+  asio::awaitable<void> Finished() {
+    while (!ended_) co_await done_.async_wait(kNoThrowWs);
+  }
+
+ private:
+  asio::steady_timer done_;
+  bool ended_ = false;
+};
+
 }  // namespace
 
 asio::awaitable<bool> ServeWebSocket(beast::tcp_stream& stream, const beast::http::request<beast::http::string_body>& request,
@@ -170,13 +199,8 @@ asio::awaitable<bool> ServeWebSocket(beast::tcp_stream& stream, const beast::htt
   if (accept_ec) co_return true;
   // The writer runs beside the reader; the session ends once both did.
   bool closing = false;
-  asio::steady_timer writer_done(executor);
-  writer_done.expires_at(asio::steady_timer::time_point::max());
-  bool writer_ended = false;
-  asio::co_spawn(executor, WriteLoop(ws, peer, wake, closing), [&writer_done, &writer_ended](std::exception_ptr) {
-    writer_ended = true;
-    writer_done.cancel();
-  });
+  SideWriter writer(executor);
+  writer.Start(WriteLoop(ws, peer, wake, closing));
   // The bound on a socket that is never used: checked once, on this connection's thread.
   asio::steady_timer engage(executor);
   engage.expires_after(limits.idle_timeout);
@@ -202,10 +226,8 @@ asio::awaitable<bool> ServeWebSocket(beast::tcp_stream& stream, const beast::htt
   closing = true;
   peer->End();
   wake.cancel();
-  beast::error_code ignored;
-  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  stream.socket().cancel(ignored);
-  while (!writer_ended) co_await writer_done.async_wait(kNoThrowWs);
+  Hangup(stream);
+  co_await writer.Finished();
   co_return true;
 }
 
@@ -219,9 +241,7 @@ asio::awaitable<void> EventWriteLoop(beast::tcp_stream& stream, std::shared_ptr<
     // Ended (the peer closed it, a refused subscription, a slow consumer) or the client gone: the
     // socket closes, which also ends the read that waits for the client to go away.
     if (next.end) {
-      beast::error_code ignored;
-      stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-      stream.socket().cancel(ignored);
+      Hangup(stream);
       co_return;
     }
     auto [ec, n] = co_await asio::async_write(stream, asio::buffer(next.text), kNoThrowWs);
@@ -252,13 +272,8 @@ asio::awaitable<void> ServeEventStream(beast::tcp_stream& stream, const api::Res
   head += "\r\n";
   auto [head_ec, head_n] = co_await asio::async_write(stream, asio::buffer(head), kNoThrowWs);
   if (head_ec) co_return;
-  asio::steady_timer writer_done(executor);
-  writer_done.expires_at(asio::steady_timer::time_point::max());
-  bool writer_ended = false;
-  asio::co_spawn(executor, EventWriteLoop(stream, peer, wake), [&writer_done, &writer_ended](std::exception_ptr) {
-    writer_ended = true;
-    writer_done.cancel();
-  });
+  SideWriter writer(executor);
+  writer.Start(EventWriteLoop(stream, peer, wake));
   // The client sends nothing more; a read ends when it goes away.
   std::array<char, 512> sink{};
   for (;;) {
@@ -267,10 +282,8 @@ asio::awaitable<void> ServeEventStream(beast::tcp_stream& stream, const api::Res
   }
   peer->End();
   wake.cancel();
-  beast::error_code ignored;
-  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  stream.socket().cancel(ignored);
-  while (!writer_ended) co_await writer_done.async_wait(kNoThrowWs);
+  Hangup(stream);
+  co_await writer.Finished();
 }
 
 }  // namespace crmd::http
