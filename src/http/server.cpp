@@ -414,14 +414,27 @@ struct Server::Impl {
         token);
   }
 
-  // An upgraded connection or an event stream, counted for as long as it lasts.
-  struct SocketCount {
-    explicit SocketCount(std::atomic<int>& c) : count(c) { ++count; }
-    ~SocketCount() { --count; }
-    SocketCount(const SocketCount&) = delete;
-    SocketCount& operator=(const SocketCount&) = delete;
-    std::atomic<int>& count;
+  // An upgraded connection or an event stream, counted among the sockets for as long as it lasts.
+  // A socket held open for minutes is no request in flight: a SIGTERM does not wait for it (it
+  // ends with the server), though it stays counted in the open connections. Either count is put
+  // back however the socket ends.
+  struct HeldSocket {
+    HeldSocket(std::atomic<int>& sockets, std::atomic<int>& in_flight) : sockets(sockets), in_flight(in_flight) {
+      ++sockets;
+      --in_flight;
+    }
+    ~HeldSocket() {
+      --sockets;
+      ++in_flight;
+    }
+    HeldSocket(const HeldSocket&) = delete;
+    HeldSocket& operator=(const HeldSocket&) = delete;
+    std::atomic<int>& sockets;
+    std::atomic<int>& in_flight;
   };
+  WebSocketLimits SocketLimits() const {
+    return WebSocketLimits{options.socket_message_limit, options.socket_send_limit, options.idle_timeout};
+  }
   bool SocketsFull() const { return open_sockets.load() >= options.max_connections / ServerOptions::kSocketShareDivisor; }
 
   static bool RunsOnWriters(api::Method method) {
@@ -790,14 +803,13 @@ struct Server::Impl {
           co_await WriteError(stream, full, origin, facts, start);
           co_return;
         }
-        // A socket held open for minutes is no request in flight: a SIGTERM does not wait for it
-        // (it ends with the server), though it stays counted in the open connections.
-        SocketCount counted{open_sockets};
-        --in_flight;
-        const WebSocketLimits limits{options.socket_message_limit, options.socket_send_limit, options.idle_timeout};
-        const bool upgraded =
-            co_await ServeWebSocket(stream, request, HeadOnly(request.base(), facts.remote_ip, facts.https), options.upgrade, limits);
-        ++in_flight;
+        bool upgraded = false;
+        {
+          const HeldSocket held(open_sockets, in_flight);
+          const WebSocketLimits limits = SocketLimits();
+          const api::Request head = HeadOnly(request.base(), facts.remote_ip, facts.https);
+          upgraded = co_await ServeWebSocket(stream, request, head, options.upgrade, limits);
+        }
         if (upgraded) {
           LogRequest(facts, api::Response{}, 101, 0, start);
           co_return;
@@ -843,12 +855,11 @@ struct Server::Impl {
       if (api_response.event_stream && !head) {
         // Issue 36: a stream of server-sent events holds the connection like a WebSocket, and is
         // counted and bounded as one; it is no request in flight.
-        SocketCount counted{open_sockets};
         LogRequest(facts, api_response, api_response.status, 0, start);
-        --in_flight;
-        const WebSocketLimits limits{options.socket_message_limit, options.socket_send_limit, options.idle_timeout};
-        co_await ServeEventStream(stream, api_response, "X-Request-Id: " + facts.request_id + "\r\n", limits);
-        ++in_flight;
+        const HeldSocket held(open_sockets, in_flight);
+        const WebSocketLimits limits = SocketLimits();
+        const std::string request_id_header = "X-Request-Id: " + facts.request_id + "\r\n";
+        co_await ServeEventStream(stream, api_response, request_id_header, limits);
         co_return;
       }
       if (!co_await WriteAnswer(stream, buffer, api_response, version, head, keep_alive, facts, start)) co_return;

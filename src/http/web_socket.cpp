@@ -259,11 +259,11 @@ asio::awaitable<void> ServeEventStream(beast::tcp_stream& stream, const api::Res
                                        const WebSocketLimits& limits) {
   auto executor = co_await asio::this_coro::executor;
   auto peer = std::make_shared<Peer>(executor, limits.send_limit, /*events=*/true);
-  asio::steady_timer wake(executor);
-  peer->Attach(&wake);
   std::shared_ptr<api::SocketHandler> handler = response.event_stream(peer);
   if (!handler) co_return;
+  asio::steady_timer wake(executor);
   const SessionEnd ended{*peer, *handler, "closing an event stream failed"};
+  peer->Attach(&wake);
   stream.expires_never();  // a stream lasts as long as the client keeps it
   std::string head = "HTTP/1.1 200 OK\r\nServer: crmd\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
                      "X-Content-Type-Options: nosniff\r\nConnection: close\r\n";
