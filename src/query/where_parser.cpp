@@ -1,5 +1,7 @@
 #include "query/where_parser.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <set>
 
 #include <fmt/format.h>
@@ -23,6 +25,16 @@ namespace json = boost::json;
 using schema::FieldType;
 
 namespace {
+
+// `$nearSphere`'s bounds, each in its unit: the distance over the sphere's radius is radians.
+constexpr std::pair<std::string_view, double> kMaxDistances[] = {{"$maxDistance", 1.0},
+                                                                 {"$maxDistanceInRadians", 1.0},
+                                                                 {"$maxDistanceInMiles", geo::kEarthRadiusMiles},
+                                                                 {"$maxDistanceInKilometers", geo::kEarthRadiusKm}};
+
+bool IsMaxDistance(std::string_view op) {
+  return std::any_of(std::begin(kMaxDistances), std::end(kMaxDistances), [&](const auto& unit) { return unit.first == op; });
+}
 
 ApiError BadQuery(std::string message) { return ApiError{400, errors::kInvalidQuery, std::move(message)}; }
 
@@ -189,8 +201,6 @@ class Parser {
     return std::nullopt;
   }
 
-  static ApiError BadGeo(std::string message) { return ApiError{400, errors::kInvalidJson, std::move(message)}; }
-
   // The field a geo operator reads must be of `type` when the class declares it; an undeclared
   // field holds nothing, so the operator matches nothing (as any filter on an absent field).
   static Status GeoField(const Target& t, std::string_view op, FieldType type) {
@@ -213,15 +223,11 @@ class Parser {
     CRMD_TRY(GeoField(t, "$nearSphere", FieldType::kGeoPoint));
     CRMD_ASSIGN(auto point, schema::ParseGeoPoint(arg, "$nearSphere"));
     std::vector<double> numbers{point.latitude, point.longitude};
-    constexpr std::pair<std::string_view, double> kUnits[] = {{"$maxDistance", 1.0},
-                                                              {"$maxDistanceInRadians", 1.0},
-                                                              {"$maxDistanceInMiles", geo::kEarthRadiusMiles},
-                                                              {"$maxDistanceInKilometers", geo::kEarthRadiusKm}};
-    for (const auto& [name, radius] : kUnits) {
+    for (const auto& [name, radius] : kMaxDistances) {
       const auto* max = constraint.if_contains(name);
       if (!max) continue;
       if (!max->is_number() || !(max->to_number<double>() >= 0))
-        return BadGeo(fmt::format("bad {}: must be a number of at least 0", name));
+        return errors::BadRequest(fmt::format("bad {}: must be a number of at least 0", name));
       numbers.push_back(max->to_number<double>() / radius);
       break;
     }
@@ -233,7 +239,7 @@ class Parser {
     CRMD_TRY(GeoField(t, "$within", FieldType::kGeoPoint));
     const auto* box = arg.is_object() ? arg.get_object().if_contains("$box") : nullptr;
     if (!box || !box->is_array() || box->get_array().size() != 2)
-      return BadGeo("bad $within: expected {$box: [southwest GeoPoint, northeast GeoPoint]}");
+      return errors::BadRequest("bad $within: expected {$box: [southwest GeoPoint, northeast GeoPoint]}");
     CRMD_ASSIGN(auto a, schema::ParseGeoPoint(box->get_array()[0], "$box"));
     CRMD_ASSIGN(auto b, schema::ParseGeoPoint(box->get_array()[1], "$box"));
     return GeoExpr(t, schema::GeoShape::kBox, {a.latitude, a.longitude, b.latitude, b.longitude});
@@ -250,23 +256,23 @@ class Parser {
       for (const auto& p : ring) numbers.insert(numbers.end(), {p.latitude, p.longitude});
       return GeoExpr(t, schema::GeoShape::kPolygon, std::move(numbers));
     }
-    if (!circle) return BadGeo("bad $geoWithin: expected $polygon or $centerSphere");
+    if (!circle) return errors::BadRequest("bad $geoWithin: expected $polygon or $centerSphere");
     if (!circle->is_array() || circle->get_array().size() != 2)
-      return BadGeo("bad $centerSphere: expected [[longitude, latitude] or GeoPoint, distance in radians]");
+      return errors::BadRequest("bad $centerSphere: expected [[longitude, latitude] or GeoPoint, distance in radians]");
     const auto& center = circle->get_array()[0];
     const auto& radius = circle->get_array()[1];
     geo::Point point;
     if (center.is_array()) {
       // Mongo's order, which the SDK sends: longitude first.
       const auto& pair = center.get_array();
-      if (pair.size() != 2) return BadGeo("bad $centerSphere: the center is [longitude, latitude]");
+      if (pair.size() != 2) return errors::BadRequest("bad $centerSphere: the center is [longitude, latitude]");
       json::value swapped = json::array{pair[1], pair[0]};
       CRMD_ASSIGN(point, schema::ParsePointOrPair(swapped, "$centerSphere"));
     } else {
       CRMD_ASSIGN(point, schema::ParseGeoPoint(center, "$centerSphere"));
     }
     if (!radius.is_number() || !(radius.to_number<double>() >= 0))
-      return BadGeo("bad $centerSphere: the distance must be a number of at least 0");
+      return errors::BadRequest("bad $centerSphere: the distance must be a number of at least 0");
     return GeoExpr(t, schema::GeoShape::kCircle, {point.latitude, point.longitude, radius.to_number<double>()});
   }
 
@@ -274,7 +280,7 @@ class Parser {
   static Result<Expr> Intersects(const Target& t, const json::value& arg) {
     CRMD_TRY(GeoField(t, "$geoIntersects", FieldType::kPolygon));
     const auto* point = arg.is_object() ? arg.get_object().if_contains("$point") : nullptr;
-    if (!point) return BadGeo("bad $geoIntersects: expected {$point: GeoPoint}");
+    if (!point) return errors::BadRequest("bad $geoIntersects: expected {$point: GeoPoint}");
     CRMD_ASSIGN(auto p, schema::ParseGeoPoint(*point, "$point"));
     return GeoExpr(t, schema::GeoShape::kHolds, {p.latitude, p.longitude});
   }
@@ -558,7 +564,7 @@ class Parser {
       } else if (op == "$nearSphere") {
         CRMD_ASSIGN(auto e, Near(t, arg, constraint));
         all.children.push_back(std::move(e));
-      } else if (op.starts_with("$maxDistance")) {
+      } else if (IsMaxDistance(op)) {
         if (!constraint.contains("$nearSphere")) return errors::BadConstraint(op);
       } else if (op == "$within") {
         CRMD_ASSIGN(auto e, Box(t, arg));

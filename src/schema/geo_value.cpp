@@ -18,8 +18,6 @@ namespace {
 // (kMaxInValues) keeps one value from costing a row scan seconds.
 constexpr std::size_t kMaxPolygonPoints = 1000;
 
-ApiError Invalid(std::string message) { return ApiError{400, errors::kInvalidJson, std::move(message)}; }
-
 std::optional<double> Number(const json::value* v) {
   if (!v || !v->is_number()) return std::nullopt;
   return v->to_number<double>();
@@ -27,9 +25,9 @@ std::optional<double> Number(const json::value* v) {
 
 Result<geo::Point> Checked(std::optional<double> latitude, std::optional<double> longitude, std::string_view what) {
   if (!latitude || !std::isfinite(*latitude) || *latitude < -90 || *latitude > 90)
-    return Invalid(fmt::format("invalid {}: latitude must be a number from -90 to 90", what));
+    return errors::BadRequest(fmt::format("invalid {}: latitude must be a number from -90 to 90", what));
   if (!longitude || !std::isfinite(*longitude) || *longitude < -180 || *longitude > 180)
-    return Invalid(fmt::format("invalid {}: longitude must be a number from -180 to 180", what));
+    return errors::BadRequest(fmt::format("invalid {}: longitude must be a number from -180 to 180", what));
   return geo::Point{*latitude, *longitude};
 }
 
@@ -41,7 +39,7 @@ bool Tagged(const json::value& v, std::string_view tag) {
 }  // namespace
 
 Result<geo::Point> ParseGeoPoint(const json::value& value, std::string_view what) {
-  if (!Tagged(value, "GeoPoint")) return Invalid(fmt::format("invalid {}: expected a GeoPoint", what));
+  if (!Tagged(value, "GeoPoint")) return errors::BadRequest(fmt::format("invalid {}: expected a GeoPoint", what));
   const auto& o = value.get_object();
   return Checked(Number(o.if_contains("latitude")), Number(o.if_contains("longitude")), what);
 }
@@ -49,7 +47,7 @@ Result<geo::Point> ParseGeoPoint(const json::value& value, std::string_view what
 Result<geo::Point> ParsePointOrPair(const json::value& value, std::string_view what) {
   if (value.is_array()) {
     const auto& pair = value.get_array();
-    if (pair.size() != 2) return Invalid(fmt::format("invalid {}: a point is [latitude, longitude]", what));
+    if (pair.size() != 2) return errors::BadRequest(fmt::format("invalid {}: a point is [latitude, longitude]", what));
     return Checked(Number(&pair[0]), Number(&pair[1]), what);
   }
   return ParseGeoPoint(value, what);
@@ -59,11 +57,11 @@ Result<std::vector<geo::Point>> ParseRing(const json::value& points, std::string
   const json::value* list = &points;
   if (Tagged(points, "Polygon")) list = points.get_object().if_contains("coordinates");
   if (!list || !list->is_array())
-    return Invalid(fmt::format("invalid {}: expected a Polygon or an array of GeoPoints", what));
+    return errors::BadRequest(fmt::format("invalid {}: expected a Polygon or an array of GeoPoints", what));
   const auto& items = list->get_array();
-  if (items.size() < 3) return Invalid(fmt::format("invalid {}: a polygon needs at least 3 points", what));
+  if (items.size() < 3) return errors::BadRequest(fmt::format("invalid {}: a polygon needs at least 3 points", what));
   if (items.size() > kMaxPolygonPoints)
-    return Invalid(fmt::format("invalid {}: a polygon may have at most {} points", what, kMaxPolygonPoints));
+    return errors::BadRequest(fmt::format("invalid {}: a polygon may have at most {} points", what, kMaxPolygonPoints));
   std::vector<geo::Point> ring;
   ring.reserve(items.size() + 1);
   for (const auto& item : items) {
@@ -75,11 +73,11 @@ Result<std::vector<geo::Point>> ParseRing(const json::value& points, std::string
 
 Result<std::vector<geo::Point>> ParsePolygon(const json::value& value) {
   if (!Tagged(value, "Polygon") || !value.get_object().if_contains("coordinates"))
-    return Invalid("invalid Polygon: expected {\"__type\":\"Polygon\",\"coordinates\":[[latitude, longitude], ...]}");
+    return errors::BadRequest("invalid Polygon: expected {\"__type\":\"Polygon\",\"coordinates\":[[latitude, longitude], ...]}");
   CRMD_ASSIGN(auto ring, ParseRing(value, "Polygon"));
   const auto& first = ring.front();
   if (first.latitude != ring.back().latitude || first.longitude != ring.back().longitude) ring.push_back(first);
-  if (ring.size() < 4) return Invalid("invalid Polygon: a polygon needs at least 3 points");
+  if (ring.size() < 4) return errors::BadRequest("invalid Polygon: a polygon needs at least 3 points");
   return ring;
 }
 

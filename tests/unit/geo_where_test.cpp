@@ -156,6 +156,10 @@ TEST_P(GeoWhereTest, BadGeoInputIsRefusedBeforeSql) {
   EXPECT_EQ(Parse(std::string(R"({"name":{"$nearSphere":)") + kSf + "}}").error().code, 102);
   EXPECT_EQ(Names(std::string(R"({"elsewhere":{"$nearSphere":)") + kSf + "}}"), List{});
   EXPECT_EQ(Parse(R"({"location":{"$maxDistance":1}})").error().code, 107);  // bad constraint
+  // A bound in no unit Parse knows is refused, not read as no bound at all.
+  auto feet = Parse(std::string(R"({"location":{"$nearSphere":)") + kSf + R"(,"$maxDistanceInFeet":1}})");
+  ASSERT_FALSE(feet.ok());
+  EXPECT_EQ(feet.error().message, "bad constraint: $maxDistanceInFeet");
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, GeoWhereTest, test::AllStores(), test::StoreName);
