@@ -168,6 +168,7 @@ test('issue 36 (second read path skips checks): a user never learns of a record 
   await update('Secret', hidden, { v: 'now private', ACL: { [alice.id]: { read: true } } });
   const left = await b.event('leave', 1, hidden);
   assert.deepEqual(Object.keys(left.object).sort(), ['className', 'objectId']);
+  assert.ok(!left.original || left.original.v === undefined, 'nor the value before, through original');
   // Alice gains it: an enter.
   assert.equal((await a.event('enter', 1, hidden)).object.v, 'now private');
   a.close();
