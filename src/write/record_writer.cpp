@@ -1,6 +1,7 @@
 #include "write/record_writer.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "app/application.hpp"
 #include "app/write_unit.hpp"
@@ -38,9 +39,11 @@ bool Watched(app::WriteUnit& unit, std::string_view class_name) {
   return sink && sink->Watches(unit.app().id(), class_name);
 }
 
+// `watched`: Watched(), when the caller asked already.
 void NoteChange(app::WriteUnit& unit, std::string_view class_name, std::string_view object_id,
-                app::RecordChange::Kind kind, const json::object* body, std::string before = {}) {
-  if (!Watched(unit, class_name)) return;
+                app::RecordChange::Kind kind, const json::object* body, std::string before = {},
+                std::optional<bool> watched = std::nullopt) {
+  if (!(watched ? *watched : Watched(unit, class_name))) return;
   app::ChangeSink* sink = unit.app().changes();
   app::RecordChange change{unit.app().id(), std::string(class_name), std::string(object_id), kind, {}, std::move(before),
                            unit.exclusive()};
@@ -334,7 +337,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     }
     CRMD_TRY(triggers::Fire(unit, ctx, {triggers::WriteEvent::kUpdate, &cls, row.object_id, &body, nullptr}));
     NoteChange(unit, cls.name, row.object_id, app::RecordChange::Kind::kUpdate, &body,
-               watched ? ValuesBefore(body, *existing, *current) : std::string());
+               watched ? ValuesBefore(body, *existing, *current) : std::string(), watched);
     if (changes.schema_changed) unit.ChangeSchema(unit.schema()->With(std::move(*grown)));
 
     json::object out{{"updatedAt", row.updated_at}, {"objectId", row.object_id}};
