@@ -4,7 +4,7 @@ import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setup, stopAll, request, masterHeaders, appHeaders, createRecord, pollUntil } from './lib/harness.mjs';
+import { setup, stopAll, request, masterHeaders, apiKeyHeaders, appHeaders, createRecord, pollUntil } from './lib/harness.mjs';
 
 let server;
 let app;
@@ -31,6 +31,22 @@ test('SECURITY session reuse: deactivating a user ends their sessions at once', 
   const me = await request(server, 'GET', '/core/users/me', { headers: session(u.sessionToken) });
   assert.equal(me.status, 400);
   assert.deepEqual(me.body, { code: 209, error: 'invalid session token' });
+});
+
+test('GET /users/me with a key beside the session token answers the session\'s user; a key alone or a wrong token is 209', async () => {
+  const u = await signUp('mewithkey');
+  for (const key of [M, apiKeyHeaders(app)]) {
+    const me = await request(server, 'GET', '/core/users/me', { headers: { ...key, 'X-Core-Session-Token': u.sessionToken } });
+    assert.equal(me.status, 200, me.text);
+    assert.equal(me.body.objectId, u.objectId);
+    assert.equal(me.body.username, 'mewithkey');
+    assert.equal(me.body.sessionToken, u.sessionToken);
+    for (const headers of [key, { ...key, 'X-Core-Session-Token': 'r:' + 'x'.repeat(32) }]) {
+      const none = await request(server, 'GET', '/core/users/me', { headers });
+      assert.equal(none.status, 400, none.text);
+      assert.deepEqual(none.body, { code: 209, error: 'invalid session token' });
+    }
+  }
 });
 
 test('SECURITY session reuse: a password change voids a reset link mailed before it', async () => {
