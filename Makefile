@@ -3,6 +3,7 @@ BUILD_DIR ?= build
 DATA_DIR  ?= data
 LISTEN    ?= 127.0.0.1:8080
 JOBS      ?= $(shell nproc)
+ASAN_DIR  ?= build-asan
 
 .PHONY: all deps build build-tests debug run test check build-asan test-asan test-tsan bench clean
 
@@ -14,6 +15,9 @@ deps:
 $(BUILD_DIR)/build.ninja:
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
 
+$(ASAN_DIR)/build.ninja:
+	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCRMD_SANITIZE=ON
+
 # The server alone: what `make run` and `make bench` run (issue 35: the first `make run` built the
 # unit tests too, minutes of a newcomer's first hour).
 build: deps $(BUILD_DIR)/build.ninja
@@ -21,19 +25,17 @@ build: deps $(BUILD_DIR)/build.ninja
 
 # Everything: the server, the unit tests and the test helpers.
 build-tests: deps $(BUILD_DIR)/build.ninja
-	cmake --build $(BUILD_DIR) -j $(JOBS)
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target all crmd_unit_tests
 
 run: build
 	@scripts/run-demo "$(BUILD_DIR)/crmd" "$(DATA_DIR)" "$(LISTEN)"
 
-# Three test processes on two cores: an end-to-end file spends much of its time waiting on its
-# servers, timeouts and clients.
-# The npm clients download while the tests build (a fresh machine: half a minute of network).
-test: deps $(BUILD_DIR)/build.ninja
-	@scripts/install-npm > $(BUILD_DIR)/install-npm.log 2>&1 & npm=$$!; \
-	  cmake --build $(BUILD_DIR) -j $(JOBS); built=$$?; \
-	  wait $$npm || { cat $(BUILD_DIR)/install-npm.log; exit 1; }; exit $$built
-	cd $(BUILD_DIR) && ctest --output-on-failure -j 3 --timeout 600
+# What CI runs: the end-to-end and compat tests (three processes on two cores: an end-to-end file
+# spends much of its time waiting on its servers, timeouts and clients) against the Release server,
+# and the unit tests under AddressSanitizer and UBSan, built beside them (scripts/make-test). The
+# npm clients download while the server builds (a fresh machine: half a minute of network).
+test: deps $(BUILD_DIR)/build.ninja $(ASAN_DIR)/build.ninja
+	@scripts/make-test $(BUILD_DIR) $(ASAN_DIR) $(JOBS)
 
 # The inner loop: the unit tests and the end-to-end suite on SQLite (PostgreSQL's runs are in
 # make test), 2 min 20 s of tests on 2 cores once built.
@@ -42,18 +44,17 @@ check: build-tests
 	cd $(BUILD_DIR) && ctest --output-on-failure -j 2 --timeout 600 -L '^(unit|e2e)$$'
 
 # Unit tests under AddressSanitizer and UndefinedBehaviorSanitizer.
-build-asan: deps
-	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCRMD_SANITIZE=ON
-	cmake --build build-asan -j $(JOBS) --target crmd_unit_tests
+build-asan: deps $(ASAN_DIR)/build.ninja
+	cmake --build $(ASAN_DIR) -j $(JOBS) --target crmd_unit_tests
 
 test-asan: build-asan
-	cd build-asan && ctest --output-on-failure -j 2 -L unit
+	cd $(ASAN_DIR) && ctest --output-on-failure -j 2 -L unit
 
 # Unit and end-to-end tests under ThreadSanitizer, the server included (write queues, commit
 # groups, the network threads): any report fails the test that caused it.
 test-tsan: deps
 	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCRMD_TSAN=ON
-	cmake --build build-tsan -j $(JOBS)
+	cmake --build build-tsan -j $(JOBS) --target all crmd_unit_tests
 	@scripts/install-npm
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j 2 --timeout 900
 
@@ -66,4 +67,4 @@ bench: build
 	@bench/run
 
 clean:
-	rm -rf $(BUILD_DIR) build-asan build-tsan
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-tsan
