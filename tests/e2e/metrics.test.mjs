@@ -170,7 +170,9 @@ test('issue 35: function calls are counted by result: ok, failed, timeout, instr
     spin: 'while true do end',
     big: 'local s = string.rep("x", 100 * 1024 * 1024) return {n = #s}',
   };
-  const { srv, base, a } = await metricsServer('crmd-metrics-functions', ['--form-calls-per-minute', '2'], {
+  // A budget of 1,000,000 instructions ends the spin in milliseconds of CPU: with the default 10,000,000
+  // a loaded machine let the 1 s time limit end it first.
+  const { srv, base, a } = await metricsServer('crmd-metrics-functions', ['--form-calls-per-minute', '2', '--function-instructions', '1000000'], {
     prepare: (d, [app]) => { for (const [name, code] of Object.entries(sources)) deploy(d, app, name, code); } });
   const call = (name, headers = masterHeaders(a)) => request(srv, 'POST', `/functions/${a.appId}/${name}`, { headers, body: {}, timeoutMs: 60_000 });
   const results = ['ok', 'failed', 'timeout', 'instructions', 'out_of_memory', 'rate'];
