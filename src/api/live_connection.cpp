@@ -18,8 +18,6 @@ namespace json = boost::json;
 
 namespace {
 
-// Client ids: unique per server, told to the client, no secret.
-constexpr std::size_t kClientIdLength = 10;
 // An installation id is told back in every message: a longer one is cut, not echoed whole.
 constexpr std::size_t kMaxInstallationId = 128;
 
@@ -87,7 +85,7 @@ void LiveConnection::Connect(const json::object& message) {
   headers_ = std::move(headers);
   if (const json::string* installation = StringField(message, "installationId"))
     installation_id_ = std::string(installation->subview(0, kMaxInstallationId));
-  client_id_ = ids::RandomAlnum(kClientIdLength);
+  client_id_ = ids::RandomAlnum(live::kClientIdLength);
   peer_->Send(live::Reply("connected", Client(), std::nullopt));
 }
 
@@ -123,7 +121,7 @@ void LiveConnection::Subscribe(const json::object& message, bool update) {
   const json::string* token = StringField(message, "sessionToken");
 
   if (!hub_.OptedIn(app_id_, *class_name))
-    return Fail(errors::kOperationForbidden, "LiveQuery is not enabled for class " + std::string(class_name->subview(0, 128)), request_id);
+    return Fail(errors::kOperationForbidden, live::NotEnabled(*class_name), request_id);
   auto existing = subs_.find(request_id);
   if (update && existing == subs_.end()) return Fail(live::kNotConnected, "No subscription with this requestId", request_id);
   if (existing == subs_.end() && subs_.size() >= kMaxSubscriptions)

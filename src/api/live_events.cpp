@@ -15,8 +15,6 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::size_t kStreamClientIdLength = 10;  // as over the WebSocket (api/live_connection.cpp)
-
 // The stream's one subscription, ended with it.
 class EventStream final : public SocketHandler {
  public:
@@ -44,7 +42,7 @@ Response LiveEvents(LiveHub& hub, LiveTickets& tickets, const Target& target) {
   const std::string class_name = target.Param("className");
   if (class_name.empty()) return ErrorResponse(errors::BadRequest("className is required."));
   if (!hub.OptedIn(ticket->app_id, class_name))
-    return ErrorResponse(ApiError{403, errors::kOperationForbidden, "LiveQuery is not enabled for class " + class_name.substr(0, 128)});
+    return ErrorResponse(ApiError{403, errors::kOperationForbidden, live::NotEnabled(class_name)});
   auto sub = std::make_shared<LiveSubscription>();
   if (const std::string where = target.Param("where"); !where.empty()) {
     auto parsed = ParseJson(where);
@@ -52,7 +50,7 @@ Response LiveEvents(LiveHub& hub, LiveTickets& tickets, const Target& target) {
       return ErrorResponse(ApiError{400, errors::kInvalidQuery, "where must be a JSON object"});
     sub->where = json::serialize(parsed.value());
   }
-  sub->client_id = ids::RandomAlnum(kStreamClientIdLength);
+  sub->client_id = ids::RandomAlnum(live::kClientIdLength);
   sub->request_id = 1;
   sub->app_id = ticket->app_id;
   sub->class_name = class_name;

@@ -39,4 +39,8 @@ std::string Event(std::string_view op, const Client& client, std::int64_t reques
   return json::serialize(out);
 }
 
+std::string NotEnabled(std::string_view class_name) {
+  return "LiveQuery is not enabled for class " + std::string(class_name.substr(0, 128));
+}
+
 }  // namespace crmd::api::live

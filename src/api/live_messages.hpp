@@ -4,6 +4,7 @@
 
 #include <boost/json/value.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,6 +18,12 @@ inline constexpr int kMalformed = 1;       // not a JSON object, or a field of t
 inline constexpr int kNotConnected = 2;    // no `connect` yet, or no such subscription
 inline constexpr int kUnknownOp = 3;
 inline constexpr int kBadCredentials = 4;  // unknown application, refused key
+
+// A connection's clientId, over the WebSocket and the event stream alike: Parse's length.
+inline constexpr std::size_t kClientIdLength = 10;
+
+// The refusal of a class its application has not opened to LiveQuery (the name cut at 128 bytes).
+std::string NotEnabled(std::string_view class_name);
 
 // Whom a message is for: the connection's client id, and the installation id it connected with
 // (the SDK hands it to the application's handlers). Either may be empty.
