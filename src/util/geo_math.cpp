@@ -30,13 +30,6 @@ double DistanceRadians(Point a, Point b) {
   return 2 * std::asin(std::sqrt(std::clamp(s, 0.0, 1.0)));
 }
 
-bool InBox(Point p, Point corner, Point opposite) {
-  return p.latitude >= std::min(corner.latitude, opposite.latitude) &&
-         p.latitude <= std::max(corner.latitude, opposite.latitude) &&
-         p.longitude >= std::min(corner.longitude, opposite.longitude) &&
-         p.longitude <= std::max(corner.longitude, opposite.longitude);
-}
-
 bool InPolygon(Point p, const std::vector<Point>& ring) {
   const std::size_t n = ring.size();
   if (n < 3) return false;

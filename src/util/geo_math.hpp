@@ -20,10 +20,6 @@ inline constexpr double kEarthRadiusMiles = 3958.8;
 // loses every digit for points a few metres apart).
 double DistanceRadians(Point a, Point b);
 
-// Inside the box of two opposite corners, in either order (Parse's `$box` with its corners swapped
-// still finds the points between them), edges included.
-bool InBox(Point p, Point corner, Point opposite);
-
 // Inside the polygon of `ring` (latitude as x, longitude as y, closed or not), its edges and
 // corners included: a point on a vertex of the query's polygon matches, as Parse's specs expect.
 bool InPolygon(Point p, const std::vector<Point>& ring);

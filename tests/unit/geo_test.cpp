@@ -27,16 +27,6 @@ TEST(GeoMathTest, DistanceIsTheGreatCircleInRadians) {
   EXPECT_NEAR(geo::DistanceRadians({0, 0}, {0, 0.00001}) * geo::kEarthRadiusKm * 1000, 1.11, 0.01);
 }
 
-TEST(GeoMathTest, BoxTakesItsCornersInEitherOrderEdgesIncluded) {
-  const Point sw{37.708813, -122.526398}, ne{37.822802, -122.373962};
-  const Point caltrain{37.776346, -122.394218}, santa_clara{37.325635, -121.945753};
-  EXPECT_TRUE(geo::InBox(caltrain, sw, ne));
-  EXPECT_TRUE(geo::InBox(caltrain, ne, sw));
-  EXPECT_TRUE(geo::InBox(caltrain, {sw.latitude, ne.longitude}, {ne.latitude, sw.longitude}));
-  EXPECT_FALSE(geo::InBox(santa_clara, sw, ne));
-  EXPECT_TRUE(geo::InBox(sw, sw, ne));
-}
-
 TEST(GeoMathTest, PolygonHoldsInsideAndEdgesNotOutside) {
   const std::vector<Point> square{{0, 0}, {0, 1}, {1, 1}, {1, 0}};
   EXPECT_TRUE(geo::InPolygon({0.5, 0.5}, square));
