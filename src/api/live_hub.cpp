@@ -17,8 +17,9 @@ namespace json = boost::json;
 
 namespace {
 
-// The code and message of a refused read's body, for the subscriber's `error`.
-std::pair<int, std::string> RefusalOf(int status, const std::string& body) {
+// Tells the subscriber its read was refused: an `error` with the code and message of the refused
+// read's body. The caller then ends the subscription.
+void TellRefusal(const LiveSubscription& sub, int status, const std::string& body) {
   int code = errors::kInternal;
   std::string message = "read refused (HTTP " + std::to_string(status) + ")";
   auto parsed = ParseJson(body);
@@ -27,7 +28,7 @@ std::pair<int, std::string> RefusalOf(int status, const std::string& body) {
     if (const auto* c = o.if_contains("code"); c && c->is_int64()) code = static_cast<int>(c->get_int64());
     if (const auto* e = o.if_contains("error"); e && e->is_string()) message = std::string(e->get_string());
   }
-  return {code, message};
+  sub.peer->Send(live::Error(code, message, false, sub.client(), sub.request_id));
 }
 
 // The where of `sub` narrowed to one record.
@@ -201,8 +202,7 @@ bool LiveHub::ReadRecord(const LiveSubscription& sub, const std::string& object_
   if (!sub.keys.empty()) query += "&keys=" + PercentEncode(sub.keys);
   const auto& [status, body] = SharedRead(sub, query, reads);
   if (status != 200) {
-    auto [code, message] = RefusalOf(status, body);
-    sub.peer->Send(live::Error(code, message, false, sub.client(), sub.request_id));
+    TellRefusal(sub, status, body);
     return false;
   }
   out = nullptr;
@@ -258,8 +258,7 @@ void LiveHub::Start(const std::shared_ptr<LiveSubscription>& sub) {
   std::string query = "keys=objectId&limit=" + std::to_string(kSeedLimit + 1) + "&where=" + PercentEncode(sub->where);
   auto [status, body] = Read(*sub, query);
   if (status != 200) {
-    auto [code, message] = RefusalOf(status, body);
-    sub->peer->Send(live::Error(code, message, false, sub->client(), sub->request_id));
+    TellRefusal(*sub, status, body);
     Remove(sub);
     return;
   }
@@ -328,8 +327,7 @@ void LiveHub::Deliver(const std::shared_ptr<LiveSubscription>& sub, const app::R
       // learns nothing but the id it was last told of.
       const auto& [status, body] = SharedRead(*sub, "limit=0", reads);
       if (status != 200) {
-        auto [code, message] = RefusalOf(status, body);
-        sub->peer->Send(live::Error(code, message, false, sub->client(), sub->request_id));
+        TellRefusal(*sub, status, body);
         return Remove(sub);
       }
       object = json::object{{"className", sub->class_name}, {"objectId", id}};
