@@ -228,10 +228,8 @@ namespace {
 // say (another server's change too large to carry them).
 json::value Original(const json::value& object, const app::RecordChange& change) {
   if (change.before.empty() || !object.is_object()) return nullptr;
-  auto before = ParseJson(change.before);
-  if (!before.ok() || !before.value().is_object()) return nullptr;
   json::object out = object.get_object();
-  const json::object& was = before.value().get_object();
+  const json::object& was = change.before;
   for (const auto& f : change.fields)
     if (!was.contains(f)) out.erase(f);  // it had no value then
   for (const auto& kv : was)

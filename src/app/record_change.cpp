@@ -27,8 +27,7 @@ std::string EncodeChange(const RecordChange& change, std::size_t max_bytes) {
   for (const auto& f : change.fields) fields.emplace_back(f);
   out["f"] = std::move(fields);
   if (change.schema_changed) out["s"] = true;
-  if (!change.before.empty())
-    if (auto before = ParseJson(change.before); before.ok() && before.value().is_object()) out["b"] = std::move(before.value());
+  if (!change.before.empty()) out["b"] = change.before;
   std::string text = json::serialize(out);
   if (text.size() <= max_bytes) return text;
   out.erase("b");
@@ -60,7 +59,7 @@ std::optional<RecordChange> DecodeChange(std::string_view text) {
   if (const auto* f = o.if_contains("f"); f && f->is_array())
     for (const auto& name : f->get_array())
       if (name.is_string()) change.fields.emplace_back(name.get_string());
-  if (const auto* b = o.if_contains("b"); b && b->is_object()) change.before = json::serialize(*b);
+  if (const auto* b = o.if_contains("b"); b && b->is_object()) change.before = b->get_object();
   return change;
 }
 

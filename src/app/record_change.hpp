@@ -7,6 +7,8 @@
 // thread).
 #pragma once
 
+#include <boost/json/object.hpp>
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -24,10 +26,11 @@ struct RecordChange {
   // An update's fields as the write named them (top-level names): for LiveQuery's `watch`. Empty:
   // not known, every field counts as changed.
   std::vector<std::string> fields;
-  // An update's previous values of the fields it wrote, and its previous `updatedAt`: a JSON
-  // object of wire values (a field without a value left out), for LiveQuery's `original`. The
-  // subscriber's own read decides which of them it is shown (api/live_hub.cpp). Empty: not known.
-  std::string before;
+  // An update's previous values of the fields it wrote, and its previous `updatedAt`: wire values
+  // (a field without a value left out), for LiveQuery's `original`. The subscriber's own read
+  // decides which of them it is shown (api/live_hub.cpp). Empty: not known. Held parsed: every
+  // subscriber of the class reads it.
+  boost::json::object before;
   // The write's unit could change the schema (a new class or field): a server hearing of it from
   // another reloads the application's schema before it reads the record.
   bool schema_changed = false;

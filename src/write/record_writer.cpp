@@ -41,7 +41,7 @@ bool Watched(app::WriteUnit& unit, std::string_view class_name) {
 
 // `watched`: Watched(), when the caller asked already.
 void NoteChange(app::WriteUnit& unit, std::string_view class_name, std::string_view object_id,
-                app::RecordChange::Kind kind, const json::object* body, std::string before = {},
+                app::RecordChange::Kind kind, const json::object* body, json::object before = {},
                 std::optional<bool> watched = std::nullopt) {
   if (!(watched ? *watched : Watched(unit, class_name))) return;
   app::ChangeSink* sink = unit.app().changes();
@@ -123,7 +123,7 @@ std::vector<std::string_view> FieldsToRead(const json::object& body, const schem
 
 // What an update's realtime subscribers are told the record was (app::RecordChange::before): the
 // fields the body writes, as they were, and the previous updatedAt.
-std::string ValuesBefore(const json::object& body, const schema::ClassSchema& cls, const storage::Row& current) {
+json::object ValuesBefore(const json::object& body, const schema::ClassSchema& cls, const storage::Row& current) {
   json::object before{{"updatedAt", current.updated_at}};
   for (const auto& kv : body) {
     const std::string_view field = std::string_view(kv.key()).substr(0, kv.key().find('.'));
@@ -133,7 +133,7 @@ std::string ValuesBefore(const json::object& body, const schema::ClassSchema& cl
     json::value value = schema::DecodeCell(storage::CellOf(cls, current, field), *def);
     if (!value.is_null()) before[field] = std::move(value);
   }
-  return json::serialize(before);
+  return before;
 }
 
 // A written field's stored value, looked up in what the write set.
@@ -337,7 +337,7 @@ Result<json::object> UpdateRecord(auth::Context& ctx, std::string_view class_nam
     }
     CRMD_TRY(triggers::Fire(unit, ctx, {triggers::WriteEvent::kUpdate, &cls, row.object_id, &body, nullptr}));
     NoteChange(unit, cls.name, row.object_id, app::RecordChange::Kind::kUpdate, &body,
-               watched ? ValuesBefore(body, *existing, *current) : std::string(), watched);
+               watched ? ValuesBefore(body, *existing, *current) : json::object(), watched);
     if (changes.schema_changed) unit.ChangeSchema(unit.schema()->With(std::move(*grown)));
 
     json::object out{{"updatedAt", row.updated_at}, {"objectId", row.object_id}};

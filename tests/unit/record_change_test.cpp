@@ -1,5 +1,6 @@
 // Issue 36: what a write announces to the LiveQuery subscribers of every server
 // (app/record_change.hpp), and the per-application opt-in (auth/gates.hpp `live-classes`).
+#include <boost/json.hpp>
 #include <gtest/gtest.h>
 
 #include "app/record_change.hpp"
@@ -10,7 +11,7 @@ namespace {
 
 TEST(RecordChangeTest, AnAnnouncementCarriesTheChangeWhole) {
   app::RecordChange change{"app1", "Deals", "AbCdEf1234", app::RecordChange::Kind::kUpdate, {"stage", "amount"},
-                           R"({"updatedAt":"2026-11-29T01:00:00.000Z","stage":"lead"})", true};
+                           boost::json::object{{"updatedAt", "2026-11-29T01:00:00.000Z"}, {"stage", "lead"}}, true};
   auto back = app::DecodeChange(app::EncodeChange(change, 7000));
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->app_id, "app1");
@@ -18,13 +19,13 @@ TEST(RecordChangeTest, AnAnnouncementCarriesTheChangeWhole) {
   EXPECT_EQ(back->object_id, "AbCdEf1234");
   EXPECT_EQ(back->kind, app::RecordChange::Kind::kUpdate);
   EXPECT_EQ(back->fields, (std::vector<std::string>{"stage", "amount"}));
-  EXPECT_EQ(back->before, R"({"updatedAt":"2026-11-29T01:00:00.000Z","stage":"lead"})");
+  EXPECT_EQ(boost::json::serialize(back->before), R"({"updatedAt":"2026-11-29T01:00:00.000Z","stage":"lead"})");
   EXPECT_TRUE(back->schema_changed);
 }
 
 TEST(RecordChangeTest, PreviousValuesPastTheSizeAreLeftOutBeforeTheFieldNames) {
   app::RecordChange change{"app1", "Deals", "AbCdEf1234", app::RecordChange::Kind::kUpdate, {"notes"},
-                           R"({"notes":")" + std::string(8000, 'x') + R"("})", false};
+                           boost::json::object{{"notes", std::string(8000, 'x')}}, false};
   const std::string text = app::EncodeChange(change, 7000);
   EXPECT_LE(text.size(), 7000u);
   auto back = app::DecodeChange(text);
