@@ -43,6 +43,7 @@
 #include "auth/context.hpp"
 #include "auth/registry.hpp"
 #include "storage/outbox_takeover.hpp"
+#include "triggers/activation.hpp"
 #include "triggers/fair_queue.hpp"
 #include "triggers/takeover.hpp"
 #include "triggers/webhook.hpp"
@@ -57,9 +58,10 @@ class Runner final : public app::ActivationSink {
     // The open application, or null when it is no longer known.
     std::function<std::shared_ptr<app::Application>(const std::string& app_id)> open;
     std::function<std::shared_ptr<const auth::AppCredentials>(const std::string& app_id)> credentials;
-    // A request of the record API below the prefix, made with `ctx` (joining its unit): status and body.
-    std::function<std::pair<int, boost::json::value>(auth::Context& ctx, std::string_view method, const std::string& target,
-                                                     const boost::json::value* body)>
+    // A request of the record API below the prefix, made with `ctx` (joining its unit): status and
+    // body as the record API wrote it (an action's log row keeps that text, so it is not parsed).
+    std::function<std::pair<int, std::string>(auth::Context& ctx, std::string_view method, const std::string& target,
+                                              const boost::json::value* body)>
         dispatch;
     // Runs the deployed function `name` with `body`, the triggering record as its context, in
     // `ctx`'s unit.
@@ -151,7 +153,14 @@ class Runner final : public app::ActivationSink {
   // Takes the activation's next action: runs its network part here, then its unit of work here
   // (a function call, which may run its whole budget) or on the write queue (record writes and
   // the rows of network actions, which the queue commits with the application's other writes).
-  Outcome Next(Job& job, const std::shared_ptr<app::Application>& app);
+  Outcome Next(Job& job, const std::shared_ptr<app::Application>& app, std::optional<Activation> parsed = std::nullopt);
+  // Whether an activation that arrives now may skip the runner's threads: one whose next action
+  // only writes records goes from the caller straight to its application's write queue, which
+  // is where a runner thread would hand it (saving a hand-off and a wake-up per activation).
+  bool AtOnce(int lane, const std::string& payload) const;
+  static bool Local(const Activation& activation);
+  // What comes after a job's step: its retry, its next action, or its end.
+  void Settle(Job job, Outcome outcome);
   // A webhook or mail action's delivery; `retry`: a failure another attempt may cure.
   RunResult Send(const Step& step, app::Application& app, bool& retry) const;
   Status RunUnit(app::WriteUnit& unit, Step& step);

@@ -13,10 +13,10 @@
 #include "storage/database.hpp"
 #include "test_app.hpp"
 #include "triggers/activation.hpp"
+#include "util/json.hpp"
 #include "triggers/definition.hpp"
 #include "triggers/placeholders.hpp"
 #include "triggers/runner.hpp"
-#include "util/json.hpp"
 #include "write/record_writer.hpp"
 #include "write/schema_writer.hpp"
 
@@ -225,8 +225,8 @@ class RunnerTest : public FireTest {
     host.dispatch = [](auth::Context& ctx, std::string_view method, const std::string& target, const json::value* body) {
       EXPECT_EQ(method, "POST");
       auto made = write::CreateRecord(ctx, target.substr(std::string_view("/classes/").size()), body->as_object());
-      if (!made.ok()) return std::pair<int, json::value>{400, json::object{{"error", made.error().message}}};
-      return std::pair<int, json::value>{201, made.value()};
+      if (!made.ok()) return std::pair<int, std::string>{400, ToJson(json::object{{"error", made.error().message}})};
+      return std::pair<int, std::string>{201, ToJson(made.value())};
     };
     host.has_pending = [](const std::string&) { return true; };
     return host;
