@@ -150,7 +150,8 @@ Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials cr
     if (answers.empty()) return Accepted();  // notifications and responses only
     return RpcResponse(200, answers);
   }
-  auto parsed = mcp::ParseMessage(request.body);
+  // Parsed already when the write queue was offered it (Router::QueueWrite), with the same limits.
+  auto parsed = request.json_body ? mcp::ReadMessage(*request.json_body) : mcp::ParseMessage(request.body);
   if (const auto* refused = std::get_if<mcp::Refusal>(&parsed)) return RpcResponse(400, mcp::Failure(nullptr, refused->code, refused->message));
   const mcp::Message& message = std::get<mcp::Message>(parsed);
   if (message.kind != mcp::Message::Kind::kRequest) return Accepted();
