@@ -87,7 +87,7 @@ McpAnswer AnswerRequest(const mcp::Message& message, auth::Context& ctx, McpCred
   const mcp::ToolCall call{ctx, dispatch, prefix, doors.files ? doors.files : &kNoFiles, switches, doors.functions, doors.text};
   if (!ctx.app) {
     // Nothing to dispatch to: every tool refuses, as a wrong key of a real application does.
-    const json::object* params = message.params.if_object();
+    const json::object* params = message.ParamsObject();
     const json::value* args = params ? params->if_contains("arguments") : nullptr;
     const json::value* table = args && args->is_object() ? args->get_object().if_contains("table") : nullptr;
     const std::string name = table && table->is_string() ? std::string(table->get_string()) : "_User";

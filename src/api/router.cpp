@@ -751,7 +751,9 @@ std::pair<int, std::string> Router::DispatchText(auth::Context& ctx, std::string
   item.method = method == "POST" ? Method::kPost : method == "PUT" ? Method::kPut : method == "DELETE" ? Method::kDelete : Method::kGet;
   item.method_name = std::string(method);
   item.target = "/" + options_.prefix + target;
-  if (body) item.json_body = std::make_shared<const boost::json::value>(*body);
+  // Not a copy: the caller's body outlives this call, and the handlers keep no request past
+  // their answer.
+  if (body) item.json_body = std::shared_ptr<const boost::json::value>(std::shared_ptr<const void>(), body);
   auto parsed = ParseTarget(item.target);
   if (!parsed) return {400, R"({"error":"Invalid request target."})"};
   Response answer = RouteFamily(item, std::move(*parsed), ctx, std::nullopt);
