@@ -92,57 +92,10 @@ void Runner::Activated(const std::string& app_id, std::int64_t entry, int lane, 
     }
     known_.emplace(std::pair(app_id, entry), Clock::now());
     if (known_.size() > options_.payloads_held) payload.clear();  // read from the outbox when it runs
-    if (!AtOnce(lane, payload)) {
-      ready_[lane == kLaneQueue ? kLaneQueue : kLaneNow].Push(Job{app_id, entry, lane, 0, std::move(payload)});
-      // Under the lock: once Stop() has taken it, no caller is still touching the condition, which
-      // the runner's destruction then ends (TSan saw a notify racing the destructor).
-      changed_.notify_all();
-      return;
-    }
-  }
-  Job job{app_id, entry, lane, 0, std::move(payload)};
-  auto parsed = Activation::Parse(job.payload);
-  std::shared_ptr<app::Application> app;
-  if (parsed.ok() && Local(parsed.value())) app = host_.open(app_id);
-  if (!app) {
-    Again(std::move(job));  // a runner thread takes it (and says what is wrong with it)
-    return;
-  }
-  Outcome outcome = Outcome::kFinished;
-  try {
-    outcome = Next(job, app, std::move(parsed).value());
-  } catch (const std::exception& e) {
-    log::Error("trigger activation failed", {{"app", job.app_id}, {"entry", job.entry}, {"error", e.what()}});
-    ++job.attempts;
-    job.payload.clear();  // read again: what is stored decides
-    outcome = Outcome::kRetry;
-  }
-  Settle(std::move(job), outcome);
-}
-
-bool Runner::AtOnce(int lane, const std::string& payload) const {
-  // Not when the outbox is shared with other servers: a claim is a round trip to the database,
-  // which the caller (the after-commit thread of every application) must not wait for. Not under
-  // the test seam that holds each activation back.
-  return lane == kLaneNow && !payload.empty() && !takeover_ && options_.hold.count() == 0;
-}
-
-bool Runner::Local(const Activation& activation) {
-  if (activation.done >= activation.actions.size()) return false;
-  const auto* action = activation.actions[activation.done].if_object();
-  const auto* type = action ? action->if_contains("actionType") : nullptr;
-  if (!type || !type->is_string()) return false;
-  const auto parsed = ParseActionType(type->get_string());
-  return parsed && !TalksToNetwork(*parsed) && *parsed != ActionType::kServerSideCode;
-}
-
-void Runner::Settle(Job job, Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kRetry: Later(std::move(job)); break;
-    case Outcome::kBusy: Later(std::move(job), kBusyDelay); break;
-    case Outcome::kFinished: Finished(job); break;
-    case Outcome::kNext: Again(std::move(job)); break;
-    case Outcome::kQueued: break;  // the write queue hands it back
+    ready_[lane == kLaneQueue ? kLaneQueue : kLaneNow].Push(Job{app_id, entry, lane, 0, std::move(payload)});
+    // Under the lock: once Stop() has taken it, no caller is still touching the condition, which
+    // the runner's destruction then ends (TSan saw a notify racing the destructor).
+    changed_.notify_all();
   }
 }
 
@@ -279,11 +232,12 @@ void Runner::Loop(int lane) {
       job.payload.clear();  // read again: what is stored decides
       outcome = Outcome::kRetry;
     }
-    const std::string app_id = job.app_id;
-    if (outcome != Outcome::kQueued) Settle(std::move(job), outcome);
+    if (outcome == Outcome::kRetry) Later(job);
+    else if (outcome == Outcome::kBusy) Later(job, kBusyDelay);
+    else if (outcome == Outcome::kFinished) Finished(job);
     lock.lock();
     // No one to wake: this thread takes the application's next job itself, if it has one.
-    ready_[lane].Done(app_id);
+    ready_[lane].Done(job.app_id);
   }
 }
 
@@ -301,7 +255,7 @@ Runner::Outcome Runner::Run(Job& job) {
   }
 }
 
-Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& app, std::optional<Activation> parsed) {
+Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& app) {
   // Taken again at each action and attempt: the lease then runs from the last thing this server did
   // with it, should it die. Held by another server (it won a race to take over the entry): that
   // one runs it, and should it die too, the entry comes back through the takeover.
@@ -314,19 +268,15 @@ Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& 
     auto stored = app->trigger_outbox().ReadOutbox(job.entry - 1, 1);
     if (stored.empty() || stored.front().id != job.entry) return Outcome::kFinished;  // ran already
     job.payload = std::move(stored.front().payload);
-    parsed.reset();
   }
-  if (!parsed) {
-    auto read = Activation::Parse(job.payload);
-    if (!read.ok()) {
-      log::Error("unreadable trigger activation left in the outbox", {{"app", job.app_id}, {"entry", job.entry}});
-      return Outcome::kFinished;
-    }
-    parsed = std::move(read).value();
+  auto parsed = Activation::Parse(job.payload);
+  if (!parsed.ok()) {
+    log::Error("unreadable trigger activation left in the outbox", {{"app", job.app_id}, {"entry", job.entry}});
+    return Outcome::kFinished;
   }
   auto step = std::make_shared<Step>();
   step->job = job;
-  step->activation = std::move(*parsed);
+  step->activation = std::move(parsed).value();
   const Activation& activation = step->activation;
   step->last = activation.done + 1 >= activation.actions.size();
   auth::Context& ctx = step->ctx;

@@ -43,7 +43,6 @@
 #include "auth/context.hpp"
 #include "auth/registry.hpp"
 #include "storage/outbox_takeover.hpp"
-#include "triggers/activation.hpp"
 #include "triggers/fair_queue.hpp"
 #include "triggers/takeover.hpp"
 #include "triggers/webhook.hpp"
@@ -153,14 +152,7 @@ class Runner final : public app::ActivationSink {
   // Takes the activation's next action: runs its network part here, then its unit of work here
   // (a function call, which may run its whole budget) or on the write queue (record writes and
   // the rows of network actions, which the queue commits with the application's other writes).
-  Outcome Next(Job& job, const std::shared_ptr<app::Application>& app, std::optional<Activation> parsed = std::nullopt);
-  // Whether an activation that arrives now may skip the runner's threads: one whose next action
-  // only writes records goes from the caller straight to its application's write queue, which
-  // is where a runner thread would hand it (saving a hand-off and a wake-up per activation).
-  bool AtOnce(int lane, const std::string& payload) const;
-  static bool Local(const Activation& activation);
-  // What comes after a job's step: its retry, its next action, or its end.
-  void Settle(Job job, Outcome outcome);
+  Outcome Next(Job& job, const std::shared_ptr<app::Application>& app);
   // A webhook or mail action's delivery; `retry`: a failure another attempt may cure.
   RunResult Send(const Step& step, app::Application& app, bool& retry) const;
   Status RunUnit(app::WriteUnit& unit, Step& step);
