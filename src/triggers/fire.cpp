@@ -65,12 +65,13 @@ Status Fire(app::WriteUnit& unit, const auth::Context& ctx, const Write& write) 
     if (!holds) continue;
     if (!record) {
       record.emplace();
+      // Written straight as text, as a read answers it (no tree built to be written).
       if (write.before) {
-        WriteJson(query::EncodeRow(cls, *write.before), *record);
+        query::WriteRow(cls, *write.before, *record);
       } else {
         auto row = txn.Get(cls, write.object_id);
         if (!row) return {};  // not written after all: nothing to fire for
-        WriteJson(query::EncodeRow(cls, *row), *record);
+        query::WriteRow(cls, *row, *record);
       }
     }
     const std::string_view source = ctx.source_trigger.empty() ? std::string_view(def.id) : std::string_view(ctx.source_trigger);

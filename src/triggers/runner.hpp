@@ -167,7 +167,10 @@ class Runner final : public app::ActivationSink {
   Host host_;
   Options options_;
   std::mutex mutex_;
-  std::condition_variable changed_;
+  // By lane: an activation wakes one thread of its queue, not every runner thread (a thread of
+  // the other queue, or one whose application another thread has the turn of, would find
+  // nothing and sleep again: two wasted wake-ups per activation with the default threads).
+  std::condition_variable changed_[2];
   FairQueue<Job> ready_[2];                         // by lane
   std::multimap<Clock::time_point, Job> waiting_;   // retries, by when they are due
   // Queued, waiting or running, with when this server took each (the outbox records no time of
