@@ -54,7 +54,7 @@ triggers::Runner::Host TriggerHost(auth::Registry& registry, app::Applications& 
   };
   host.credentials = [&](const std::string& app_id) { return registry.Find(app_id); };
   host.dispatch = [&](auth::Context& ctx, std::string_view method, const std::string& target, const json::value* body) {
-    return router.Dispatch(ctx, method, target, body);
+    return router.DispatchText(ctx, method, target, body);
   };
   host.run_function = [&](auth::Context& ctx, const std::string& name, const json::object& body,
                           const json::value& record) { return router.RunFunction(ctx, name, body, record); };

@@ -87,7 +87,7 @@ McpAnswer AnswerRequest(const mcp::Message& message, auth::Context& ctx, McpCred
   const mcp::ToolCall call{ctx, dispatch, prefix, doors.files ? doors.files : &kNoFiles, switches, doors.functions, doors.text};
   if (!ctx.app) {
     // Nothing to dispatch to: every tool refuses, as a wrong key of a real application does.
-    const json::object* params = message.params.if_object();
+    const json::object* params = message.ParamsObject();
     const json::value* args = params ? params->if_contains("arguments") : nullptr;
     const json::value* table = args && args->is_object() ? args->get_object().if_contains("table") : nullptr;
     const std::string name = table && table->is_string() ? std::string(table->get_string()) : "_User";
@@ -150,7 +150,8 @@ Response HandleMcp(const Request& request, auth::Context& ctx, McpCredentials cr
     if (answers.empty()) return Accepted();  // notifications and responses only
     return RpcResponse(200, answers);
   }
-  auto parsed = mcp::ParseMessage(request.body);
+  // Parsed already when the write queue was offered it (Router::QueueWrite), with the same limits.
+  auto parsed = request.json_body ? mcp::ReadMessage(*request.json_body) : mcp::ParseMessage(request.body);
   if (const auto* refused = std::get_if<mcp::Refusal>(&parsed)) return RpcResponse(400, mcp::Failure(nullptr, refused->code, refused->message));
   const mcp::Message& message = std::get<mcp::Message>(parsed);
   if (message.kind != mcp::Message::Kind::kRequest) return Accepted();

@@ -87,6 +87,23 @@ bool IsOwnRecordBatch(const json::value& body, const std::string& prefix) {
   return true;
 }
 
+// An MCP message (api/mcp.hpp) that is one `tools/call` of Create-Data into a class of the
+// application's own, made with a key: the record create it dispatches is one the write queue
+// takes from the record API (IsOwnRecordWrite), so it goes there too and shares the queue's
+// flushes, rather than committing alone on a writer thread. Anything else, a malformed message
+// included, takes the writer threads, where HandleMcp answers it.
+bool IsOwnRecordCreateCall(const json::value& body) {
+  const auto* message = body.if_object();
+  const auto* method = message ? message->if_contains("method") : nullptr;
+  if (!method || !method->is_string() || method->get_string() != "tools/call") return false;
+  const auto* params = message->if_contains("params");
+  const auto* name = params && params->is_object() ? params->get_object().if_contains("name") : nullptr;
+  if (!name || !name->is_string() || name->get_string() != "Create-Data") return false;
+  const auto* arguments = params->get_object().if_contains("arguments");
+  const auto* table = arguments && arguments->is_object() ? arguments->get_object().if_contains("table") : nullptr;
+  return table && table->is_string() && !table->get_string().empty() && table->get_string().front() != '_';
+}
+
 // The largest body parsed into an arena: a 50-row batch is ~30 KiB; an 8 MiB body of tiny values
 // would take a 64 MiB block from an arena, against its nodes' own size from malloc.
 constexpr std::size_t kArenaBodyBytes = 1 << 20;
@@ -438,8 +455,13 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
   const bool form = route.id == RouteId::kFunction && functions::IsForm(target->segments[2]);
   const bool function = route.id == RouteId::kFunction && !form && options_.function_pool;
   const bool record = IsOwnRecordWrite(request.method, route, target->segments);
-  if (!batch && !form && !function && !record) return false;
-  auto app_id = request.Header(app_id_header_);
+  // Key callers only: a bearer token is read from the store first, as a session token is.
+  // A large message (a file in base64) is not parsed here, where this thread's other
+  // connections would wait for it.
+  const bool mcp = route.id == RouteId::kMcp && request.method == Method::kPost && request.body.size() <= kArenaBodyBytes &&
+                   (request.Header(master_key_header_) || request.Header(api_key_header_));
+  if (!batch && !form && !function && !record && !mcp) return false;
+  auto app_id = mcp && !route.app_in_path.empty() ? std::optional<std::string_view>(route.app_in_path) : request.Header(app_id_header_);
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
   if (!credentials) return false;  // no body is parsed for a request of no application
   if ((form || function) && credentials->app_id != target->segments[1]) return false;  // answered by the handler
@@ -452,6 +474,7 @@ bool Router::QueueWrite(Request& request, std::function<void(Response)>& done) {
                                                  : ParseAhead(request.body);
   request.json_body = body;  // also for the writer threads, should the request go there after all
   if (batch && !(body && IsOwnRecordBatch(*body, options_.prefix))) return false;
+  if (mcp && !(body && IsOwnRecordCreateCall(*body))) return false;
   std::shared_ptr<app::Application> app;
   app::WriteQueue* queue = nullptr;
   try {
@@ -540,7 +563,7 @@ Response Router::Route(const Request& request, const std::shared_ptr<app::Applic
       caller.app = oauth_ctx.app;
       return HandleOAuth(request, *target, oauth_ctx);
     }
-    case RouteId::kMcp: return RouteMcp(request, route, caller);
+    case RouteId::kMcp: return RouteMcp(request, route, opened, queued, caller);
     case RouteId::kStatic: {
       // The static host of public files (spec §4.8), when no CDN fronts crmd.
       auto credentials = registry_.Find(route.app_in_path);
@@ -664,7 +687,8 @@ Response Router::RouteDownload(const Request& request, const RouteEntry& route, 
   return HandleDownload(request, std::vector<std::string>(segments.begin() + 3, segments.end()), file_ctx);
 }
 
-Response Router::RouteMcp(const Request& request, const RouteEntry& route, Caller& caller) {
+Response Router::RouteMcp(const Request& request, const RouteEntry& route, const std::shared_ptr<app::Application>& opened,
+                          storage::WriteGroup* queued, Caller& caller) {
   std::optional<std::string_view> app_id = route.app_in_path.empty() ? request.Header(app_id_header_)
                                                                      : std::optional<std::string_view>(route.app_in_path);
   auto credentials = app_id ? registry_.Find(*app_id) : nullptr;
@@ -678,7 +702,8 @@ Response Router::RouteMcp(const Request& request, const RouteEntry& route, Calle
     presented = McpCredentials::kKeys;
     ctx.identity.principal = auth::Principal::kRejected;
     if (credentials) {
-      ctx.app = apps_.Open(credentials->app_id);
+      ctx.app = opened && opened->id() == credentials->app_id ? opened : apps_.Open(credentials->app_id);
+      if (ctx.app == opened) ctx.queued = queued;  // the write queue's group, which its create joins
       ctx.credentials = credentials;
       ctx.identity = auth::ResolveKeys(*credentials, master_key, api_key);
       FollowRegion(*ctx.app, *credentials);
@@ -726,7 +751,9 @@ std::pair<int, std::string> Router::DispatchText(auth::Context& ctx, std::string
   item.method = method == "POST" ? Method::kPost : method == "PUT" ? Method::kPut : method == "DELETE" ? Method::kDelete : Method::kGet;
   item.method_name = std::string(method);
   item.target = "/" + options_.prefix + target;
-  if (body) item.json_body = std::make_shared<const boost::json::value>(*body);
+  // Not a copy: the caller's body outlives this call, and the handlers keep no request past
+  // their answer.
+  if (body) item.json_body = std::shared_ptr<const boost::json::value>(std::shared_ptr<const void>(), body);
   auto parsed = ParseTarget(item.target);
   if (!parsed) return {400, R"({"error":"Invalid request target."})"};
   Response answer = RouteFamily(item, std::move(*parsed), ctx, std::nullopt);

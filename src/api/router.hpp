@@ -126,7 +126,8 @@ class Router {
                  Caller& caller);
   // `/mcp` and `/mcp/<appId>` (api/mcp.hpp): the caller from the key headers, tools re-entering
   // Dispatch.
-  Response RouteMcp(const Request& request, const RouteEntry& route, Caller& caller);
+  Response RouteMcp(const Request& request, const RouteEntry& route, const std::shared_ptr<app::Application>& opened,
+                    storage::WriteGroup* queued, Caller& caller);
   // `POST /functions/<appId>/<fn>` (spec §4.9): the header must name the path's application.
   Response RouteFunction(const Request& request, const RouteEntry& route, std::string_view name,
                          const std::shared_ptr<app::Application>& opened, storage::WriteGroup* queued, Caller& caller);

@@ -16,9 +16,11 @@ json::value Parse(std::string_view body, json::error_code& ec) {
 
 std::variant<Message, Refusal> ParseMessage(std::string_view body) {
   json::error_code ec;
-  json::value parsed = Parse(body, ec);
+  auto parsed = std::make_shared<const json::value>(Parse(body, ec));
   if (ec) return Refusal{kParseError, "Parse error"};
-  return ReadMessage(parsed);
+  auto read = ReadMessage(*parsed);
+  if (auto* message = std::get_if<Message>(&read)) message->tree = std::move(parsed);
+  return read;
 }
 
 std::variant<std::vector<json::value>, Refusal> ParseBatch(std::string_view body) {
@@ -56,7 +58,7 @@ std::variant<Message, Refusal> ReadMessage(const json::value& parsed) {
   message.method = std::string(method->get_string());
   if (const json::value* params = object->if_contains("params")) {
     if (!params->is_object() && !params->is_array()) return Refusal{kInvalidRequest, "Invalid Request"};
-    message.params = *params;
+    message.params = params;
   }
   return message;
 }

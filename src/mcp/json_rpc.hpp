@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -27,7 +28,13 @@ struct Message {
   Kind kind = Kind::kRequest;
   boost::json::value id;  // null for a notification
   std::string method;
-  boost::json::value params;  // null when absent
+  // Null when absent. Part of the parsed message, not a copy of it: `tree` holds it when
+  // ParseMessage parsed it, the caller of ReadMessage otherwise (a tool's arguments are its
+  // largest part, a record to create).
+  const boost::json::value* params = nullptr;
+  std::shared_ptr<const boost::json::value> tree;
+
+  const boost::json::object* ParamsObject() const { return params ? params->if_object() : nullptr; }
 };
 
 struct Refusal {
@@ -38,7 +45,7 @@ struct Refusal {
 // The message in `body`, or why it is none (kParseError: not JSON; kInvalidRequest: not one
 // JSON-RPC 2.0 message).
 std::variant<Message, Refusal> ParseMessage(std::string_view body);
-// One parsed element of a batch read as a message.
+// One parsed element of a batch read as a message; `parsed` must outlive it.
 std::variant<Message, Refusal> ReadMessage(const boost::json::value& parsed);
 
 // The most messages one batch may carry: a client's batch is a handful (initialize and its

@@ -65,7 +65,7 @@ json::object AnswerOpen(const Message& message) {
   }
   // initialize: the client's version when crmd speaks it, else crmd's latest (the client decides).
   std::string_view version = kLatestVersion;
-  if (const auto* params = message.params.if_object())
+  if (const auto* params = message.ParamsObject())
     if (const auto* asked = params->if_contains("protocolVersion"); asked && asked->is_string() && IsSupportedVersion(asked->get_string()))
       version = asked->get_string();
   return Success(message.id, json::object{{"protocolVersion", version},
@@ -75,7 +75,7 @@ json::object AnswerOpen(const Message& message) {
 }
 
 json::object AnswerToolCall(const Message& message, const ToolCall& call) {
-  const json::object* params = message.params.if_object();
+  const json::object* params = message.ParamsObject();
   const json::value* name = params ? params->if_contains("name") : nullptr;
   if (!name || !name->is_string()) return Failure(message.id, kInvalidParams, "Invalid params: name is required");
   const Tool* tool = FindTool(name->get_string());

@@ -34,7 +34,10 @@ ToolResult CreateData(const ToolCall& call, const json::object& args) {
   const std::string_view table = args.at("table").get_string();
   if (IsReadOnlyTable(table)) return ToolResult{"Permission denied for action create on class " + std::string(table), true};
   const json::value& data = args.at("data");
-  return Answered(call.Send("POST", "/classes/" + PercentEncode(table), &data));
+  const std::string path = "/classes/" + PercentEncode(table);
+  // The answer's text as the record API wrote it: not parsed to be written again.
+  if (call.dispatch_text) return AnsweredText((*call.dispatch_text)(call.ctx, "POST", path, &data));
+  return Answered(call.Send("POST", path, &data));
 }
 
 // Rows one Create-Many call may create: one batch of the record API, one write unit.

@@ -47,6 +47,18 @@ struct Activation {
   static Result<Activation> Parse(std::string_view payload);
 };
 
+// An activation's parts as a firing has them, the record and the actions already JSON text: the
+// payload Serialize would write, without building (and copying) the record's tree again.
+struct PayloadParts {
+  std::string_view class_name, trigger_id, event, object_id;
+  std::string_view record_json;   // a JSON object
+  int step = 1;
+  std::string_view source, root;  // root: empty, none
+  std::string_view actions_json;  // a JSON array
+  std::size_t done = 0;
+};
+std::string PayloadText(const PayloadParts& parts);
+
 // `_syslogTriggers.error` of an action whose step is past kMaxChainDepth (spec §6.1, to the letter).
 std::string BlockedText(std::string_view source_trigger);
 // `_syslogTriggers.error` of an action whose chain is past kMaxActionsPerWrite.

@@ -41,13 +41,6 @@ bool Matches(storage::WriteTransaction& txn, const schema::ClassSchema& cls, std
   return found;
 }
 
-bool Queued(const Action& action) {
-  if (action.type != ActionType::kServerSideCode) return false;
-  const auto* data = action.definition.at("actionData").as_object().at("server-side-code").if_object();
-  const auto* q = data ? data->if_contains("useQueue") : nullptr;
-  return q && q->is_bool() && q->get_bool();
-}
-
 }  // namespace
 
 Status Fire(app::WriteUnit& unit, const auth::Context& ctx, const Write& write) {
@@ -57,10 +50,12 @@ Status Fire(app::WriteUnit& unit, const auth::Context& ctx, const Write& write) 
   const auto* triggers = snapshot->TriggerPlan(&Plan::Build).Find(cls.name);
   if (!triggers) return {};
   storage::WriteTransaction& txn = unit.txn();
-  std::optional<json::object> record;  // read once, when the first trigger fires
+  // The record as the record API returns it, JSON text: read once, when the first trigger fires.
+  std::optional<std::string> record;
   const int step = ctx.trigger_level + 1;
   // A client's write starts a chain (its activations, and theirs, count against one budget).
   const std::string root = ctx.trigger_root.empty() ? ids::NewObjectId() : ctx.trigger_root;
+  const std::string_view event = EventName(write.event);
   for (const auto& trigger : *triggers) {
     const Definition& def = trigger.definition;
     if (!def.FiresOn(write.event)) continue;
@@ -69,61 +64,44 @@ Status Fire(app::WriteUnit& unit, const auth::Context& ctx, const Write& write) 
     if (holds && trigger.where) holds = Matches(txn, cls, write.object_id, *trigger.where);
     if (!holds) continue;
     if (!record) {
+      record.emplace();
+      // Written straight as text, as a read answers it (no tree built to be written).
       if (write.before) {
-        record = query::EncodeRow(cls, *write.before);
+        query::WriteRow(cls, *write.before, *record);
       } else {
         auto row = txn.Get(cls, write.object_id);
         if (!row) return {};  // not written after all: nothing to fire for
-        record = query::EncodeRow(cls, *row);
+        query::WriteRow(cls, *row, *record);
       }
     }
-    Activation activation;
-    activation.class_name = cls.name;
-    activation.trigger_id = def.id;
-    activation.event = std::string(EventName(write.event));
-    activation.object_id = std::string(write.object_id);
-    activation.record = *record;
-    activation.step = step;
-    activation.source = ctx.source_trigger.empty() ? def.id : ctx.source_trigger;
-    activation.root = root;
+    const std::string_view source = ctx.source_trigger.empty() ? std::string_view(def.id) : std::string_view(ctx.source_trigger);
+    const std::string event_name(event);
+    const std::string object_id(write.object_id);
 
-    CRMD_TRY(logs::RecordTriggerRun(unit, {def.id, std::nullopt, activation.event, activation.object_id,
-                                           ToJson(*record), std::nullopt}));
+    CRMD_TRY(logs::RecordTriggerRun(unit, {def.id, std::nullopt, event_name, object_id, *record, std::nullopt}));
     if (step > kMaxChainDepth) {
       // Spec §6.1: the step past the limit runs no action; each says why.
       for (const auto& action : def.actions)
-        CRMD_TRY(logs::RecordTriggerRun(unit, {def.id, action.id, activation.event, activation.object_id, "{}",
-                                               BlockedText(activation.source)}));
+        CRMD_TRY(logs::RecordTriggerRun(unit, {def.id, action.id, event_name, object_id, "{}", BlockedText(source)}));
+      continue;
+    }
+    if (!unit.app().fan_out().Take(root, static_cast<std::int64_t>(def.actions.size()), kMaxActionsPerWrite)) {
+      for (const auto& action : def.actions)
+        CRMD_TRY(logs::RecordTriggerRun(unit, {def.id, action.id, event_name, object_id, "{}", FanOutText(source)}));
       continue;
     }
     // The actions that run now in one activation, in order; each queued function call in one of
     // its own on the function queue.
-    std::vector<std::pair<int, Activation>> entries;
-    entries.emplace_back(kLaneNow, activation);
-    for (const auto& action : def.actions) {
-      if (!Queued(action)) {
-        entries.front().second.actions.push_back(action.definition);
-        continue;
-      }
-      Activation queued = activation;
-      queued.actions.push_back(action.definition);
-      entries.emplace_back(kLaneQueue, std::move(queued));
-    }
-    if (entries.front().second.actions.empty()) entries.erase(entries.begin());
-    if (!unit.app().fan_out().Take(root, static_cast<std::int64_t>(def.actions.size()), kMaxActionsPerWrite)) {
-      for (const auto& action : def.actions)
-        CRMD_TRY(logs::RecordTriggerRun(unit, {def.id, action.id, activation.event, activation.object_id, "{}",
-                                               FanOutText(activation.source)}));
-      continue;
-    }
-    for (const auto& [lane, entry] : entries) {
-      std::string payload = entry.Serialize();
+    const auto enter = [&](int lane, std::string_view actions) {
+      std::string payload = PayloadText({cls.name, def.id, event, write.object_id, *record, step, source, root, actions, 0});
       const std::int64_t id = txn.outbox().AddOutbox(lane, payload);
       if (auto* sink = unit.app().activations())
-        unit.AfterCommit([sink, app_id = unit.app().id(), id, lane = lane, payload = std::move(payload)]() mutable {
+        unit.AfterCommit([sink, app_id = unit.app().id(), id, lane, payload = std::move(payload)]() mutable {
           sink->Activated(app_id, id, lane, std::move(payload));
         });
-    }
+    };
+    if (!trigger.now_actions.empty()) enter(kLaneNow, trigger.now_actions);
+    for (const auto& queued : trigger.queued_actions) enter(kLaneQueue, queued);
   }
   return {};
 }

@@ -2,9 +2,33 @@
 
 #include "auth/identity.hpp"
 #include "query/where_parser.hpp"
+#include "util/json.hpp"
 #include "util/log.hpp"
 
 namespace crmd::triggers {
+
+namespace {
+
+// A function call for the application's function queue, one at a time, rather than at once.
+bool Queued(const Action& action) {
+  if (action.type != ActionType::kServerSideCode) return false;
+  const auto* data = action.definition.at("actionData").as_object().at("server-side-code").if_object();
+  const auto* q = data ? data->if_contains("useQueue") : nullptr;
+  return q && q->is_bool() && q->get_bool();
+}
+
+void Lanes(CompiledTrigger& trigger) {
+  std::string now;
+  for (const auto& action : trigger.definition.actions) {
+    std::string& into = Queued(action) ? trigger.queued_actions.emplace_back() : now;
+    into += into.empty() ? '[' : ',';
+    WriteJson(action.definition, into);
+    if (&into != &now) into += ']';
+  }
+  if (!now.empty()) trigger.now_actions = now + ']';
+}
+
+}  // namespace
 
 const std::vector<CompiledTrigger>* Plan::Find(std::string_view class_name) const {
   auto it = classes_.find(class_name);
@@ -24,7 +48,7 @@ std::shared_ptr<const Plan> Plan::Build(const schema::Snapshot& snapshot) {
         continue;
       }
       if (!definition.value().active) continue;
-      CompiledTrigger trigger{std::move(definition).value(), std::nullopt, false};
+      CompiledTrigger trigger{std::move(definition).value(), std::nullopt, false, {}, {}};
       if (!trigger.definition.wheres.empty()) {
         query::Expr all;
         all.kind = query::ExprKind::kAnd;
@@ -40,7 +64,9 @@ std::shared_ptr<const Plan> Plan::Build(const schema::Snapshot& snapshot) {
         }
         trigger.where = std::move(all);
       }
-      if (!trigger.broken) compiled.push_back(std::move(trigger));
+      if (trigger.broken) continue;
+      Lanes(trigger);
+      compiled.push_back(std::move(trigger));
     }
     if (!compiled.empty()) plan->classes_.emplace(name, std::move(compiled));
   }

@@ -22,6 +22,11 @@ struct CompiledTrigger {
   // schema no longer parses (a field changed type since) makes the trigger never fire (logged).
   std::optional<query::Expr> where;
   bool broken = false;
+  // Its actions as activations carry them (JSON arrays of their stored definitions), written once
+  // per snapshot rather than per firing: those that run as soon as the write is durable, in order
+  // (empty when none), and each queued function call (`server-side-code` with `useQueue`) alone.
+  std::string now_actions;
+  std::vector<std::string> queued_actions;
 };
 
 class Plan {

@@ -29,9 +29,9 @@ constexpr std::size_t kRecoverPage = 1000;
 
 using RunResult = Runner::RunResult;
 
-RunResult FromAnswer(const std::pair<int, json::value>& answer) {
-  if (answer.first < 300) return {ToJson(answer.second), std::nullopt};
-  return {"{}", ToJson(answer.second)};
+RunResult FromAnswer(std::pair<int, std::string> answer) {
+  if (answer.first < 300) return {std::move(answer.second), std::nullopt};
+  return {"{}", std::move(answer.second)};
 }
 
 std::string ErrorText(std::string_view message) { return ToJson(json::object{{"error", message}}); }
@@ -64,7 +64,7 @@ void Runner::Stop() {
     if (stopping_ && threads_.empty()) return;
     stopping_ = true;
   }
-  changed_.notify_all();
+  for (auto& lane : changed_) lane.notify_all();
   for (auto& t : threads_)
     if (t.joinable()) t.join();
   threads_.clear();
@@ -92,10 +92,11 @@ void Runner::Activated(const std::string& app_id, std::int64_t entry, int lane, 
     }
     known_.emplace(std::pair(app_id, entry), Clock::now());
     if (known_.size() > options_.payloads_held) payload.clear();  // read from the outbox when it runs
-    ready_[lane == kLaneQueue ? kLaneQueue : kLaneNow].Push(Job{app_id, entry, lane, 0, std::move(payload)});
+    const int queue = lane == kLaneQueue ? kLaneQueue : kLaneNow;
+    ready_[queue].Push(Job{app_id, entry, lane, 0, std::move(payload)});
     // Under the lock: once Stop() has taken it, no caller is still touching the condition, which
     // the runner's destruction then ends (TSan saw a notify racing the destructor).
-    changed_.notify_all();
+    changed_[queue].notify_one();
   }
 }
 
@@ -149,7 +150,7 @@ struct Runner::Step {
   Job job;
   auth::Context ctx;
   Activation activation;
-  std::optional<json::object> action;  // null: unreadable
+  const json::object* action = nullptr;  // in `activation`; null: unreadable
   std::optional<ActionType> type;
   RunResult sent;  // what a network action did
   bool last = false;
@@ -167,14 +168,15 @@ void Runner::Later(Job job, std::optional<std::chrono::milliseconds> after) {
   std::lock_guard lock(mutex_);
   if (stopping_) return;  // it stays in the outbox for the next start
   waiting_.emplace(Clock::now() + delay, std::move(job));
-  changed_.notify_all();
+  for (auto& lane : changed_) lane.notify_all();  // each thread's next wake-up may be sooner now
 }
 
 void Runner::Again(Job job) {
   std::lock_guard lock(mutex_);
   if (stopping_) return;
-  ready_[job.lane == kLaneQueue ? kLaneQueue : kLaneNow].Push(std::move(job));
-  changed_.notify_all();
+  const int queue = job.lane == kLaneQueue ? kLaneQueue : kLaneNow;
+  ready_[queue].Push(std::move(job));
+  changed_[queue].notify_one();
 }
 
 void Runner::Finished(const Job& job) {
@@ -208,11 +210,11 @@ void Runner::Loop(int lane) {
         continue;
       }
       if (waiting_.empty()) {
-        changed_.wait(lock);
+        changed_[lane].wait(lock);
       } else {
         // A copy: another thread may take the entry (and free its key) while this one waits.
         const Clock::time_point due = waiting_.begin()->first;
-        changed_.wait_until(lock, due);
+        changed_[lane].wait_until(lock, due);
       }
       continue;
     }
@@ -220,7 +222,7 @@ void Runner::Loop(int lane) {
     lock.unlock();
     if (options_.hold.count() > 0) {
       std::unique_lock hold(mutex_);
-      changed_.wait_for(hold, options_.hold, [&] { return stopping_; });
+      changed_[lane].wait_for(hold, options_.hold, [&] { return stopping_; });
     }
     Outcome outcome = Outcome::kFinished;
     try {
@@ -293,7 +295,7 @@ Runner::Outcome Runner::Next(Job& job, const std::shared_ptr<app::Application>& 
       const auto* id = a->if_contains("_id");
       if (type && type->is_string() && id && id->is_string()) {
         step->type = ParseActionType(type->get_string());
-        if (step->type) step->action = *a;
+        if (step->type) step->action = a;
       }
     }
   }

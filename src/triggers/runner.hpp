@@ -57,9 +57,10 @@ class Runner final : public app::ActivationSink {
     // The open application, or null when it is no longer known.
     std::function<std::shared_ptr<app::Application>(const std::string& app_id)> open;
     std::function<std::shared_ptr<const auth::AppCredentials>(const std::string& app_id)> credentials;
-    // A request of the record API below the prefix, made with `ctx` (joining its unit): status and body.
-    std::function<std::pair<int, boost::json::value>(auth::Context& ctx, std::string_view method, const std::string& target,
-                                                     const boost::json::value* body)>
+    // A request of the record API below the prefix, made with `ctx` (joining its unit): status and
+    // body as the record API wrote it (an action's log row keeps that text, so it is not parsed).
+    std::function<std::pair<int, std::string>(auth::Context& ctx, std::string_view method, const std::string& target,
+                                              const boost::json::value* body)>
         dispatch;
     // Runs the deployed function `name` with `body`, the triggering record as its context, in
     // `ctx`'s unit.
@@ -166,7 +167,10 @@ class Runner final : public app::ActivationSink {
   Host host_;
   Options options_;
   std::mutex mutex_;
-  std::condition_variable changed_;
+  // By lane: an activation wakes one thread of its queue, not every runner thread (a thread of
+  // the other queue, or one whose application another thread has the turn of, would find
+  // nothing and sleep again: two wasted wake-ups per activation with the default threads).
+  std::condition_variable changed_[2];
   FairQueue<Job> ready_[2];                         // by lane
   std::multimap<Clock::time_point, Job> waiting_;   // retries, by when they are due
   // Queued, waiting or running, with when this server took each (the outbox records no time of

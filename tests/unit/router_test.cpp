@@ -2,6 +2,8 @@
 // input rows of SECURITY.md that are cheaper to test here than over HTTP.
 #include <gtest/gtest.h>
 
+#include <future>
+
 
 #include "api/router.hpp"
 #include "storage/registry_store.hpp"
@@ -180,6 +182,47 @@ TEST_F(RouterTest, SchemaSurvivesReopeningTheStore) {
   auto mismatch = Call(Method::kPost, "/core/classes/Tasks", R"({"Due":"tomorrow"})");
   EXPECT_EQ(mismatch.body,
             R"({"code":111,"error":"schema mismatch for Tasks.Due; expected Date but got String"})");
+}
+
+// Issue 33: an MCP Create-Data of a key caller into a class of the application's own goes to
+// its write queue, as the record API's create does (sharing the queue's flushes), and is answered
+// as on a writer thread. A read, a system class or a caller without a key stay on the writers.
+TEST_F(RouterTest, AnMcpCreateOfAKeyCallerIntoItsOwnClassGoesToTheWriteQueue) {
+  ASSERT_EQ(Call(Method::kPost, "/core/classes/Tasks", R"({"Name":"first"})").status, 201);
+  const auto message = [](std::string_view tool, json::object arguments) {
+    return ToJson(json::object{{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"},
+                               {"params", json::object{{"name", tool}, {"arguments", std::move(arguments)}}}});
+  };
+  const auto post = [](std::string body, bool key) {
+    Request r;
+    r.method = Method::kPost;
+    r.method_name = "POST";
+    r.target = "/mcp/app1";
+    r.body = std::move(body);
+    r.headers = {{"content-type", "application/json"}};
+    if (key) r.headers.emplace_back("x-core-master-key", "master-1");
+    return r;
+  };
+  std::promise<Response> answered;
+  std::function<void(Response)> done = [&](Response r) { answered.set_value(std::move(r)); };
+  Request create = post(message("Create-Data", {{"table", "Tasks"}, {"data", json::object{{"Name", "queued"}}}}), true);
+  ASSERT_TRUE(router_->QueueWrite(create, done));
+  const Response r = answered.get_future().get();
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto result = Body(r).at("result").as_object();
+  EXPECT_EQ(result.at("isError"), json::value(false));
+  const auto made = ParseJson(result.at("content").as_array().at(0).at("text").as_string()).value().as_object();
+  EXPECT_TRUE(made.contains("objectId") && made.contains("createdAt")) << r.body;
+  EXPECT_EQ(Body(r).at("id"), json::value(7));
+  EXPECT_EQ(Count("Tasks"), 2u);
+
+  std::function<void(Response)> never = [](Response) { ADD_FAILURE() << "queued"; };
+  Request read = post(message("Get-Data", {{"table", "Tasks"}}), true);
+  EXPECT_FALSE(router_->QueueWrite(read, never));
+  Request system = post(message("Create-Data", {{"table", "_Role"}, {"data", json::object{{"name", "r"}}}}), true);
+  EXPECT_FALSE(router_->QueueWrite(system, never));
+  Request keyless = post(message("Create-Data", {{"table", "Tasks"}, {"data", json::object{{"Name", "x"}}}}), false);
+  EXPECT_FALSE(router_->QueueWrite(keyless, never));
 }
 
 }  // namespace

@@ -13,10 +13,11 @@
 #include "storage/database.hpp"
 #include "test_app.hpp"
 #include "triggers/activation.hpp"
+#include "util/json.hpp"
 #include "triggers/definition.hpp"
 #include "triggers/placeholders.hpp"
+#include "triggers/plan.hpp"
 #include "triggers/runner.hpp"
-#include "util/json.hpp"
 #include "write/record_writer.hpp"
 #include "write/schema_writer.hpp"
 
@@ -67,6 +68,50 @@ TEST(ActivationTest, PayloadRoundTripsAndTheBlockedTextIsTheSpecs) {
   EXPECT_EQ(back.value().Serialize(), a.Serialize());
   EXPECT_FALSE(Activation::Parse("{}").ok());
   EXPECT_EQ(BlockedText("S123456789"), "blocked! trigger step is to deep -3. source trigger: S123456789");
+}
+
+// What a firing stores is written from parts already JSON text (triggers/fire.cpp): it reads
+// back as the activation those parts make, its strings escaped.
+TEST(ActivationTest, PayloadTextReadsBackAsTheActivationOfItsParts) {
+  const std::string record = R"({"objectId":"R123456789","Name":"say \"hi\"\n","Score":7})";
+  const std::string actions = R"([{"_id":"A123456789","actionType":"webhook"},{"_id":"B123456789"}])";
+  const std::string text = PayloadText({"Le\"ads", "T123456789", "create", "R123456789", record, 2, "S\\1", "Root123456", actions, 1});
+  auto back = Activation::Parse(text);
+  ASSERT_TRUE(back.ok()) << text;
+  const Activation& a = back.value();
+  EXPECT_EQ(a.class_name, "Le\"ads");
+  EXPECT_EQ(a.trigger_id, "T123456789");
+  EXPECT_EQ(a.event, "create");
+  EXPECT_EQ(a.object_id, "R123456789");
+  EXPECT_EQ(json::value(a.record), Parse(record));
+  EXPECT_EQ(a.step, 2);
+  EXPECT_EQ(a.source, "S\\1");
+  EXPECT_EQ(a.root, "Root123456");
+  EXPECT_EQ(json::value(a.actions), Parse(actions));
+  EXPECT_EQ(a.done, 1u);
+  EXPECT_EQ(Activation::Parse(a.Serialize()).value().Serialize(), a.Serialize());
+  // No root: none is written (an activation from before issue 31 reads the same).
+  EXPECT_EQ(PayloadText({"Leads", "T", "create", "R", "{}", 1, "S", "", "[]", 0}).find("root"), std::string::npos);
+}
+
+// A trigger's actions are split into activations once per snapshot: those that run at once
+// together and in order, each queued function call alone on the function queue.
+TEST(PlanTest, ActionsAreSplitIntoTheLanesTheyRunIn) {
+  schema::ClassSchema leads;
+  leads.name = "Leads";
+  leads.fields.emplace_back("Name", schema::FieldDef{schema::FieldType::kString, {}});
+  const std::string first = R"({"_id":"A123456789","actionType":"create-record","actionData":{"create-record":{"table":"Leads","data":{}}}})";
+  const std::string queued = R"({"_id":"B123456789","actionType":"server-side-code","actionData":{"server-side-code":{"functionName":"f","useQueue":true}}})";
+  const std::string now_code = R"({"_id":"C123456789","actionType":"server-side-code","actionData":{"server-side-code":{"functionName":"f","useQueue":false}}})";
+  leads.triggers = Parse("[{\"_id\":\"T123456789\",\"event\":\"create\",\"actions\":[" + first + "," + queued + "," + now_code + "]}]").as_array();
+  const auto snapshot = schema::Snapshot().With(leads);
+  const auto plan = Plan::Build(*snapshot);
+  const auto* triggers = plan->Find("Leads");
+  ASSERT_NE(triggers, nullptr);
+  ASSERT_EQ(triggers->size(), 1u);
+  EXPECT_EQ(Parse(triggers->front().now_actions), Parse("[" + first + "," + now_code + "]"));
+  ASSERT_EQ(triggers->front().queued_actions.size(), 1u);
+  EXPECT_EQ(Parse(triggers->front().queued_actions.front()), Parse("[" + queued + "]"));
 }
 
 class DefinitionTest : public ::testing::Test {
@@ -225,8 +270,8 @@ class RunnerTest : public FireTest {
     host.dispatch = [](auth::Context& ctx, std::string_view method, const std::string& target, const json::value* body) {
       EXPECT_EQ(method, "POST");
       auto made = write::CreateRecord(ctx, target.substr(std::string_view("/classes/").size()), body->as_object());
-      if (!made.ok()) return std::pair<int, json::value>{400, json::object{{"error", made.error().message}}};
-      return std::pair<int, json::value>{201, made.value()};
+      if (!made.ok()) return std::pair<int, std::string>{400, ToJson(json::object{{"error", made.error().message}})};
+      return std::pair<int, std::string>{201, ToJson(made.value())};
     };
     host.has_pending = [](const std::string&) { return true; };
     return host;

@@ -797,6 +797,13 @@ class SqliteDatabase final : public Database {
       // A log that grew long (passes behind, a long reader) is cut back to this when it starts
       // over, rather than keep its longest size on disk; the log of steady writes stays well under.
       c.Exec("PRAGMA journal_size_limit=67108864");
+      // A write group is one transaction with a savepoint per write, and each savepoint journals
+      // the pages it is first to change (the same hot pages again for every write: a table's last
+      // leaf and its indexes, the outbox, the logs). Past 64 KiB SQLite moved that journal to a
+      // temporary file, a write call per page: 36 per create in a burst of creates that fire a
+      // trigger. In memory it lasts as long as the group's transaction and holds what the group
+      // changed (a few MiB for write_queue.hpp's 128 writes). The readers keep the default.
+      c.Exec("PRAGMA temp_store=MEMORY");
       c.CheckWritable();
       w->group = std::make_unique<GroupCommit>(c);
       c.Exec("CREATE TABLE IF NOT EXISTS _crmd_schema (className TEXT PRIMARY KEY NOT NULL, definition TEXT NOT NULL)");
