@@ -261,6 +261,13 @@ std::optional<int> Connection::Checkpoint() {
   return copied;
 }
 
+void Connection::SyncDatabaseFile() {
+  sqlite3_file* file = nullptr;
+  if (sqlite3_file_control(db_, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || !file || !file->pMethods)
+    Fail(db_, "database file");
+  if (file->pMethods->xSync(file, SQLITE_SYNC_NORMAL) != SQLITE_OK) Fail(db_, "sync of the database file");
+}
+
 ReadSnapshot::ReadSnapshot(Connection& c) : c_(c), own_(!c.InTransaction()) {
   if (own_) c_.Run("BEGIN");
 }

@@ -104,6 +104,9 @@ class Connection {
   // without waiting for anyone. Returns the pages of the log copied so far; nothing when another
   // checkpoint was running or the connection is busy; throws StorageError on failure.
   std::optional<int> Checkpoint();
+  // Syncs the database file (not the log) to disk: what a checkpoint copied into it, flushed by
+  // the caller's thread rather than by whichever checkpoint next reaches the log's end.
+  void SyncDatabaseFile();
 
  private:
   static int WalHook(void* self, sqlite3* db, const char* schema, int frames) noexcept;
