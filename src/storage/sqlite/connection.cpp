@@ -291,6 +291,7 @@ Statement Connection::Prepare(const std::string& sql) {
   if (full && in_use_ == 0) {
     for (auto& [text, cached] : cache_) sqlite3_finalize(cached);
     cache_.clear();
+    by_key_.clear();
   }
   const bool cache = cache_.size() < kMaxCachedStatements;
   sqlite3_stmt* stmt = nullptr;
@@ -301,6 +302,15 @@ Statement Connection::Prepare(const std::string& sql) {
   }
   if (cache) cache_.emplace(sql, stmt);
   return Statement(stmt, &in_use_, /*owned=*/!cache);
+}
+
+Statement Connection::PrepareKeyed(const std::string& key, const std::string& sql) {
+  if (!cache_.contains(sql)) Prepare(sql);  // into the cache, unless it is full and a statement lent out
+  if (auto it = cache_.find(sql); it != cache_.end()) {
+    by_key_.emplace(key, it->second);
+    return Statement(it->second, &in_use_, /*owned=*/false);
+  }
+  return Prepare(sql);  // prepared for this caller alone, as Prepare does then
 }
 
 void Connection::Run(const std::string& sql) {
