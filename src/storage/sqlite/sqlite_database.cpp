@@ -438,6 +438,19 @@ class SqliteWriteTransaction final : public WriteTransaction, public OutboxWrite
     return c_.Changes();
   }
 
+  // The where compiled once: an update on a timeline class ran the compiler every time (~13,000
+  // instructions of a product-base update).
+  std::int64_t ClearNewestHistoryRow(const schema::ClassSchema& history, std::string_view class_name,
+                                     std::string_view object_id) override {
+    auto st = c_.PrepareByKey(ColumnsKey('L', history.name, {}), [&] { return sql::ClearNewestHistoryRow(kDialect, history.name); });
+    st.BindCell(1, Cell{std::int64_t{0}});
+    st.Bind(2, object_id);
+    st.Bind(3, class_name);
+    st.BindCell(4, Cell{std::int64_t{1}});
+    st.Step();
+    return c_.Changes();
+  }
+
   std::int64_t SetAclWhere(const schema::ClassSchema& cls, const schema::Expr& where,
                            const std::optional<std::string>& acl) override {
     const SqlFragment update = sql::SetAclWhere(kDialect, cls, where, acl);
