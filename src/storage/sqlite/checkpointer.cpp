@@ -111,15 +111,18 @@ std::optional<int> Checkpointer::Pass(Connection& c) noexcept {
     if (!now) break;
     const bool gained = !copied || *now > *copied;
     copied = now;
-    if (!gained) break;  // a reader's snapshot holds the rest
-    try {
-      c.SyncDatabaseFile();
-    } catch (const std::exception& e) {
-      LogFailure(path_, e.what());  // the writer's tail copy syncs it, as it did before
-      break;
+    if (!gained) break;  // a reader's snapshot holds the rest (this copy counts as no round)
+    if (round == 0) {
+      try {
+        c.SyncDatabaseFile();
+      } catch (const std::exception& e) {
+        LogFailure(path_, e.what());  // the writer's tail copy syncs it, as it did before
+        break;
+      }
     }
     std::lock_guard lock(mutex_);
-    ++stats_.synced;
+    ++stats_.rounds;
+    if (round == 0) ++stats_.synced;
     if (stopping_ || last_frames_ - *copied <= limits_.rest) break;
   }
   return copied;
