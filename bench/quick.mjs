@@ -3,15 +3,19 @@
 //   node bench/quick.mjs [path/to/crmd] [extra serve flags...]
 // Environment: BENCH_ROWS (100000), BENCH_WARMUP (1), BENCH_DURATION (5), BENCH_ONLY (comma list of
 // workload keys: get,get64,query,count,include,update,create,create-plain,create-timeline,create-trigger,
-// form-create,getlead,web2table,mcp-query,mcp-create), BENCH_KEEP (1: keep the data folder and
-// its request files for profiling; its path is printed).
+// form-create,getlead,web2table,mcp-query,mcp-create,pb-create,pb-plain,pb-update), BENCH_KEEP (1: keep
+// the data folder and its request files for profiling; its path is printed). The pb-* keys (issue 33)
+// run in a second application made with the product base: create and update on its own Accounts
+// (37 fields, history on) and the same create on a plain class of that application; its Accounts
+// is loaded with BENCH_PB_ROWS (20000) rows first, only when a pb-* key runs. BENCH_PERF (a folder):
+// `perf record` of the server over each measured run, into <folder>/<key>.data.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CITIES, LEAD_STATUS_NAMES, accountRow, leadStatusRow, prng } from './lib/data.mjs';
+import { CITIES, LEAD_STATUS_NAMES, accountRow, leadStatusRow, productAccountRow, prng } from './lib/data.mjs';
 import { poster } from './lib/post.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -48,6 +52,9 @@ const CLK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) |
 const storeAt = EXTRA.indexOf('--store');
 const STORE = storeAt >= 0 ? ['--store', EXTRA[storeAt + 1]] : [];
 const app = JSON.parse(execFileSync(CRMD, ['app', 'create', '--data', DIR, ...STORE, '--id', 'bench', '--no-product-base'], { encoding: 'utf8' }));
+const PB_KEYS = ['pb-create', 'pb-plain', 'pb-update'];
+const PB = !ONLY || PB_KEYS.some((k) => ONLY.has(k));
+const pbApp = PB ? JSON.parse(execFileSync(CRMD, ['app', 'create', '--data', DIR, ...STORE, '--id', 'pb'], { encoding: 'utf8' })) : null;
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const log = fs.openSync(path.join(DIR, 'crmd.log'), 'a');
@@ -59,9 +66,9 @@ for (let i = 0; ; i++) {
   await sleep(50);
 }
 
-const call = async (method, p, body) => {
+const call = async (method, p, body, as = app) => {
   const r = await fetch(base + p, { method, body: body === undefined ? undefined : JSON.stringify(body),
-    headers: { 'X-Parse-Application-Id': app.appId, 'X-Parse-Master-Key': app.masterKey, 'Content-Type': 'application/json' } });
+    headers: { 'X-Parse-Application-Id': as.appId, 'X-Parse-Master-Key': as.masterKey, 'Content-Type': 'application/json' } });
   return r.json();
 };
 
@@ -138,24 +145,52 @@ files['mcp-query'] = write('mcp-query', Array.from({ length: 2_000 }, () => `POS
   table: 'Accounts', where: { City: CITIES[Math.floor(r() * CITIES.length)], Score: { $gte: Math.floor(r() * 100) } }, order: '-createdAt', limit: 100 })}`));
 files['mcp-create'] = write('mcp-create', Array.from({ length: 2_000 }, (_, k) =>
   `POST\t/mcp/${app.appId}\t${toolCall('Create-Data', { table: 'Accounts', data: accountRow(ROWS + k, leadIds) })}`));
+// Issue 33: the product base's own Accounts (side-by-side.mjs productBaseBudget, smaller): creates
+// and updates of its bodies, and the same creates on a plain class of the same application.
+if (PB) {
+  const PB_ROWS = num('BENCH_PB_ROWS', 20_000);
+  const idsOf = async (c) => (await call('GET', `${PREFIX}/classes/${c}?limit=10&keys=objectId&order=objectId`, undefined, pbApp)).results.map((x) => x.objectId);
+  const refs = { leadStatusIds: await idsOf('LeadStatuses'), accountStatusIds: await idsOf('AccountStatuses') };
+  const pbPost = poster(base, { 'X-Parse-Application-Id': pbApp.appId, 'X-Parse-Master-Key': pbApp.masterKey }, 16, 120_000);
+  const pbIds = [];
+  const pbBatches = Array.from({ length: Math.ceil(PB_ROWS / 50) }, (_, b) => JSON.stringify({ requests: Array.from({ length: Math.min(50, PB_ROWS - b * 50) }, (_, k) =>
+    ({ method: 'POST', path: `${PREFIX}/classes/Accounts`, body: productAccountRow(b * 50 + k, refs) })) }));
+  let pbNext = 0;
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    while (pbNext < pbBatches.length) { const x = await pbPost(`${PREFIX}/batch`, pbBatches[pbNext++]); pbIds.push(...x.json.map((y) => y.success?.objectId).filter(Boolean)); }
+  }));
+  if (pbIds.length !== PB_ROWS) throw new Error(`product base: ${pbIds.length} of ${PB_ROWS} rows loaded`);
+  await call('POST', `${PREFIX}/schemas/PlainAccounts`, {}, pbApp);
+  const pbCreates = (c) => Array.from({ length: 2_000 }, (_, k) => `POST\t${PREFIX}/classes/${c}\t${JSON.stringify(productAccountRow(PB_ROWS + k, refs))}`);
+  files['pb-create'] = write('pb-create', pbCreates('Accounts'));
+  files['pb-plain'] = write('pb-plain', pbCreates('PlainAccounts'));
+  const u = prng(505);
+  files['pb-update'] = write('pb-update', Array.from({ length: 20_000 }, (_, k) => `PUT\t${PREFIX}/classes/Accounts/${pbIds[Math.floor(u() * pbIds.length)]}\t${JSON.stringify({
+    Balance: { __op: 'Increment', amount: 1 }, StatusId: { __type: 'Pointer', className: 'AccountStatuses', objectId: refs.accountStatusIds[k % refs.accountStatusIds.length] } })}`));
+}
 
-const wrk = (file, conns, seconds) => {
+const wrk = (file, conns, seconds, as = app) => {
   const out = execFileSync('wrk', ['-t1', `-c${conns}`, `-d${seconds}s`, '--timeout', '10s', '--latency', '-s', REPLAY, `${base}/`],
     { encoding: 'utf8', timeout: (seconds + 60) * 1000,
-      env: { ...process.env, BENCH_REQUESTS: file, BENCH_STATIC: '0', BENCH_OFFSET: '0', BENCH_APP_ID: app.appId, BENCH_MASTER_KEY: app.masterKey } });
+      env: { ...process.env, BENCH_REQUESTS: file, BENCH_STATIC: '0', BENCH_OFFSET: '0', BENCH_APP_ID: as.appId, BENCH_MASTER_KEY: as.masterKey } });
   return JSON.parse(out.match(/^BENCH_RESULT (.*)$/m)[1]);
 };
 const workloads = [['get', 'get', 16], ['get64', 'get', 64], ['query', 'query', 16], ['count', 'count', 16],
   ['include', 'include', 16], ['update', 'update', 16], ['create', 'create', 16],
   ['create-plain', 'HistoryPlain', 16], ['create-timeline', 'HistoryTimeline', 16], ['create-trigger', 'HistoryTrigger', 16],
   ['form-create', 'form-create', 16], ['getlead', 'getlead', 16], ['web2table', 'web2table', 16],
-  ['mcp-query', 'mcp-query', 16], ['mcp-create', 'mcp-create', 16]];
-for (const [key, file, conns] of workloads) {
+  ['mcp-query', 'mcp-query', 16], ['mcp-create', 'mcp-create', 16],
+  ['pb-create', 'pb-create', 16, pbApp], ['pb-plain', 'pb-plain', 16, pbApp], ['pb-update', 'pb-update', 16, pbApp]];
+for (const [key, file, conns, as] of workloads) {
   if (ONLY && !ONLY.has(key)) continue;
-  wrk(files[file], conns, WARMUP);
+  wrk(files[file], conns, WARMUP, as);
   if (key === 'create-trigger') await drained();
+  const perf = process.env.BENCH_PERF
+    ? spawn('perf', ['record', '-q', '-F', '1999', '-p', String(server.pid), '-o', path.join(process.env.BENCH_PERF, `${key}.data`)], { stdio: 'ignore' })
+    : null;
   const [u0, s0] = userSys(server.pid);
-  const w = wrk(files[file], conns, DURATION);
+  const w = wrk(files[file], conns, DURATION, as);
+  if (perf) { perf.kill('SIGINT'); await new Promise((resolve) => perf.on('exit', resolve)); }
   if (key === 'create-trigger') await drained();
   const [u1, s1] = userSys(server.pid);
   const perReq = (t) => ((t / CLK) * 1000) / w.requests;

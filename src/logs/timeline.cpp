@@ -40,16 +40,6 @@ std::string DataOf(const schema::ClassSchema& cls, const json::object& body, con
   return out;
 }
 
-// The history of the record before this change: its rows no longer hold the newest state.
-schema::Expr NewestRowOf(std::string_view class_name, std::string_view object_id) {
-  schema::Expr all;
-  all.kind = schema::ExprKind::kAnd;
-  all.children.push_back(schema::FieldEquals("objectIdValue", std::string(object_id)));
-  all.children.push_back(schema::FieldEquals("objectClass", std::string(class_name)));
-  all.children.push_back(schema::FieldEquals("Last", std::int64_t{1}));
-  return all;
-}
-
 // Whether `history` has a Pointer column for every name of the class's `timeline.index`.
 bool HasIndexColumns(const schema::ClassSchema& history, const json::object& timeline) {
   const auto* index = timeline.if_contains("index");
@@ -182,7 +172,7 @@ Status RecordChange(app::WriteUnit& unit, const auth::Context& ctx, const Change
   storage::WriteTransaction& txn = unit.txn();
   // A record created under a fresh id has no history yet; any other change takes over `Last`.
   if (change.event != TimelineEvent::kCreate || !change.fresh_id)
-    txn.UpdateWhere(*history, NewestRowOf(cls.name, change.object_id), {"Last"}, {std::int64_t{0}});
+    txn.ClearNewestHistoryRow(*history, cls.name, change.object_id);
   storage::InsertWithNewId(txn, *history, columns, row, [](storage::Row&) {});
   return {};
 }

@@ -66,6 +66,19 @@ class WriteTransaction {
   // update. Returns how many rows changed.
   virtual std::int64_t UpdateWhere(const schema::ClassSchema& cls, const schema::Expr& where,
                                    const std::vector<std::string>& columns, const std::vector<Cell>& cells) = 0;
+  // Clears `Last` on the rows of `history` (`_Timeline`) that hold it for the record
+  // `class_name`/`object_id`: the UpdateWhere every history row of a change to an existing record
+  // begins with (logs/timeline). Returns how many rows changed. A store may run it as one fixed
+  // statement instead of compiling the where each time.
+  virtual std::int64_t ClearNewestHistoryRow(const schema::ClassSchema& history, std::string_view class_name,
+                                             std::string_view object_id) {
+    schema::Expr newest;
+    newest.kind = schema::ExprKind::kAnd;
+    newest.children.push_back(schema::FieldEquals("objectIdValue", std::string(object_id)));
+    newest.children.push_back(schema::FieldEquals("objectClass", std::string(class_name)));
+    newest.children.push_back(schema::FieldEquals("Last", std::int64_t{1}));
+    return UpdateWhere(history, newest, {"Last"}, {std::int64_t{0}});
+  }
   // Sets the ACL (and the read and write lists derived from it) of every row `where` selects,
   // leaving updatedAt and every field as they are: a record's history rows following its new ACL
   // (logs/timeline). Returns how many rows changed.

@@ -74,6 +74,25 @@ TEST_F(CheckpointerTest, APassCopiesTheLogAndTheWriterOnlyItsTailThenTheLogStart
   EXPECT_EQ(Rows(*writer_), static_cast<std::int64_t>(frames_.size()));  // one row per commit
 }
 
+// SQLite syncs the database file only at a checkpoint that reaches the log's end: a pass that
+// cannot (writes after it, here a reader's snapshot) syncs what it copied itself, so the writer's
+// tail copy does not flush it on the writer's time. A second copy gains nothing under the reader,
+// so the pass ends there, however far the log is past `rest`.
+TEST_F(CheckpointerTest, APassThatCannotReachTheLogsEndSyncsWhatItCopiedOnce) {
+  Open({.start = 40, .tail = 30, .whole = 100'000, .rest = 0});
+  while (frames_.empty() || frames_.back() < 30) Write();
+  Connection reader(path_, false);
+  reader.Run("BEGIN");
+  EXPECT_GT(Rows(reader), 0);
+  while (frames_.back() < 40) Write();
+  checkpointer_->WaitIdle();
+  EXPECT_EQ(checkpointer_->stats().passes, 1u);
+  EXPECT_EQ(checkpointer_->stats().synced, 1u);
+  EXPECT_EQ(checkpointer_->stats().rounds, 1u);
+  EXPECT_EQ(checkpointer_->stats().tails, 0u);
+  reader.Run("COMMIT");
+}
+
 TEST_F(CheckpointerTest, ALogStartedOverIsNotMistakenForTheTailOfTheOldOne) {
   Open({.start = 40, .tail = 10, .whole = 100'000});
   while (frames_.empty() || frames_.back() < 40) Write();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "storage/database.hpp"
@@ -45,6 +46,30 @@ TEST(ConnectionTest, AFullStatementCacheNeverFinalizesAStatementInUse) {
       ASSERT_EQ(std::get<std::int64_t>(st.Column(0)), i + 1);
     }
   }
+}
+
+// Issue 33: a write's statement is found by a key cheaper than its text. The text is made once;
+// once the cache starts over (full), the key no longer names a finalized statement: the text is
+// made and prepared again.
+TEST(ConnectionTest, AStatementFoundByKeyIsMadeOnceAndAgainAfterTheCacheStartsOver) {
+  const test::TempDir dir("conn");
+  Connection c(dir.File("data.db"), /*sync_full=*/false);
+  int made = 0;
+  auto by_key = [&] {
+    auto st = c.PrepareByKey("seven", [&] {
+      ++made;
+      return std::string("SELECT 7");
+    });
+    EXPECT_TRUE(st.Step());
+    EXPECT_EQ(std::get<std::int64_t>(st.Column(0)), 7);
+  };
+  by_key();
+  by_key();
+  by_key();
+  EXPECT_EQ(made, 1);
+  for (int i = 0; i < 1200; ++i) c.Prepare("SELECT " + std::to_string(i));  // the cache starts over
+  by_key();
+  EXPECT_EQ(made, 2);
 }
 
 // Issue 22 (found under TSan's slowness): a read whose deadline passes while SQLite prepares its

@@ -143,6 +143,22 @@ SqlFragment UpdateWhere(const Dialect& d, const schema::ClassSchema& cls, const 
   return out;
 }
 
+std::string ClearNewestHistoryRow(const Dialect& d, std::string_view history) {
+  std::string sql = "UPDATE " + d.Table(history) + " SET ";
+  d.AppendQuoted("Last", sql);
+  AppendEquals(d, 1, sql);
+  sql += " WHERE ";
+  d.AppendQuoted("objectIdValue", sql);
+  AppendEquals(d, 2, sql);
+  sql += " AND ";
+  d.AppendQuoted("objectClass", sql);
+  AppendEquals(d, 3, sql);
+  sql += " AND ";
+  d.AppendQuoted("Last", sql);
+  AppendEquals(d, 4, sql);
+  return sql;
+}
+
 SqlFragment SetAclWhere(const Dialect& d, const schema::ClassSchema& cls, const schema::Expr& where,
                         const std::optional<std::string>& acl) {
   SqlFragment out;

@@ -71,6 +71,9 @@ std::string DeleteRow(const Dialect& d, std::string_view cls);
 // Sets `columns` to `cells` in the rows `where` keeps: every value bound, the cells' first.
 SqlFragment UpdateWhere(const Dialect& d, const schema::ClassSchema& cls, const schema::Expr& where,
                         const std::vector<std::string>& columns, const std::vector<Cell>& cells);
+// WriteTransaction::ClearNewestHistoryRow as one statement: binds 0, objectIdValue, objectClass, 1
+// (the `Last` values as the where compiler binds them).
+std::string ClearNewestHistoryRow(const Dialect& d, std::string_view history);
 // Sets the ACL (NULL: public) and the columns derived from it in the rows `where` keeps.
 SqlFragment SetAclWhere(const Dialect& d, const schema::ClassSchema& cls, const schema::Expr& where,
                         const std::optional<std::string>& acl);

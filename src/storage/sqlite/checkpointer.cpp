@@ -83,7 +83,7 @@ void Checkpointer::Work() {
     } catch (const std::exception& e) {
       LogFailure(path_, e.what());
     }
-    if (own_) result = Run(*own_);
+    if (own_) result = Pass(*own_);
     lock.lock();
     ++stats_.passes;
     if (result) Note(*result);
@@ -102,6 +102,30 @@ std::optional<int> Checkpointer::Run(Connection& c) noexcept {
     LogFailure(path_, "unknown exception");
   }
   return std::nullopt;
+}
+
+std::optional<int> Checkpointer::Pass(Connection& c) noexcept {
+  std::optional<int> copied;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::optional<int> now = Run(c);
+    if (!now) break;
+    const bool gained = !copied || *now > *copied;
+    copied = now;
+    if (!gained) break;  // a reader's snapshot holds the rest (this copy counts as no round)
+    if (round == 0) {
+      try {
+        c.SyncDatabaseFile();
+      } catch (const std::exception& e) {
+        LogFailure(path_, e.what());  // the writer's tail copy syncs it, as it did before
+        break;
+      }
+    }
+    std::lock_guard lock(mutex_);
+    ++stats_.rounds;
+    if (round == 0) ++stats_.synced;
+    if (stopping_ || last_frames_ - *copied <= limits_.rest) break;
+  }
+  return copied;
 }
 
 void Checkpointer::Note(int copied) {

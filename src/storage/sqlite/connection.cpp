@@ -261,6 +261,13 @@ std::optional<int> Connection::Checkpoint() {
   return copied;
 }
 
+void Connection::SyncDatabaseFile() {
+  sqlite3_file* file = nullptr;
+  if (sqlite3_file_control(db_, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || !file || !file->pMethods)
+    Fail(db_, "database file");
+  if (file->pMethods->xSync(file, SQLITE_SYNC_NORMAL) != SQLITE_OK) Fail(db_, "sync of the database file");
+}
+
 ReadSnapshot::ReadSnapshot(Connection& c) : c_(c), own_(!c.InTransaction()) {
   if (own_) c_.Run("BEGIN");
 }
@@ -284,6 +291,7 @@ Statement Connection::Prepare(const std::string& sql) {
   if (full && in_use_ == 0) {
     for (auto& [text, cached] : cache_) sqlite3_finalize(cached);
     cache_.clear();
+    by_key_.clear();
   }
   const bool cache = cache_.size() < kMaxCachedStatements;
   sqlite3_stmt* stmt = nullptr;
@@ -294,6 +302,15 @@ Statement Connection::Prepare(const std::string& sql) {
   }
   if (cache) cache_.emplace(sql, stmt);
   return Statement(stmt, &in_use_, /*owned=*/!cache);
+}
+
+Statement Connection::PrepareKeyed(const std::string& key, const std::string& sql) {
+  if (!cache_.contains(sql)) Prepare(sql);  // into the cache, unless it is full and a statement lent out
+  if (auto it = cache_.find(sql); it != cache_.end()) {
+    by_key_.emplace(key, it->second);
+    return Statement(it->second, &in_use_, /*owned=*/false);
+  }
+  return Prepare(sql);  // prepared for this caller alone, as Prepare does then
 }
 
 void Connection::Run(const std::string& sql) {

@@ -73,6 +73,13 @@ class Connection {
 
   // A cached statement for `sql`. SQL text is the cache key, so callers build it deterministically.
   Statement Prepare(const std::string& sql);
+  // The same statement found by `key`, a name of its SQL that is cheaper to build than the text (a
+  // write's table and columns), the text made by `sql()` only the first time. One key, one text.
+  template <typename MakeSql>
+  Statement PrepareByKey(const std::string& key, MakeSql&& sql) {
+    if (auto it = by_key_.find(key); it != by_key_.end()) return Statement(it->second, &in_use_, /*owned=*/false);
+    return PrepareKeyed(key, sql());
+  }
   // Runs statements that return no rows (DDL, BEGIN, COMMIT).
   void Exec(const std::string& sql);
   // Runs one statement that returns no rows through the statement cache: for the ones every write
@@ -104,14 +111,19 @@ class Connection {
   // without waiting for anyone. Returns the pages of the log copied so far; nothing when another
   // checkpoint was running or the connection is busy; throws StorageError on failure.
   std::optional<int> Checkpoint();
+  // Syncs the database file (not the log) to disk: what a checkpoint copied into it, flushed by
+  // the caller's thread rather than by whichever checkpoint next reaches the log's end.
+  void SyncDatabaseFile();
 
  private:
   static int WalHook(void* self, sqlite3* db, const char* schema, int frames) noexcept;
+  Statement PrepareKeyed(const std::string& key, const std::string& sql);
 
   sqlite3* db_ = nullptr;
   int cache_kib_ = 0;  // as FitCache set it; 0: SQLite's default
   std::function<void(int)> on_commit_;
   std::unordered_map<std::string, sqlite3_stmt*> cache_;
+  std::unordered_map<std::string, sqlite3_stmt*> by_key_;  // statements of cache_ by PrepareByKey's key
   std::unordered_map<std::string, bool> sorts_;
   int in_use_ = 0;  // Statements lent out and not yet destroyed
 };
