@@ -242,8 +242,16 @@ void RunFind(Connection& c, const schema::ClassSchema& cls, const schema::Query&
   }
 }
 
+// sql::GetById's text over sql::SelectRows', written into one string: every get-by-id builds it to
+// find its cached statement, and the general builders' temporaries (five strings, three calls
+// through the dialect) were 1.5% of a get's instructions.
 Statement PrepareGetRow(Connection& c, const schema::ClassSchema& cls) {
-  return c.Prepare(sql::GetById(kDialect, sql::SelectRows(kDialect, cls.name)));
+  std::string sql;
+  sql.reserve(cls.name.size() + 48);
+  sql += "SELECT t0.* FROM ";
+  AppendQuoted(cls.name, sql);
+  sql += " AS t0 WHERE t0.\"objectId\" = ?";
+  return c.Prepare(sql);
 }
 
 std::optional<Row> GetRow(Connection& c, const schema::ClassSchema& cls, std::string_view id) {
