@@ -6,6 +6,7 @@
 
 #include "metrics/metrics.hpp"
 #include "schema/system_classes.hpp"
+#include "storage/read_deadline.hpp"
 #include "util/log.hpp"
 
 namespace crmd::app {
@@ -259,6 +260,11 @@ void Applications::OnShortOfDescriptors(std::function<void()> let_go) {
 }
 
 std::shared_ptr<Application> Applications::OpenStore(const std::string& app_id) {
+  // An open is not the read of the request that asked for it: others wait for it, and its reads
+  // (the schema, the system user) must not stop at that request's slice. A cold open that had
+  // waited for the CPU past the slice was abandoned there (the store closed on the network thread)
+  // and done again on a slow-read thread: twice the work, when the CPU was already short.
+  const storage::ReadDeadline unbounded(std::nullopt);
   auto dir = std::filesystem::path(data_dir_) / "apps" / app_id;
   std::filesystem::create_directories(dir);
   auto db = stores_->Open(app_id);

@@ -1,6 +1,7 @@
 #include "schema/encode.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "schema/codec.hpp"
@@ -127,9 +128,14 @@ void AppendMemberKey(std::string_view name, std::string& out) {
     out += ':';
     return;
   }
-  out += ",\"";
-  out += name;
-  out += "\":";
+  // One append, then the bytes in place: inside a unity batch g++ calls each `out +=` of a literal
+  // out of line (a length and a capacity check each), and a row writes thirty keys.
+  const std::size_t at = out.size();
+  out.append(name.size() + 4, '"');
+  char* key = out.data() + at;
+  key[0] = ',';
+  std::memcpy(key + 2, name.data(), name.size());
+  key[name.size() + 3] = ':';
 }
 
 // The members of the row's object, without the braces.

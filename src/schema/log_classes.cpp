@@ -85,7 +85,17 @@ ClassSchema RequestLogClass() {
 }
 
 std::optional<ClassSchema> UpgradedTimelineClass(const ClassSchema& existing) {
-  const ClassSchema wanted = TimelineClass();
+  // Asked at every open of an application, once per class that keeps history (issue 33: a cold
+  // product-base open): the wanted shape is built once, and the existing one copied only to change.
+  static const ClassSchema wanted = TimelineClass();
+  const bool current =
+      std::all_of(wanted.fields.begin(), wanted.fields.end(), [&](const auto& field) {
+        const FieldDef* have = existing.FindField(field.first);
+        return have && have->type == field.second.type && have->target_class == field.second.target_class;
+      }) &&
+      std::all_of(wanted.indexes.begin(), wanted.indexes.end(),
+                  [&](const auto& index) { return existing.indexes.contains(index.key()); });
+  if (current) return std::nullopt;
   ClassSchema out = existing;
   bool changed = false;
   for (const auto& [name, def] : wanted.fields) {

@@ -2,6 +2,7 @@
 
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "storage/storage_error.hpp"
@@ -15,9 +16,15 @@ namespace {
 // base's texts come back with the next opens.
 constexpr std::size_t kMaxDefinitions = 8192;
 
+// Looked up by the text as the store holds it, without a copy of it per lookup.
+struct TextHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+};
+
 struct Definitions {
   std::mutex mutex;
-  std::unordered_map<std::string, ClassDefinition> by_text;
+  std::unordered_map<std::string, ClassDefinition, TextHash, std::equal_to<>> by_text;
 };
 
 Definitions& Known() {
@@ -31,7 +38,7 @@ ClassDefinition ReadClassDefinition(std::string_view text, std::string_view stor
   Definitions& known = Known();
   {
     std::lock_guard lock(known.mutex);
-    if (auto it = known.by_text.find(std::string(text)); it != known.by_text.end()) return it->second;
+    if (auto it = known.by_text.find(text); it != known.by_text.end()) return it->second;
   }
   auto parsed = ParseJson(text);
   if (!parsed.ok() || !parsed.value().is_object())

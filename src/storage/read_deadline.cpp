@@ -19,6 +19,8 @@ ReadDeadline::ReadDeadline(std::chrono::steady_clock::time_point deadline) : pre
   t_deadline = deadline;
 }
 
+ReadDeadline::ReadDeadline(std::nullopt_t) : previous_(t_deadline) { t_deadline.reset(); }
+
 ReadDeadline::~ReadDeadline() { t_deadline = previous_; }
 
 bool ReadDeadline::Passed() {

@@ -15,6 +15,9 @@ namespace crmd::storage {
 class ReadDeadline {
  public:
   explicit ReadDeadline(std::chrono::steady_clock::time_point deadline);
+  // No bound while in scope, whatever an outer scope set, EndAll() included: for work that is not
+  // one request's read and that others wait for (opening a store).
+  explicit ReadDeadline(std::nullopt_t);
   ~ReadDeadline();
   ReadDeadline(const ReadDeadline&) = delete;
   ReadDeadline& operator=(const ReadDeadline&) = delete;

@@ -65,9 +65,12 @@ std::vector<std::pair<const schema::ClassSchema*, schema::ClassSchema>> ClassCha
     }
     if (needed.value()) current = current->With(std::move(*needed.value()));
   }
+  // `current` holds the snapshot's own definition unless one was made above: compared as JSON
+  // only then (every open of an application asks).
+  const auto* before = snapshot.Find(schema::kTimelineClass);
   if (const auto* after = current->Find(schema::kTimelineClass);
-      after && (!snapshot.Find(schema::kTimelineClass) || after->ToJson() != snapshot.Find(schema::kTimelineClass)->ToJson()))
-    out.emplace_back(snapshot.Find(schema::kTimelineClass), *after);
+      after && after != before && (!before || after->ToJson() != before->ToJson()))
+    out.emplace_back(before, *after);
   return out;
 }
 

@@ -4,11 +4,13 @@
 // once per process, shared by every store that has it.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 
 #include "storage/class_definitions.hpp"
 #include "storage/database.hpp"
+#include "storage/read_deadline.hpp"
 #include "storage/sqlite/sqlite_store.hpp"
 #include "temp_dir.hpp"
 #include "util/json.hpp"
@@ -74,6 +76,37 @@ TEST(SqliteOpenTest, ANewFileGetsCrmdsTablesAtOnce) {
   auto again = OpenSqlite(path, Durability::kNormal, 2);
   EXPECT_TRUE(again->LoadSchema().empty());
   EXPECT_EQ(DescriptorsOn(path), 1);
+}
+
+// A store of this many classes has ~4 sqlite_schema rows each: a scan of them runs far past the
+// steps after which a read looks at its deadline.
+constexpr int kManyClasses = 300;
+
+schema::ClassSchema Thing(int i) {
+  auto cls = Things();
+  cls.name += std::to_string(i);
+  return cls;
+}
+
+TEST(SqliteOpenTest, OpeningLooksTablesAndIndexesUpWithoutReadingTheSchemaTable) {
+  test::TempDir dir("store-lookups");
+  const std::string path = dir.File("data.db");
+  {
+    auto db = OpenSqlite(path, Durability::kNormal, 2);
+    {
+      auto txn = db->BeginWrite(/*exclusive=*/true);
+      for (int i = 0; i < kManyClasses; ++i) txn->SaveClass(nullptr, Thing(i));
+      txn->Commit();
+    }
+    EXPECT_TRUE(db->EnsurePhoneKeyIndex(Thing(0), "A"));
+  }
+  // Issue 33: a cold open's checks are lookups in the schema SQLite parsed, not statements that
+  // step through every table and index; a deadline already passed stops any such statement.
+  const ReadDeadline passed(std::chrono::steady_clock::now() - std::chrono::seconds(1));
+  auto db = OpenSqlite(path, Durability::kNormal, 2);
+  EXPECT_EQ(DescriptorsOn(path), 1);  // found up to date: no writer opened
+  EXPECT_FALSE(db->EnsurePhoneKeyIndex(Thing(0), "A"));  // there
+  EXPECT_TRUE(db->EnsurePhoneKeyIndex(Thing(1), "A"));  // not there: made by the writer
 }
 
 TEST(ClassDefinitionsTest, StoresThatDefineAClassAlikeShareOneDefinition) {

@@ -204,6 +204,14 @@ void Connection::CheckWritable() {
   Exec("COMMIT");
 }
 
+bool Connection::HasTable(const std::string& name) {
+  // A null column asks whether the table exists (SQLITE_ERROR when it does not).
+  const int rc = sqlite3_table_column_metadata(db_, "main", name.c_str(), nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+  if (rc == SQLITE_OK) return true;
+  if (rc == SQLITE_ERROR) return false;
+  Fail(db_, "table lookup");
+}
+
 void Connection::FitCache(int kib) {
   if (kib == cache_kib_) return;
   Exec(fmt::format("PRAGMA cache_size=-{}", kib));

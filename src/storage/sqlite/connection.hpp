@@ -94,6 +94,10 @@ class Connection {
   // remembered with the statement cache.
   bool PlanSorts(const std::string& sql);
 
+  // Whether the main database has a table (not a view) of this name, from the schema SQLite parsed:
+  // no statement, so no read of sqlite_schema. Throws StorageError when the schema cannot be read.
+  bool HasTable(const std::string& name);
+
   // Makes reads on this connection stop (ReadTimedOut) once their thread's ReadDeadline passed.
   void BoundReads();
 
