@@ -12,6 +12,7 @@
 #include "cli/instance_name.hpp"
 #include "storage/sqlite/sqlite_store.hpp"
 #include "util/log.hpp"
+#include "util/phone.hpp"
 #include "util/time.hpp"
 
 namespace crmd::cli {
@@ -221,6 +222,9 @@ std::variant<ServePlan, std::string> PlanServe(const ServeFlags& flags) {
   log::Level level = log::Level::kInfo;
   if (!log::ParseLevel(flags.log_level, level)) return "--log-level takes debug, info, warn or error";
   log::SetLevel(level);
+  // Loaded at the first phone number, which may come hours later: a copy of the binary without
+  // its module is refused now, in a sentence, instead.
+  if (auto missing = phone::ModuleProblem()) return *missing;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   TuneMalloc(cores);
   ServePlan plan;

@@ -92,6 +92,24 @@ test('issue 35: a data directory that is not one, and a registry that is not a d
   assertRefusedStart(run(['serve', '--data', dir, '--listen', `${HOST}:0`]), /cannot read the registry of .*registry\.db: .*not a database/);
 });
 
+test('issue 33 (memory): a copy of crmd without its phone module beside it refuses to start in a sentence naming the module; app create fails naming it too', () => {
+  const dir = makeDataDir('crmd-no-phone-module');
+  const alone = path.join(dir, 'crmd');
+  fs.copyFileSync(CRMD_BIN, alone);
+  fs.chmodSync(alone, 0o755);
+  const data = path.join(dir, 'data');
+  const spawned = (args) => spawnSync(alone, withStore(args), { encoding: 'utf8', timeout: 20_000 });
+  const created = spawned(['app', 'create', '--data', data, '--id', 'nomodule', '--no-product-base']);
+  assert.notEqual(created.status, 0, 'app create checks its region with the module');
+  assert.match(created.stderr, /crmd-phone\.so/);
+  const r = spawned(['serve', '--data', data, '--listen', `${HOST}:0`]);
+  assertRefusedStart({ status: r.status, stdout: r.stdout, stderr: r.stderr },
+    /crmd's phone module .*crmd-no-phone-module[^ ]*\/crmd-phone\.so is missing: it is built beside the crmd binary and goes with it/);
+  // Beside it again, the same copy starts (the module is found next to the executable, not the build).
+  fs.copyFileSync(path.join(path.dirname(CRMD_BIN), 'crmd-phone.so'), path.join(dir, 'crmd-phone.so'));
+  assert.equal(spawned(['app', 'create', '--data', data, '--id', 'withmodule', '--no-product-base']).status, 0);
+});
+
 test('issue 35: too few open files is one sentence with the limit, before listening (it used to log listening, then exit on the signal pipe)', () => {
   const dir = makeDataDir('crmd-few-files');
   createApp(dir);
