@@ -228,6 +228,7 @@ std::variant<ServePlan, std::string> PlanServe(const ServeFlags& flags) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   TuneMalloc(cores);
   ServePlan plan;
+  plan.memory_trim = std::make_unique<MemoryTrim>();
   // Every connection and every open store holds descriptors: take all the system allows.
   plan.open_files = RaiseOpenFileLimit();
   if (auto wrong = PlanServer(flags, cores, plan.open_files, plan.server)) return *wrong;
