@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -15,6 +16,7 @@
 #include "app/application.hpp"
 #include "app/function_pool.hpp"
 #include "cli/command_line.hpp"
+#include "cli/memory_trim.hpp"
 #include "files/upload_area.hpp"
 #include "http/server.hpp"
 #include "logs/request_log.hpp"
@@ -33,6 +35,7 @@ struct ServePlan {
   std::uint64_t open_files = 0;  // the process's limit, once raised
   std::optional<http::ServerOptions> metrics;  // the /metrics listener (--metrics-listen), if any
   std::optional<files::UploadArea> uploads;  // held for the process's life: server.upload_dir
+  std::unique_ptr<MemoryTrim> memory_trim;   // its thread runs while the plan lives
 };
 
 // The plan, or what is wrong with the flags, in words for the person who typed them.

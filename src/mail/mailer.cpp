@@ -1,6 +1,5 @@
 #include "mail/mailer.hpp"
 
-#include <curl/curl.h>
 #include <fmt/format.h>
 
 #include <condition_variable>
@@ -14,7 +13,7 @@
 
 #include "mail/header_text.hpp"
 #include "metrics/metrics.hpp"
-#include "util/curl_ready.hpp"
+#include "util/curl_library.hpp"
 #include "util/ids.hpp"
 #include "util/log.hpp"
 #include "util/time.hpp"
@@ -55,33 +54,34 @@ std::size_t ReadPayload(char* buffer, std::size_t size, std::size_t count, void*
 
 // Delivers one mail by SMTP; false, with curl's message in `error`, on failure.
 bool DeliverSmtp(const std::string& url, const std::string& from, const Mail& mail, std::string& error) {
-  CurlReady();
-  CURL* curl = curl_easy_init();
+  std::string problem;
+  const CurlLibrary* lib = Curl(problem);
+  CURL* curl = lib ? lib->easy_init() : nullptr;
   if (!curl) {
     metrics::CountMail(metrics::MailVia::kSmtp, metrics::MailResult::kFailed);
-    error = "curl could not start";
+    error = lib ? "curl could not start" : "curl could not start: " + problem;
     return false;
   }
   const std::string message = FormatMessage(mail, from);
   Payload payload{&message};
   const std::string recipient = fmt::format("<{}>", HeaderSafe(mail.to)),
                     sender = fmt::format("<{}>", HeaderSafe(SenderAddress(mail, from)));
-  curl_slist* rcpt = curl_slist_append(nullptr, recipient.c_str());
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_MAIL_FROM, sender.c_str());
-  curl_easy_setopt(curl, CURLOPT_MAIL_RCPT, rcpt);
-  curl_easy_setopt(curl, CURLOPT_READFUNCTION, ReadPayload);
-  curl_easy_setopt(curl, CURLOPT_READDATA, &payload);
-  curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT, SmtpMailer::kSmtpTimeoutSeconds);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_USE_SSL, static_cast<long>(CURLUSESSL_TRY));
+  curl_slist* rcpt = lib->slist_append(nullptr, recipient.c_str());
+  lib->easy_setopt(curl, CURLOPT_URL, url.c_str());
+  lib->easy_setopt(curl, CURLOPT_MAIL_FROM, sender.c_str());
+  lib->easy_setopt(curl, CURLOPT_MAIL_RCPT, rcpt);
+  lib->easy_setopt(curl, CURLOPT_READFUNCTION, ReadPayload);
+  lib->easy_setopt(curl, CURLOPT_READDATA, &payload);
+  lib->easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+  lib->easy_setopt(curl, CURLOPT_TIMEOUT, SmtpMailer::kSmtpTimeoutSeconds);
+  lib->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  lib->easy_setopt(curl, CURLOPT_USE_SSL, static_cast<long>(CURLUSESSL_TRY));
   char message_error[CURL_ERROR_SIZE] = "";
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, message_error);
-  const CURLcode rc = curl_easy_perform(curl);
-  curl_slist_free_all(rcpt);
-  curl_easy_cleanup(curl);
-  if (rc != CURLE_OK) error = message_error[0] ? message_error : curl_easy_strerror(rc);
+  lib->easy_setopt(curl, CURLOPT_ERRORBUFFER, message_error);
+  const CURLcode rc = lib->easy_perform(curl);
+  lib->slist_free_all(rcpt);
+  lib->easy_cleanup(curl);
+  if (rc != CURLE_OK) error = message_error[0] ? message_error : lib->easy_strerror(rc);
   metrics::CountMail(metrics::MailVia::kSmtp, rc == CURLE_OK ? metrics::MailResult::kSent : metrics::MailResult::kFailed);
   return rc == CURLE_OK;
 }

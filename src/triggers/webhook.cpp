@@ -1,7 +1,6 @@
 #include "triggers/webhook.hpp"
 
 #include <arpa/inet.h>
-#include <curl/curl.h>
 #include <netinet/in.h>
 #include <sodium.h>
 #include <sys/socket.h>
@@ -17,7 +16,7 @@
 #include <memory>
 #include <new>
 
-#include "util/curl_ready.hpp"
+#include "util/curl_library.hpp"
 #include "util/time.hpp"
 
 namespace crmd::triggers {
@@ -226,23 +225,24 @@ bool IsPermanent(CURLcode rc) {
 
 class HeaderList {
  public:
-  HeaderList() = default;
+  explicit HeaderList(const CurlLibrary& lib) : lib_(lib) {}
   HeaderList(const HeaderList&) = delete;
   HeaderList& operator=(const HeaderList&) = delete;
-  ~HeaderList() { curl_slist_free_all(list_); }
+  ~HeaderList() { lib_.slist_free_all(list_); }
 
   void Add(std::string_view name, std::string_view value) {
     // `Name;` is curl's way of sending a header with an empty value (`Name:` would remove it).
     AddLine(value.empty() ? fmt::format("{};", name) : fmt::format("{}: {}", name, value));
   }
   void AddLine(const std::string& line) {
-    curl_slist* next = curl_slist_append(list_, line.c_str());
+    curl_slist* next = lib_.slist_append(list_, line.c_str());
     if (!next) throw std::bad_alloc();
     list_ = next;
   }
   curl_slist* get() const { return list_; }
 
  private:
+  const CurlLibrary& lib_;
   curl_slist* list_ = nullptr;
 };
 
@@ -294,7 +294,10 @@ Delivery PostWebhook(const Webhook& hook, const WebhookOptions& options) {
   }};
   const std::string signature = SignWebhook(hook.secret, timestamp, hook.body);
 
-  HeaderList list;
+  std::string problem;
+  const CurlLibrary* lib = Curl(problem);
+  if (!lib) return {false, true, "webhook: curl could not start: " + problem, 0};
+  HeaderList list(*lib);
   for (const auto& [name, value] : own) {
     // The trigger engine's own values: a control character here is its bug, not the receiver's.
     if (HasControlCharacter(value)) return Refused(fmt::format("webhook header {} holds a control character", name));
@@ -305,8 +308,7 @@ Delivery PostWebhook(const Webhook& hook, const WebhookOptions& options) {
   // Without it curl waits up to a second for `100 Continue` before sending a body over 1 MiB.
   list.AddLine("Expect:");
 
-  CurlReady();
-  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
+  std::unique_ptr<CURL, decltype(lib->easy_cleanup)> curl(lib->easy_init(), lib->easy_cleanup);
   if (!curl) return {false, true, "webhook: curl could not start", 0};
   Destinations destinations;
   destinations.allow_private = options.allow_private;
@@ -314,30 +316,30 @@ Delivery PostWebhook(const Webhook& hook, const WebhookOptions& options) {
   char error[CURL_ERROR_SIZE] = "";
   CURL* c = curl.get();
   const long timeout_ms = static_cast<long>(options.timeout.count());
-  curl_easy_setopt(c, CURLOPT_URL, hook.url.c_str());
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(c, CURLOPT_PROXY, "");  // http_proxy in the environment must not reroute webhooks
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-  curl_easy_setopt(c, CURLOPT_USERAGENT, "crmd-webhook");
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, list.get());
-  curl_easy_setopt(c, CURLOPT_POST, 1L);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, hook.body.data());
-  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(hook.body.size()));
-  curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, OpenSocket);
-  curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, &destinations);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, Discard);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
-  const CURLcode rc = curl_easy_perform(c);
+  lib->easy_setopt(c, CURLOPT_URL, hook.url.c_str());
+  lib->easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  lib->easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+  lib->easy_setopt(c, CURLOPT_PROXY, "");  // http_proxy in the environment must not reroute webhooks
+  lib->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  lib->easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+  lib->easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+  lib->easy_setopt(c, CURLOPT_USERAGENT, "crmd-webhook");
+  lib->easy_setopt(c, CURLOPT_HTTPHEADER, list.get());
+  lib->easy_setopt(c, CURLOPT_POST, 1L);
+  lib->easy_setopt(c, CURLOPT_POSTFIELDS, hook.body.data());
+  lib->easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(hook.body.size()));
+  lib->easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, OpenSocket);
+  lib->easy_setopt(c, CURLOPT_OPENSOCKETDATA, &destinations);
+  lib->easy_setopt(c, CURLOPT_WRITEFUNCTION, Discard);
+  lib->easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+  lib->easy_setopt(c, CURLOPT_ERRORBUFFER, error);
+  const CURLcode rc = lib->easy_perform(c);
   long status = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  lib->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && sink.full && status != 0)) return FromStatus(status);
   if (!destinations.refused.empty() && !destinations.opened)
     return Refused(fmt::format("webhook destination {} is not a public address", destinations.refused));
-  return {false, !IsPermanent(rc), error[0] ? std::string(error) : std::string(curl_easy_strerror(rc)), status};
+  return {false, !IsPermanent(rc), error[0] ? std::string(error) : std::string(lib->easy_strerror(rc)), status};
 }
 
 }  // namespace crmd::triggers

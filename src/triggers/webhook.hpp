@@ -2,7 +2,7 @@
 // record as JSON, signed with the application's webhook secret, to a public address only.
 //
 // PostWebhook blocks its caller for at most WebhookOptions::timeout and is thread-safe (one curl
-// handle per call; libcurl made ready by the first call, util/curl_ready.hpp).
+// handle per call; libcurl made ready by the first call, util/curl_library.hpp).
 // Retrying is the caller's business: the Delivery says whether a retry may help.
 #pragma once
 

@@ -1,31 +1,76 @@
 #include "util/phone.hpp"
 
-#include <phonenumbers/phonenumberutil.h>
+#include <dlfcn.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
+
+#include "util/phone_abi.hpp"
 
 namespace crmd::phone {
 
 namespace {
-using i18n::phonenumbers::PhoneNumber;
-using i18n::phonenumbers::PhoneNumberUtil;
 
 // Longer input is no phone number, and libphonenumber's parse is not free.
 constexpr std::size_t kMaxLength = 64;
+constexpr const char* kModuleName = "crmd-phone.so";
+
+// libphonenumber, loaded once (util/phone_abi.hpp says why it is a module); never unloaded, as
+// its singletons live until exit.
+struct Module {
+  decltype(&crmd_phone_normalize) normalize = nullptr;
+  decltype(&crmd_phone_known_region) known_region = nullptr;
+  std::string problem;  // why it could not be used; empty when it can
+};
+
+Module Load() {
+  Module module;
+  const auto path = ModulePath();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* why = dlerror();
+    module.problem = "cannot load crmd's phone module " + path.string() + ": " + (why ? why : "unknown error");
+    return module;
+  }
+  auto version = reinterpret_cast<decltype(&crmd_phone_abi_version)>(dlsym(handle, "crmd_phone_abi_version"));
+  module.normalize = reinterpret_cast<decltype(&crmd_phone_normalize)>(dlsym(handle, "crmd_phone_normalize"));
+  module.known_region = reinterpret_cast<decltype(&crmd_phone_known_region)>(dlsym(handle, "crmd_phone_known_region"));
+  if (!version || !module.normalize || !module.known_region || version() != kPhoneAbiVersion)
+    module.problem = "crmd's phone module " + path.string() + " is not the one this crmd was built with";
+  return module;
+}
+
+const Module& Loaded() {
+  static const Module module = Load();  // thread-safe; the first phone number pays the load (~5 ms)
+  if (!module.problem.empty()) throw std::runtime_error(module.problem);
+  return module;
+}
+
 }  // namespace
+
+std::filesystem::path ModulePath() {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return (error ? std::filesystem::path() : self.parent_path()) / kModuleName;
+}
+
+std::optional<std::string> ModuleProblem() {
+  const auto path = ModulePath();
+  if (access(path.c_str(), R_OK) != 0)
+    return "crmd's phone module " + path.string() + " is missing: it is built beside the crmd binary and goes with it";
+  return std::nullopt;
+}
 
 std::optional<std::string> Normalize(std::string_view raw, std::string_view region) {
   if (raw.empty() || raw.size() > kMaxLength) return std::nullopt;
-  const auto* util = PhoneNumberUtil::GetInstance();  // thread-safe after its first call
-  PhoneNumber number;
-  if (util->Parse(std::string(raw), std::string(region), &number) != PhoneNumberUtil::NO_PARSING_ERROR)
-    return std::nullopt;
-  // Possible (a length the region's numbers have), not necessarily valid: a range assigned after
-  // this release of libphonenumber is still a number its writer uses.
-  if (!util->IsPossibleNumber(number)) return std::nullopt;
-  std::string out;
-  util->Format(number, PhoneNumberUtil::E164, &out);
-  return out;
+  char out[kE164Capacity];
+  const int size = Loaded().normalize(raw.data(), raw.size(), region.data(), region.size(), out);
+  if (size < 0) throw std::runtime_error("crmd's phone module failed to read a phone number");
+  if (size == 0) return std::nullopt;
+  return std::string(out, static_cast<std::size_t>(size));
 }
 
 std::optional<std::string> Key(std::string_view raw) {
@@ -42,7 +87,9 @@ std::optional<std::string> Key(std::string_view raw) {
 }
 
 bool IsKnownRegion(std::string_view region) {
-  return PhoneNumberUtil::GetInstance()->GetCountryCodeForRegion(std::string(region)) != 0;
+  const int known = Loaded().known_region(region.data(), region.size());
+  if (known < 0) throw std::runtime_error("crmd's phone module failed to read a region");
+  return known == 1;
 }
 
 }  // namespace crmd::phone

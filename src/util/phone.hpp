@@ -1,7 +1,12 @@
 // Phone numbers in one form (libphonenumber), so that the local and the international way of
 // writing one number are recognised as one.
+//
+// Normalize and IsKnownRegion use crmd's phone module (crmd-phone.so beside the executable,
+// util/phone_abi.hpp), loaded at their first call; they throw std::runtime_error when it cannot be
+// loaded. Key needs no module. All are thread-safe.
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,5 +24,12 @@ std::optional<std::string> Key(std::string_view raw);
 
 // Whether libphonenumber knows `region` as a region with phone numbers.
 bool IsKnownRegion(std::string_view region);
+
+// Where the module is looked for: beside the running executable (/proc/self/exe).
+std::filesystem::path ModulePath();
+
+// Why the module could not be loaded, checked without loading it (a server refuses to start
+// without it rather than fail at its first phone number); nullopt when it is there.
+std::optional<std::string> ModuleProblem();
 
 }  // namespace crmd::phone

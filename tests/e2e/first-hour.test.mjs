@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import {
-  CRMD_BIN, HOST, ON_POSTGRESQL, stopAll, request, makeDataDir, createApp, startServer,
+  CRMD_BIN, HOST, ON_POSTGRESQL, stopAll, request, makeDataDir, createApp, startServer, masterHeaders, appHeaders,
 } from './lib/harness.mjs';
 import { withStore } from './lib/pg.mjs';
 
@@ -90,6 +90,47 @@ test('issue 35: a data directory that is not one, and a registry that is not a d
   fs.mkdirSync(dir);
   fs.writeFileSync(path.join(dir, 'registry.db'), 'not a database, but text');
   assertRefusedStart(run(['serve', '--data', dir, '--listen', `${HOST}:0`]), /cannot read the registry of .*registry\.db: .*not a database/);
+});
+
+test('issue 33 (memory): a copy of crmd without its phone module beside it refuses to start in a sentence naming the module; app create fails naming it too', () => {
+  const dir = makeDataDir('crmd-no-phone-module');
+  const alone = path.join(dir, 'crmd');
+  fs.copyFileSync(CRMD_BIN, alone);
+  fs.chmodSync(alone, 0o755);
+  const data = path.join(dir, 'data');
+  const spawned = (args) => spawnSync(alone, withStore(args), { encoding: 'utf8', timeout: 20_000 });
+  const created = spawned(['app', 'create', '--data', data, '--id', 'nomodule', '--no-product-base']);
+  assert.notEqual(created.status, 0, 'app create checks its region with the module');
+  assert.match(created.stderr, /crmd-phone\.so/);
+  const r = spawned(['serve', '--data', data, '--listen', `${HOST}:0`]);
+  assertRefusedStart({ status: r.status, stdout: r.stdout, stderr: r.stderr },
+    /crmd's phone module .*crmd-no-phone-module[^ ]*\/crmd-phone\.so is missing: it is built beside the crmd binary and goes with it/);
+  // Beside it again, the same copy starts (the module is found next to the executable, not the build).
+  fs.copyFileSync(path.join(path.dirname(CRMD_BIN), 'crmd-phone.so'), path.join(dir, 'crmd-phone.so'));
+  assert.equal(spawned(['app', 'create', '--data', data, '--id', 'withmodule', '--no-product-base']).status, 0);
+});
+
+test('issue 33 (memory): a SQLite server maps libcurl, libpq and libphonenumber only once it needs them; a phone number compared loads crmd-phone.so', { skip: ON_POSTGRESQL && 'a PostgreSQL store uses libpq from its start' }, async () => {
+  const dir = makeDataDir('crmd-lazy-libraries');
+  const app = createApp(dir, { productBase: true });
+  const srv = await startServer(dir);
+  const maps = () => fs.readFileSync(`/proc/${srv.proc.pid}/maps`, 'utf8');
+  const notYet = (when) => {
+    const mapped = maps();
+    for (const lib of ['crmd-phone.so', 'libphonenumber.so', 'libprotobuf.so', 'libicuuc.so', 'libcurl.so', 'libpq.so', 'libgnutls.so', 'libcrypto.so'])
+      assert.ok(!mapped.includes(lib), `${lib} is not mapped ${when}`);
+  };
+  const read = await request(srv, 'GET', '/core/classes/Accounts?limit=1', { headers: masterHeaders(app) });
+  assert.equal(read.status, 200, read.text);
+  notYet('after a read');
+  const lead = () => request(srv, 'POST', `/functions/${app.appId}/getlead`, { headers: appHeaders(app), body: { PhoneNumber: '050-7000001', Name: 'Lead' } });
+  const first = await lead();
+  assert.equal(first.status, 200, first.text);
+  notYet('after a new number (its phone key matched no contact)');
+  const second = await lead();
+  assert.equal(second.status, 200, second.text);
+  assert.ok(maps().includes('crmd-phone.so'), 'the module is loaded to compare a number with its contact');
+  assert.ok(maps().includes('libphonenumber.so'));
 });
 
 test('issue 35: too few open files is one sentence with the limit, before listening (it used to log listening, then exit on the signal pipe)', () => {

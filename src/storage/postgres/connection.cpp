@@ -77,14 +77,14 @@ std::string UnescapeNul(std::string_view text) {
 }
 
 std::optional<std::string_view> Rows::Value(int row, int column) const {
-  if (PQgetisnull(result_.get(), row, column)) return std::nullopt;
-  const std::string_view raw(PQgetvalue(result_.get(), row, column),
-                             static_cast<std::size_t>(PQgetlength(result_.get(), row, column)));
+  if (Pq().PQgetisnull(result_.get(), row, column)) return std::nullopt;
+  const std::string_view raw(Pq().PQgetvalue(result_.get(), row, column),
+                             static_cast<std::size_t>(Pq().PQgetlength(result_.get(), row, column)));
   if (!NeedsUnescape(raw)) return raw;
   return unescaped_.emplace_back(UnescapeNul(raw));
 }
 
-std::string_view Rows::Name(int column) const { return PQfname(result_.get(), column); }
+std::string_view Rows::Name(int column) const { return Pq().PQfname(result_.get(), column); }
 
 std::int64_t Rows::Integer(int row, int column) const {
   const auto text = Value(row, column);
@@ -97,23 +97,23 @@ std::int64_t Rows::Integer(int row, int column) const {
 }
 
 std::int64_t Rows::Affected() const {
-  const char* text = PQcmdTuples(result_.get());
+  const char* text = Pq().PQcmdTuples(result_.get());
   std::int64_t n = 0;
   std::from_chars(text, text + std::strlen(text), n);
   return n;
 }
 
-Connection::Connection(const std::string& conninfo) : conn_(PQconnectdb(conninfo.c_str()), &PQfinish) {
+Connection::Connection(const std::string& conninfo) : conn_(Pq().PQconnectdb(conninfo.c_str()), Pq().PQfinish) {
   if (!conn_) throw StorageError("postgresql: out of memory connecting");
-  if (PQstatus(conn_.get()) != CONNECTION_OK) {
-    const std::string message = "postgresql: cannot connect: " + Trimmed(PQerrorMessage(conn_.get()));
+  if (Pq().PQstatus(conn_.get()) != CONNECTION_OK) {
+    const std::string message = "postgresql: cannot connect: " + Trimmed(Pq().PQerrorMessage(conn_.get()));
     if (message.find("Too many open files") != std::string::npos) throw OutOfDescriptors(message);
     throw StoreUnavailable(message);
   }
-  cancel_.reset(PQgetCancel(conn_.get()));
+  cancel_.reset(Pq().PQgetCancel(conn_.get()));
   // The server's warnings go to crmd's log as JSON lines (libpq would print them raw on stderr);
   // its notices ("already exists, skipping") are not sent at all.
-  PQsetNoticeProcessor(
+  Pq().PQsetNoticeProcessor(
       conn_.get(), [](void*, const char* message) { log::Warn("postgresql says", {{"message", Trimmed(message)}}); }, nullptr);
   // Errors and notices in one language whatever the server's locale; the client decodes UTF-8.
   // Dates are read as UTC; a commit is durable (on disk) before it returns, whatever the server's
@@ -123,13 +123,13 @@ Connection::Connection(const std::string& conninfo) : conn_(PQconnectdb(conninfo
 }
 
 Rows Connection::Exec(std::string_view sql) {
-  if (deferred_.empty()) return Check(PQexec(conn_.get(), std::string(sql).c_str()), sql);
+  if (deferred_.empty()) return Check(Pq().PQexec(conn_.get(), std::string(sql).c_str()), sql);
   // Statements without parameters travel together as one simple query anyway.
   std::string all;
   for (const auto& d : deferred_) all.append(d).append("; ");
   deferred_.clear();
   all.append(sql);
-  return Check(PQexec(conn_.get(), all.c_str()), all);
+  return Check(Pq().PQexec(conn_.get(), all.c_str()), all);
 }
 
 void Connection::Defer(std::string sql) { deferred_.push_back(std::move(sql)); }
@@ -140,39 +140,39 @@ Rows Connection::Pipelined(const std::string& name, const std::string& sql, int 
   const std::vector<std::string> deferred = std::move(deferred_);
   deferred_.clear();
   const std::size_t commands = deferred.size() + 1;
-  bool sent = PQenterPipelineMode(c) == 1;
+  bool sent = Pq().PQenterPipelineMode(c) == 1;
   for (const auto& d : deferred)
-    sent = sent && PQsendQueryParams(c, d.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
-  sent = sent && PQsendQueryPrepared(c, name.c_str(), count, values, lengths, nullptr, 0) == 1 && PQpipelineSync(c) == 1;
+    sent = sent && Pq().PQsendQueryParams(c, d.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
+  sent = sent && Pq().PQsendQueryPrepared(c, name.c_str(), count, values, lengths, nullptr, 0) == 1 && Pq().PQpipelineSync(c) == 1;
   if (!sent) {
     broken_ = true;
-    throw StoreUnavailable("postgresql: " + Trimmed(PQerrorMessage(c)));
+    throw StoreUnavailable("postgresql: " + Trimmed(Pq().PQerrorMessage(c)));
   }
   // Each command's results end with a null; the pipeline's with its sync. After a failure the
   // commands left answer PGRES_PIPELINE_ABORTED.
-  std::unique_ptr<PGresult, void (*)(PGresult*)> failure(nullptr, &PQclear), answer(nullptr, &PQclear);
+  std::unique_ptr<PGresult, void (*)(PGresult*)> failure(nullptr, Pq().PQclear), answer(nullptr, Pq().PQclear);
   std::size_t ended = 0, failed_at = 0;
   for (;;) {
-    PGresult* r = PQgetResult(c);
+    PGresult* r = Pq().PQgetResult(c);
     if (!r) {
-      if (++ended > commands || PQstatus(c) != CONNECTION_OK) break;
+      if (++ended > commands || Pq().PQstatus(c) != CONNECTION_OK) break;
       continue;
     }
-    const auto status = PQresultStatus(r);
+    const auto status = Pq().PQresultStatus(r);
     if (status == PGRES_PIPELINE_SYNC) {
-      PQclear(r);
+      Pq().PQclear(r);
       break;
     }
     const bool ok = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY;
     if (ok && ended + 1 == commands && !answer) answer.reset(r);
     else if (!ok && status != PGRES_PIPELINE_ABORTED && !failure) failure.reset(r), failed_at = ended;
-    else PQclear(r);
+    else Pq().PQclear(r);
   }
-  if (PQexitPipelineMode(c) != 1) broken_ = true;
+  if (Pq().PQexitPipelineMode(c) != 1) broken_ = true;
   if (failure) return Check(failure.release(), failed_at < deferred.size() ? deferred[failed_at] : sql);
   if (!answer) {
     broken_ = true;
-    throw StoreUnavailable("postgresql: the pipeline ended without an answer: " + Trimmed(PQerrorMessage(c)));
+    throw StoreUnavailable("postgresql: the pipeline ended without an answer: " + Trimmed(Pq().PQerrorMessage(c)));
   }
   return Rows(answer.release());
 }
@@ -185,7 +185,7 @@ const std::string& Connection::Prepared(const std::string& sql) {
       prepared_.clear();
     }
     std::string name = "s" + std::to_string(next_statement_++);
-    Check(PQprepare(conn_.get(), name.c_str(), sql.c_str(), 0, nullptr), sql);
+    Check(Pq().PQprepare(conn_.get(), name.c_str(), sql.c_str(), 0, nullptr), sql);
     found = prepared_.emplace(sql, std::move(name)).first;
   }
   return found->second;
@@ -205,16 +205,16 @@ Rows Connection::Query(const std::string& sql, const Params& params) {
     lengths[i] = params[i] ? static_cast<int>(params[i]->size()) : 0;
   }
   auto run = [&] {
-    return PQexecPrepared(conn_.get(), Prepared(sql).c_str(), static_cast<int>(params.size()), values.data(),
+    return Pq().PQexecPrepared(conn_.get(), Prepared(sql).c_str(), static_cast<int>(params.size()), values.data(),
                           lengths.data(), nullptr, 0);
   };
   if (!deferred_.empty()) return Pipelined(Prepared(sql), sql, static_cast<int>(params.size()), values.data(), lengths.data());
   PGresult* result = run();
   // A statement prepared before its table gained or lost a column (another write's schema change)
   // cannot return the new row type: outside a transaction it is prepared again and run once more.
-  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  const char* state = result ? Pq().PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   if (state && state == kFeatureNotSupported && !InTransaction()) {
-    PQclear(result);
+    Pq().PQclear(result);
     const auto found = prepared_.find(sql);
     Exec("DEALLOCATE " + found->second);
     prepared_.erase(found);
@@ -223,28 +223,28 @@ Rows Connection::Query(const std::string& sql, const Params& params) {
   return Check(result, sql);
 }
 
-bool Connection::Healthy() const { return !broken_ && PQstatus(conn_.get()) == CONNECTION_OK; }
+bool Connection::Healthy() const { return !broken_ && Pq().PQstatus(conn_.get()) == CONNECTION_OK; }
 
-bool Connection::InTransaction() const { return PQtransactionStatus(conn_.get()) != PQTRANS_IDLE; }
+bool Connection::InTransaction() const { return Pq().PQtransactionStatus(conn_.get()) != PQTRANS_IDLE; }
 
-bool Connection::InFailedTransaction() const { return PQtransactionStatus(conn_.get()) == PQTRANS_INERROR; }
+bool Connection::InFailedTransaction() const { return Pq().PQtransactionStatus(conn_.get()) == PQTRANS_INERROR; }
 
 void Connection::AwaitNotifications(int timeout_ms, const std::function<void(std::string_view)>& received, int wake_fd) {
-  pollfd fds[2] = {{PQsocket(conn_.get()), POLLIN, 0}, {wake_fd, POLLIN, 0}};
+  pollfd fds[2] = {{Pq().PQsocket(conn_.get()), POLLIN, 0}, {wake_fd, POLLIN, 0}};
   if (fds[0].fd < 0) throw StoreUnavailable("postgresql: the listening connection is closed");
   if (::poll(fds, wake_fd < 0 ? 1 : 2, timeout_ms) < 0 && errno != EINTR) throw StoreUnavailable("postgresql: poll failed");
   if (fds[1].revents != 0) return;
-  if (!PQconsumeInput(conn_.get()) || !Healthy())
-    throw StoreUnavailable("postgresql: the listening connection broke: " + Trimmed(PQerrorMessage(conn_.get())));
-  while (PGnotify* n = PQnotifies(conn_.get())) {
-    std::unique_ptr<PGnotify, void (*)(void*)> owned(n, &PQfreemem);
+  if (!Pq().PQconsumeInput(conn_.get()) || !Healthy())
+    throw StoreUnavailable("postgresql: the listening connection broke: " + Trimmed(Pq().PQerrorMessage(conn_.get())));
+  while (PGnotify* n = Pq().PQnotifies(conn_.get())) {
+    std::unique_ptr<PGnotify, void (*)(void*)> owned(n, Pq().PQfreemem);
     received(n->extra ? std::string_view(n->extra) : std::string_view());
   }
 }
 
 void Connection::Cancel() {
   char error[256];
-  if (cancel_) PQcancel(cancel_.get(), error, sizeof error);
+  if (cancel_) Pq().PQcancel(cancel_.get(), error, sizeof error);
 }
 
 void Connection::BoundStatements(int milliseconds) {
@@ -255,11 +255,11 @@ void Connection::BoundStatements(int milliseconds) {
 
 Rows Connection::Check(PGresult* result, std::string_view sql) {
   Rows rows(result);
-  const auto status = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+  const auto status = result ? Pq().PQresultStatus(result) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY) return rows;
-  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
-  std::string message = Trimmed(result ? PQresultErrorMessage(result) : PQerrorMessage(conn_.get()));
-  if (message.empty()) message = Trimmed(PQerrorMessage(conn_.get()));
+  const char* state = result ? Pq().PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  std::string message = Trimmed(result ? Pq().PQresultErrorMessage(result) : Pq().PQerrorMessage(conn_.get()));
+  if (message.empty()) message = Trimmed(Pq().PQerrorMessage(conn_.get()));
   if (state && state == kUniqueViolation) {
     metrics::CountStatementError(metrics::StatementError::kDuplicate);
     throw DuplicateKeyError("postgresql: " + message);

@@ -9,7 +9,6 @@
 // every value read unescaped, so that both arrive, compare and sort as one string.
 #pragma once
 
-#include <libpq-fe.h>
 
 #include <deque>
 #include <functional>
@@ -21,6 +20,7 @@
 #include <vector>
 
 #include "storage/database.hpp"
+#include "storage/postgres/libpq.hpp"
 
 namespace crmd::storage::postgres {
 
@@ -36,9 +36,9 @@ bool NeedsUnescape(std::string_view text);
 
 class Rows {
  public:
-  explicit Rows(PGresult* result) : result_(result, &PQclear) {}
-  int size() const { return PQntuples(result_.get()); }
-  int columns() const { return PQnfields(result_.get()); }
+  explicit Rows(PGresult* result) : result_(result, Pq().PQclear) {}
+  int size() const { return Pq().PQntuples(result_.get()); }
+  int columns() const { return Pq().PQnfields(result_.get()); }
   // nullopt for SQL NULL.
   std::optional<std::string_view> Value(int row, int column) const;
   // The name of a column of the result.
@@ -94,7 +94,7 @@ class Connection {
   const std::string& Prepared(const std::string& sql);
 
   std::unique_ptr<PGconn, void (*)(PGconn*)> conn_;
-  std::unique_ptr<PGcancel, void (*)(PGcancel*)> cancel_{nullptr, &PQfreeCancel};
+  std::unique_ptr<PGcancel, void (*)(PGcancel*)> cancel_{nullptr, Pq().PQfreeCancel};
   std::unordered_map<std::string, std::string> prepared_;  // SQL text -> statement name
   std::uint64_t next_statement_ = 0;
   int statement_timeout_ms_ = 0;

@@ -542,9 +542,10 @@ std::atomic<std::int64_t> g_cache_budget{0};
 std::atomic<int> g_open_stores{0};
 // SQLite's default for the writer; a reader's cache holds the B-tree's upper levels and little
 // else (rows are spread over far more pages than any cache; the OS page cache serves those), and
-// every reader has its own: 1 MiB each keeps the process small.
+// every reader has its own. The upper levels of a 100,000-row class (its table and objectId
+// index) are ~70 pages: 512 KiB each holds them and keeps the process small.
 constexpr int kWriterCacheKib = 2000;
-constexpr int kReaderCacheKib = 1024;
+constexpr int kReaderCacheKib = 512;
 constexpr int kLeastCacheKib = 64;
 
 // A connection's share of the budget: the budget over a writer and a reader per open store, in
