@@ -95,8 +95,9 @@ void Runner::Activated(const std::string& app_id, std::int64_t entry, int lane, 
     const int queue = lane == kLaneQueue ? kLaneQueue : kLaneNow;
     ready_[queue].Push(Job{app_id, entry, lane, 0, std::move(payload)});
     // Under the lock: once Stop() has taken it, no caller is still touching the condition, which
-    // the runner's destruction then ends (TSan saw a notify racing the destructor).
-    changed_[queue].notify_one();
+    // the runner's destruction then ends (TSan saw a notify racing the destructor). Every thread
+    // of the lane: one of them may be in its test hold, where a wake-up would be lost.
+    changed_[queue].notify_all();
   }
 }
 
@@ -176,12 +177,15 @@ void Runner::Again(Job job) {
   if (stopping_) return;
   const int queue = job.lane == kLaneQueue ? kLaneQueue : kLaneNow;
   ready_[queue].Push(std::move(job));
-  changed_[queue].notify_one();
+  changed_[queue].notify_all();
 }
 
 void Runner::Finished(const Job& job) {
   std::lock_guard lock(mutex_);
   known_.erase({job.app_id, job.entry});
+  // Room again for what overflowed: only the now lane's threads read it back from its outbox, and
+  // a job of the queue lane finishing wakes none of them otherwise.
+  if (!overflow_.empty() && known_.size() <= options_.max_held / 2) changed_[kLaneNow].notify_all();
 }
 
 void Runner::Loop(int lane) {

@@ -167,9 +167,9 @@ class Runner final : public app::ActivationSink {
   Host host_;
   Options options_;
   std::mutex mutex_;
-  // By lane: an activation wakes one thread of its queue, not every runner thread (a thread of
-  // the other queue, or one whose application another thread has the turn of, would find
-  // nothing and sleep again: two wasted wake-ups per activation with the default threads).
+  // By lane: an activation wakes the threads of its queue, not every runner thread (a thread of
+  // the other queue would find nothing and sleep again). A finished job wakes the now lane when
+  // what overflowed can be read back (Finished).
   std::condition_variable changed_[2];
   FairQueue<Job> ready_[2];                         // by lane
   std::multimap<Clock::time_point, Job> waiting_;   // retries, by when they are due

@@ -4,7 +4,7 @@ import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setup, stopAll, request, masterHeaders, apiKeyHeaders, appHeaders, createRecord, pollUntil } from './lib/harness.mjs';
+import { setup, stopAll, request, masterHeaders, apiKeyHeaders, appHeaders, createRecord, pollUntil, outboxMails } from './lib/harness.mjs';
 
 let server;
 let app;
@@ -56,7 +56,7 @@ test('SECURITY session reuse: a password change voids a reset link mailed before
   // The mail goes once the token's write is durable, from the after-commit thread: poll for it.
   const outbox = path.join(dataDir, 'apps', app.appId, 'outbox');
   const found = await pollUntil(() => {
-    const mails = fs.existsSync(outbox) ? fs.readdirSync(outbox).map((f) => fs.readFileSync(path.join(outbox, f), 'utf8')) : [];
+    const mails = outboxMails(outbox).map((f) => fs.readFileSync(path.join(outbox, f), 'utf8'));
     const hit = mails.find((m) => m.includes('resetvoid@example.test'));
     return { done: Boolean(hit), mail: hit };
   }, { timeoutMs: 5000, intervalMs: 25 });

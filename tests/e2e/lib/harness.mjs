@@ -498,3 +498,14 @@ export async function pool(items, width, fn) {
   });
   await Promise.all(workers);
 }
+
+// The finished mails in an outbox folder, by name. A mail is written as a hidden .tmp file and
+// then renamed, so a listing may catch one half written, gone by the time it is read.
+export function outboxMails(outbox) {
+  try {
+    return fs.readdirSync(outbox).filter((n) => n.endsWith('.eml') && !n.startsWith('.')).sort();
+  } catch (err) {
+    if (err.code === 'ENOENT') return [];
+    throw err;
+  }
+}
