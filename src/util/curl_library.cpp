@@ -1,6 +1,6 @@
 #include "util/curl_library.hpp"
 
-#include <dlfcn.h>
+#include "util/shared_library.hpp"
 
 namespace crmd {
 
@@ -14,27 +14,20 @@ struct Loaded {
   std::string problem;  // empty when the library is ready
 };
 
-template <class Function>
-bool Find(void* handle, const char* name, Function& out) {
-  out = reinterpret_cast<Function>(dlsym(handle, name));
-  return out != nullptr;
-}
-
 Loaded Load() {
   Loaded loaded;
-  void* handle = dlopen(kCurlSoname, RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* why = dlerror();
-    loaded.problem = std::string("cannot load ") + kCurlSoname + ": " + (why ? why : "unknown error");
+  const SharedLibrary lib(kCurlSoname, kCurlSoname);
+  if (!lib.ok()) {
+    loaded.problem = lib.problem();
     return loaded;
   }
   CURLcode (*global_init)(long) = nullptr;
   CurlLibrary& l = loaded.library;
-  if (!Find(handle, "curl_global_init", global_init) || !Find(handle, "curl_easy_init", l.easy_init) ||
-      !Find(handle, "curl_easy_setopt", l.easy_setopt) || !Find(handle, "curl_easy_perform", l.easy_perform) ||
-      !Find(handle, "curl_easy_getinfo", l.easy_getinfo) || !Find(handle, "curl_easy_cleanup", l.easy_cleanup) ||
-      !Find(handle, "curl_easy_strerror", l.easy_strerror) || !Find(handle, "curl_slist_append", l.slist_append) ||
-      !Find(handle, "curl_slist_free_all", l.slist_free_all)) {
+  if (!lib.Find("curl_global_init", global_init) || !lib.Find("curl_easy_init", l.easy_init) ||
+      !lib.Find("curl_easy_setopt", l.easy_setopt) || !lib.Find("curl_easy_perform", l.easy_perform) ||
+      !lib.Find("curl_easy_getinfo", l.easy_getinfo) || !lib.Find("curl_easy_cleanup", l.easy_cleanup) ||
+      !lib.Find("curl_easy_strerror", l.easy_strerror) || !lib.Find("curl_slist_append", l.slist_append) ||
+      !lib.Find("curl_slist_free_all", l.slist_free_all)) {
     loaded.problem = std::string(kCurlSoname) + " lacks a function crmd calls";
     return loaded;
   }

@@ -1,6 +1,5 @@
 #include "util/phone.hpp"
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -9,6 +8,7 @@
 #include <system_error>
 
 #include "util/phone_abi.hpp"
+#include "util/shared_library.hpp"
 
 namespace crmd::phone {
 
@@ -29,16 +29,14 @@ struct Module {
 Module Load() {
   Module module;
   const auto path = ModulePath();
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* why = dlerror();
-    module.problem = "cannot load crmd's phone module " + path.string() + ": " + (why ? why : "unknown error");
+  const SharedLibrary lib(path.string(), "crmd's phone module " + path.string());
+  if (!lib.ok()) {
+    module.problem = lib.problem();
     return module;
   }
-  auto version = reinterpret_cast<decltype(&crmd_phone_abi_version)>(dlsym(handle, "crmd_phone_abi_version"));
-  module.normalize = reinterpret_cast<decltype(&crmd_phone_normalize)>(dlsym(handle, "crmd_phone_normalize"));
-  module.known_region = reinterpret_cast<decltype(&crmd_phone_known_region)>(dlsym(handle, "crmd_phone_known_region"));
-  if (!version || !module.normalize || !module.known_region || version() != kPhoneAbiVersion)
+  decltype(&crmd_phone_abi_version) version = nullptr;
+  if (!lib.Find("crmd_phone_abi_version", version) || !lib.Find("crmd_phone_normalize", module.normalize) ||
+      !lib.Find("crmd_phone_known_region", module.known_region) || version() != kPhoneAbiVersion)
     module.problem = "crmd's phone module " + path.string() + " is not the one this crmd was built with";
   return module;
 }

@@ -1,10 +1,9 @@
 #include "storage/postgres/libpq.hpp"
 
-#include <dlfcn.h>
-
 #include <string>
 
 #include "storage/storage_error.hpp"
+#include "util/shared_library.hpp"
 
 namespace crmd::storage::postgres {
 
@@ -20,15 +19,13 @@ struct Loaded {
 
 Loaded Load() {
   Loaded loaded;
-  void* handle = dlopen(kLibPqSoname, RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* why = dlerror();
-    loaded.problem = std::string("postgresql: cannot load ") + kLibPqSoname + ": " + (why ? why : "unknown error");
+  const SharedLibrary lib(kLibPqSoname, kLibPqSoname);
+  if (!lib.ok()) {
+    loaded.problem = "postgresql: " + lib.problem();
     return loaded;
   }
-#define CRMD_LIBPQ_FIND(name)                                                         \
-  loaded.library.name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));    \
-  if (!loaded.library.name && loaded.problem.empty())                                 \
+#define CRMD_LIBPQ_FIND(name)                                        \
+  if (!lib.Find(#name, loaded.library.name) && loaded.problem.empty()) \
     loaded.problem = std::string("postgresql: ") + kLibPqSoname + " lacks " #name;
   CRMD_LIBPQ_FUNCTIONS(CRMD_LIBPQ_FIND)
 #undef CRMD_LIBPQ_FIND
