@@ -11,6 +11,7 @@
 #include "api/live_events.hpp"
 #include "api/mcp.hpp"
 #include "api/mcp_files.hpp"
+#include "mcp/tool.hpp"
 #include "api/oauth.hpp"
 #include "auth/oauth.hpp"
 #include "api/parse_routes.hpp"
@@ -95,10 +96,10 @@ bool IsOwnRecordBatch(const json::value& body, const std::string& prefix) {
 bool IsOwnRecordCreateCall(const json::value& body) {
   const auto* message = body.if_object();
   const auto* method = message ? message->if_contains("method") : nullptr;
-  if (!method || !method->is_string() || method->get_string() != "tools/call") return false;
+  if (!method || !method->is_string() || method->get_string() != mcp::kToolsCall) return false;
   const auto* params = message->if_contains("params");
   const auto* name = params && params->is_object() ? params->get_object().if_contains("name") : nullptr;
-  if (!name || !name->is_string() || name->get_string() != "Create-Data") return false;
+  if (!name || !name->is_string() || name->get_string() != mcp::kCreateDataTool) return false;
   const auto* arguments = params->get_object().if_contains("arguments");
   const auto* table = arguments && arguments->is_object() ? arguments->get_object().if_contains("table") : nullptr;
   return table && table->is_string() && !table->get_string().empty() && table->get_string().front() != '_';

@@ -54,7 +54,7 @@ bool IsSupportedVersion(std::string_view version) {
 
 bool IsOpenMethod(std::string_view method) { return method == "initialize" || method == "ping" || method == "tools/list"; }
 
-bool IsKnownMethod(std::string_view method) { return IsOpenMethod(method) || method == "tools/call"; }
+bool IsKnownMethod(std::string_view method) { return IsOpenMethod(method) || method == kToolsCall; }
 
 json::object AnswerOpen(const Message& message) {
   if (message.method == "ping") return Success(message.id, json::object{});

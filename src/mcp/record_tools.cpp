@@ -226,7 +226,7 @@ void AddRecordTools(std::vector<Tool>& tools) {
                    {"additionalProperties", false}},
       Switch::kView, true, GetData});
   tools.push_back(Tool{
-      "Create-Data", "Create a row",
+      kCreateDataTool, "Create a row",
       "Creates one row in a table with the given field values and returns its objectId and createdAt. "
       "Field names and types must match the table's schema (Get-Schema); Pointers are "
       "{\"__type\":\"Pointer\",\"className\":...,\"objectId\":...}, dates {\"__type\":\"Date\",\"iso\":...}. "

@@ -16,6 +16,11 @@
 
 namespace crmd::mcp {
 
+// The JSON-RPC method that runs a tool, and the tool that creates a row: api/router sends a key
+// caller's Create-Data to the write queue, as it does a record API create.
+inline constexpr std::string_view kToolsCall = "tools/call";
+inline constexpr std::string_view kCreateDataTool = "Create-Data";
+
 // The per-user MCP switches (spec §5.6): which one a tool needs.
 enum class Switch { kView, kCreate, kUpdate, kEditPageAndSchema };
 
