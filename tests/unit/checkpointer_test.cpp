@@ -41,6 +41,17 @@ class CheckpointerTest : public ::testing::Test {
     st.Step();
     return std::get<std::int64_t>(st.Column(0));
   }
+  // A reader's snapshot taken once the log holds 30 frames, then writes on to 40 (the limits'
+  // start) and the pass they start: the snapshot holds the pass back at its point of the log.
+  std::unique_ptr<Connection> PassUnderAReader() {
+    while (frames_.empty() || frames_.back() < 30) Write();
+    auto reader = std::make_unique<Connection>(path_, false);
+    reader->Run("BEGIN");
+    EXPECT_GT(Rows(*reader), 0);
+    while (frames_.back() < 40) Write();
+    checkpointer_->WaitIdle();
+    return reader;
+  }
 
   test::TempDir dir_{"checkpointer"};
   const std::string path_ = dir_.File("data.db");
@@ -51,20 +62,15 @@ class CheckpointerTest : public ::testing::Test {
 
 TEST_F(CheckpointerTest, APassCopiesTheLogAndTheWriterOnlyItsTailThenTheLogStartsOver) {
   Open({.start = 40, .tail = 30, .whole = 100'000});
-  while (frames_.empty() || frames_.back() < 30) Write();
-  // A reader's snapshot holds the pass back at this point of the log: what it leaves is the tail
-  // of the writes after it (otherwise only writes during the pass, which a test cannot time).
-  Connection reader(path_, false);
-  reader.Run("BEGIN");
-  EXPECT_GT(Rows(reader), 0);
-  while (frames_.back() < 40) Write();
-  checkpointer_->WaitIdle();
+  // The reader's snapshot leaves the tail of the writes after it to the writer (otherwise only
+  // writes during the pass, which a test cannot time).
+  auto reader = PassUnderAReader();
   EXPECT_EQ(checkpointer_->stats().passes, 1u);
   EXPECT_EQ(checkpointer_->stats().tails, 0u);
   Write();  // a tail of about ten pages: the writer copies what it may, the reader still holds the rest
   EXPECT_EQ(checkpointer_->stats().tails, 1u);
   EXPECT_GT(frames_.back(), 40);
-  reader.Run("COMMIT");
+  reader->Run("COMMIT");
   Write();  // now all of it
   EXPECT_EQ(checkpointer_->stats().tails, 2u);
   Write();  // so this commit writes the log from its start again
@@ -80,17 +86,12 @@ TEST_F(CheckpointerTest, APassCopiesTheLogAndTheWriterOnlyItsTailThenTheLogStart
 // so the pass ends there, however far the log is past `rest`.
 TEST_F(CheckpointerTest, APassThatCannotReachTheLogsEndSyncsWhatItCopiedOnce) {
   Open({.start = 40, .tail = 30, .whole = 100'000, .rest = 0});
-  while (frames_.empty() || frames_.back() < 30) Write();
-  Connection reader(path_, false);
-  reader.Run("BEGIN");
-  EXPECT_GT(Rows(reader), 0);
-  while (frames_.back() < 40) Write();
-  checkpointer_->WaitIdle();
+  auto reader = PassUnderAReader();
   EXPECT_EQ(checkpointer_->stats().passes, 1u);
   EXPECT_EQ(checkpointer_->stats().synced, 1u);
   EXPECT_EQ(checkpointer_->stats().rounds, 1u);
   EXPECT_EQ(checkpointer_->stats().tails, 0u);
-  reader.Run("COMMIT");
+  reader->Run("COMMIT");
 }
 
 TEST_F(CheckpointerTest, ALogStartedOverIsNotMistakenForTheTailOfTheOldOne) {
