@@ -1,27 +1,20 @@
 // query.aggregate and query.distinct through the stock SDK (GET /parse/aggregate/<Class>, §4.6 and
 // COMPATIBILITY): $match, $group ($sum, $avg, $min, $max), $sort, $skip, $limit, $project, $count;
 // distinct with a where; a session needs find (and count for totals); anonymous 119. Both gate settings.
-import { describe, test, before, after } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Parse, startCompat, stopAll, useApp, MASTER, rejectsWith, signUpWithKey, uniq, PROFILES } from './lib/compat.mjs';
+import { Parse, compatSuite, useApp, MASTER, rejectsWith, signUpWithKey, uniq, PROFILES } from './lib/compat.mjs';
 
-let ctx;
-const apps = {};
-before(async () => {
-  ctx = await startCompat();
-  for (const p of PROFILES) {
-    apps[p] = await ctx.newApp(p);
-    await useApp(ctx.server, apps[p], { apiKey: true });
-    await Parse.Object.saveAll([
-      { Name: 'a', Stage: 'won', Total: 100, Region: 'north' },
-      { Name: 'b', Stage: 'won', Total: 300, Region: 'south' },
-      { Name: 'c', Stage: 'lost', Total: 50, Region: 'north' },
-      { Name: 'd', Stage: 'open', Total: 20, Region: 'north' },
-      { Name: 'e', Stage: 'open', Total: 30 },
-    ].map((r) => new Parse.Object('Sales', r)));
-  }
+const ctx = compatSuite({
+  seed: () => Parse.Object.saveAll([
+    { Name: 'a', Stage: 'won', Total: 100, Region: 'north' },
+    { Name: 'b', Stage: 'won', Total: 300, Region: 'south' },
+    { Name: 'c', Stage: 'lost', Total: 50, Region: 'north' },
+    { Name: 'd', Stage: 'open', Total: 20, Region: 'north' },
+    { Name: 'e', Stage: 'open', Total: 30 },
+  ].map((r) => new Parse.Object('Sales', r))),
 });
-after(stopAll);
+const apps = ctx.apps;
 
 const byId = (rows) => [...rows].sort((x, y) => String(x.objectId).localeCompare(String(y.objectId)));
 

@@ -2,21 +2,12 @@
 // types, not a gate): save and fetch, `near` with a maximum distance and nearest first, count and
 // skip with it, `withinGeoBox` (corners in either order), `withinPolygon`, `withinRadians`
 // unsorted (`$centerSphere`), `polygonContains`, and the errors of bad geo input.
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { Parse, startCompat, stopAll, useApp, rejectsWith, request, PROFILES } from './lib/compat.mjs';
+import { Parse, compatSuite, useApp, rejectsWith, request, PROFILES } from './lib/compat.mjs';
 
-let ctx;
-const apps = {};
-before(async () => {
-  ctx = await startCompat();
-  for (const p of PROFILES) {
-    apps[p] = await ctx.newApp(p);
-    await useApp(ctx.server, apps[p], { apiKey: true });
-    await seed();
-  }
-});
-after(stopAll);
+const ctx = compatSuite({ seed: () => seed() });
+const apps = ctx.apps;
 
 const CITIES = [
   { name: 'Sacramento', at: [38.52, -121.5] },

@@ -42,11 +42,17 @@ export async function startCompat() {
 // Registers the file's hooks: before the first test, one server and an application per profile
 // (`apps.crmd`, `apps.parse`); after the last, every server stops. The returned object is filled
 // in by the hook: `server`, `dataDir`, `newApp`, `apps`.
-export function compatSuite() {
+export function compatSuite({ seed } = {}) {
   const suite = { apps: {} };
   before(async () => {
     Object.assign(suite, await startCompat());
-    for (const p of PROFILES) suite.apps[p] = await suite.newApp(p);
+    for (const p of PROFILES) {
+      suite.apps[p] = await suite.newApp(p);
+      if (!seed) continue;
+      // Rows every test of the file reads, saved through the SDK with the application's API key.
+      await useApp(suite.server, suite.apps[p], { apiKey: true });
+      await seed(p);
+    }
   });
   after(stopAll);
   return suite;
